@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run the statewright binary in-process as the
+// "statewright" command.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"statewright": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs every CLI behaviour script in testdata/script.
+//
+// Besides testscript's builtins, scripts may use
+//
+//	exits CODE statewright ARGS...
+//
+// which runs the command and fails unless it exits with exactly CODE; its
+// output is available to stdout/stderr assertions as usual.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits": cmdExits,
+		},
+	})
+}
+
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad code %q", args[0])
+	}
+	cmd := exec.Command(args[1], args[2:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "HOME="+ts.Getenv("HOME"), "WORK="+ts.Getenv("WORK"))
+	if stdinFile := ts.Getenv("STDIN_FILE"); stdinFile != "" {
+		f, err := os.Open(ts.MkAbs(stdinFile))
+		ts.Check(err)
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	cmd.Stdout = ts.Stdout()
+	cmd.Stderr = ts.Stderr()
+	err = cmd.Run()
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("exits: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
