@@ -44,7 +44,8 @@ type Definition struct {
 	// Source is the file name the definition was parsed from, if any.
 	Source string `json:"-"`
 	// Pos is where the definition's top-level object starts.
-	Pos Pos `json:"-"`
+	Pos Pos      `json:"-"`
+	fp  fieldPos // positions of individual fields, filled by Parse
 }
 
 // StateType is the kind of a state.
@@ -69,9 +70,9 @@ type State struct {
 	// Type marks final (terminal) states.
 	Type StateType `json:"type,omitempty"`
 	// AllowedTools lists tool names and capabilities permitted in the state.
-	AllowedTools []string `json:"allowed_tools,omitempty"`
+	AllowedTools []string `json:"allowed_tools,omitzero"`
 	// DisallowedTools lists tool names that are denied; it wins over AllowedTools.
-	DisallowedTools []string `json:"disallowed_tools,omitempty"`
+	DisallowedTools []string `json:"disallowed_tools,omitzero"`
 	// Instructions is guidance shown to the agent.
 	Instructions string `json:"instructions,omitempty"`
 	// MaxIterations bounds the tool calls made in the state.
@@ -81,7 +82,7 @@ type State struct {
 	// MaxEditLines bounds the lines one edit may change.
 	MaxEditLines *uint32 `json:"max_edit_lines,omitempty"`
 	// AllowedCommands restricts shell commands by parsed argv prefix.
-	AllowedCommands []string `json:"allowed_commands,omitempty"`
+	AllowedCommands []string `json:"allowed_commands,omitzero"`
 	// AllowedCommandsTool names the shell tool AllowedCommands applies to (default Bash).
 	AllowedCommandsTool string `json:"allowed_commands_tool,omitempty"`
 	// MaxFilesPerState bounds the distinct files edited in the state.
@@ -90,9 +91,9 @@ type State struct {
 	ContextBudgetBytes *uint64 `json:"context_budget_bytes,omitempty"`
 	// BlockedEnv lists environment variables shell commands must not read
 	// (alias "deny_env").
-	BlockedEnv []string `json:"blocked_env,omitempty"`
+	BlockedEnv []string `json:"blocked_env,omitzero"`
 	// EnvOverrides are advisory environment values (alias "env").
-	EnvOverrides map[string]string `json:"env_overrides,omitempty"`
+	EnvOverrides map[string]string `json:"env_overrides,omitzero"`
 	// Model is the per-state model id.
 	Model string `json:"model,omitempty"`
 	// ThinkingLevel is the per-state reasoning level.
@@ -102,12 +103,13 @@ type State struct {
 	// ModelLadder is an opaque escalation ladder.
 	ModelLadder []any `json:"model_ladder,omitempty"`
 	// AllowedPaths, when set, limits edits to paths matching one of these globs (extension).
-	AllowedPaths []string `json:"allowed_paths,omitempty"`
+	AllowedPaths []string `json:"allowed_paths,omitzero"`
 	// DeniedPaths forbids edits to paths matching one of these globs (extension).
-	DeniedPaths []string `json:"denied_paths,omitempty"`
+	DeniedPaths []string `json:"denied_paths,omitzero"`
 
 	// Pos is where the state's object starts.
-	Pos Pos `json:"-"`
+	Pos Pos      `json:"-"`
+	fp  fieldPos // positions of individual fields, filled by Parse
 }
 
 // IsFinal reports whether s is a terminal state.
@@ -150,7 +152,8 @@ type Transition struct {
 	Invoke *Invoke `json:"-"`
 
 	// Pos is where the transition's value starts.
-	Pos Pos `json:"-"`
+	Pos Pos      `json:"-"`
+	fp  fieldPos // positions of individual fields, filled by Parse
 }
 
 // PrimaryTarget returns the state a transition leads to for matching and
@@ -215,6 +218,7 @@ type Branch struct {
 	Guard  string   `json:"guard,omitempty"`
 	Guards []string `json:"guards,omitempty"`
 	Pos    Pos      `json:"-"`
+	fp     fieldPos
 }
 
 // GuardNames returns Guard first, then Guards.
@@ -241,6 +245,8 @@ type Fork struct {
 	Join       JoinStrategy           `json:"join"`
 	OnComplete string                 `json:"on_complete"`
 	OnFail     string                 `json:"on_fail,omitempty"`
+	Pos        Pos                    `json:"-"`
+	fp         fieldPos
 }
 
 // ForkBranch is one branch of a fork: it runs from Initial until Terminal.
@@ -248,6 +254,7 @@ type ForkBranch struct {
 	Initial  string `json:"initial"`
 	Terminal string `json:"terminal"`
 	Pos      Pos    `json:"-"`
+	fp       fieldPos
 }
 
 // Invoke calls another workflow as a sub-machine.
@@ -256,6 +263,8 @@ type Invoke struct {
 	OnComplete string `json:"on_complete"`
 	OnFail     string `json:"on_fail,omitempty"`
 	Input      any    `json:"input,omitempty"`
+	Pos        Pos    `json:"-"`
+	fp         fieldPos
 }
 
 // GuardOp is a guard comparison operator.
@@ -294,6 +303,7 @@ type Guard struct {
 	Ref string   `json:"-"`
 
 	Pos Pos `json:"-"`
+	fp  fieldPos
 }
 
 // Interrupt is a detour fired when an edited file matches a pattern.
@@ -304,6 +314,7 @@ type Interrupt struct {
 	// by name (extension; statewright uses name order only).
 	Priority int `json:"priority,omitempty"`
 	Pos      Pos `json:"-"`
+	fp       fieldPos
 }
 
 // InterruptTrigger says which edits fire an interrupt.
@@ -335,6 +346,9 @@ type Meta struct {
 	Promotion             *PromotionPolicy `json:"promotion,omitempty"`
 	// Extra holds every other key verbatim (approval_mode, failure_states, ...).
 	Extra map[string]any `json:"-"`
+	// Pos is where the meta object starts.
+	Pos Pos `json:"-"`
+	fp  fieldPos
 }
 
 // WorkspacePolicy is a delivery policy: where the work happens.
@@ -343,6 +357,8 @@ type WorkspacePolicy struct {
 	Mode     string `json:"mode"` // "git_worktree"
 	Required bool   `json:"required"`
 	Cleanup  string `json:"cleanup"` // "never" | "after_promoted"
+	Pos      Pos    `json:"-"`
+	fp       fieldPos
 }
 
 // PreviewPolicy is a delivery policy: how a preview is deployed.
@@ -353,6 +369,8 @@ type PreviewPolicy struct {
 	PrepareState  string `json:"prepare_state"`
 	DeployState   string `json:"deploy_state"`
 	ValidateState string `json:"validate_state"`
+	Pos           Pos    `json:"-"`
+	fp            fieldPos
 }
 
 // PromotionPolicy is a delivery policy: how work is promoted.
@@ -362,4 +380,6 @@ type PromotionPolicy struct {
 	Required        bool   `json:"required"`
 	PromoteState    string `json:"promote_state"`
 	TeardownOnFinal bool   `json:"teardown_on_final"`
+	Pos             Pos    `json:"-"`
+	fp              fieldPos
 }

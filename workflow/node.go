@@ -1,0 +1,526 @@
+package workflow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxDepth bounds the nesting of a workflow document. Real workflows nest
+// fewer than ten levels; the limit keeps hostile input from exhausting the
+// stack.
+const maxDepth = 200
+
+// maxNodes bounds the number of values a document may expand to (YAML
+// aliases can multiply a small file into a huge tree).
+const maxNodes = 1_000_000
+
+// nodeKind is the JSON type of a node.
+type nodeKind int
+
+const (
+	kNull nodeKind = iota
+	kBool
+	kString
+	kInt   // integer literal that fits int64
+	kUint  // integer literal above math.MaxInt64 that fits uint64
+	kFloat // any other number
+	kArray
+	kObject
+)
+
+func (k nodeKind) String() string {
+	switch k {
+	case kNull:
+		return "null"
+	case kBool:
+		return "boolean"
+	case kString:
+		return "string"
+	case kInt, kUint:
+		return "integer"
+	case kFloat:
+		return "number"
+	case kArray:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+// node is a positioned JSON value, built from either JSON or YAML source.
+type node struct {
+	kind  nodeKind
+	pos   Pos
+	b     bool
+	s     string
+	i     int64
+	u     uint64
+	f     float64
+	items []*node
+	keys  []member
+}
+
+// member is one key of an object node.
+type member struct {
+	key    string
+	keyPos Pos
+	val    *node
+}
+
+// get returns the member named key, or nil.
+func (n *node) get(key string) *member {
+	for i := range n.keys {
+		if n.keys[i].key == key {
+			return &n.keys[i]
+		}
+	}
+	return nil
+}
+
+// isNumber reports whether n is a number of any kind.
+func (n *node) isNumber() bool { return n.kind == kInt || n.kind == kUint || n.kind == kFloat }
+
+// value converts n to the plain Go value documented on Guard.Value.
+func (n *node) value() any {
+	switch n.kind {
+	case kNull:
+		return nil
+	case kBool:
+		return n.b
+	case kString:
+		return n.s
+	case kInt:
+		return n.i
+	case kUint:
+		return float64(n.u)
+	case kFloat:
+		return n.f
+	case kArray:
+		out := make([]any, len(n.items))
+		for i, it := range n.items {
+			out[i] = it.value()
+		}
+		return out
+	default:
+		out := make(map[string]any, len(n.keys))
+		for _, m := range n.keys {
+			out[m.key] = m.val.value()
+		}
+		return out
+	}
+}
+
+// describe renders a short description of n for error messages.
+func (n *node) describe() string {
+	switch n.kind {
+	case kString:
+		s := n.s
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		return fmt.Sprintf("string %q", s)
+	case kInt:
+		return fmt.Sprintf("integer %d", n.i)
+	case kUint:
+		return fmt.Sprintf("integer %d", n.u)
+	case kFloat:
+		return "number " + strconv.FormatFloat(n.f, 'g', -1, 64)
+	case kBool:
+		return fmt.Sprintf("boolean %t", n.b)
+	default:
+		return n.kind.String()
+	}
+}
+
+// lineIndex converts byte offsets to 1-based line:column positions, counting
+// columns in characters.
+type lineIndex struct {
+	data   []byte
+	starts []int
+}
+
+func newLineIndex(data []byte) *lineIndex {
+	li := &lineIndex{data: data, starts: []int{0}}
+	for i, c := range data {
+		if c == '\n' {
+			li.starts = append(li.starts, i+1)
+		}
+	}
+	return li
+}
+
+func (li *lineIndex) pos(off int) Pos {
+	if off < 0 {
+		off = 0
+	}
+	if off > len(li.data) {
+		off = len(li.data)
+	}
+	line := sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off }) - 1
+	col := utf8.RuneCount(li.data[li.starts[line]:off]) + 1
+	return Pos{Line: line + 1, Col: col}
+}
+
+// syntaxError is a failure to read the document at all.
+type syntaxError struct {
+	pos Pos
+	msg string
+}
+
+func (e *syntaxError) Error() string { return e.pos.String() + ": " + e.msg }
+
+// parseJSONNode reads one JSON document into a node tree. Duplicate keys are
+// reported through dup and the later value wins.
+func parseJSONNode(data []byte, dup func(key string, pos Pos)) (*node, error) {
+	li := newLineIndex(data)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	p := &jsonParser{data: data, li: li, dec: dec, dup: dup}
+	n, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	off := skipSpace(data, int(dec.InputOffset()))
+	if off < len(data) {
+		return nil, &syntaxError{pos: li.pos(off), msg: "unexpected data after the top-level value"}
+	}
+	return n, nil
+}
+
+type jsonParser struct {
+	data  []byte
+	li    *lineIndex
+	dec   *json.Decoder
+	dup   func(string, Pos)
+	count int
+}
+
+func skipSpace(data []byte, off int) int {
+	for off < len(data) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+// tokenStart finds where the next token begins: after whitespace and the
+// separators the decoder consumes on its own.
+func (p *jsonParser) tokenStart() int {
+	off := int(p.dec.InputOffset())
+	for off < len(p.data) {
+		switch p.data[off] {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+func (p *jsonParser) token() (json.Token, Pos, error) {
+	start := p.tokenStart()
+	tok, err := p.dec.Token()
+	if err != nil {
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			off := int(se.Offset)
+			if off > 0 {
+				off-- // Offset is just past the offending byte.
+			}
+			return nil, Pos{}, &syntaxError{pos: p.li.pos(off), msg: "invalid JSON: " + se.Error()}
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, Pos{}, &syntaxError{pos: p.li.pos(len(p.data)), msg: "invalid JSON: unexpected end of input"}
+		default:
+			return nil, Pos{}, &syntaxError{pos: p.li.pos(start), msg: "invalid JSON: " + err.Error()}
+		}
+	}
+	return tok, p.li.pos(start), nil
+}
+
+func (p *jsonParser) value(depth int) (*node, error) {
+	tok, pos, err := p.token()
+	if err != nil {
+		return nil, err
+	}
+	return p.fromToken(tok, pos, depth)
+}
+
+func (p *jsonParser) fromToken(tok json.Token, pos Pos, depth int) (*node, error) {
+	p.count++
+	if p.count > maxNodes {
+		return nil, &syntaxError{pos: pos, msg: "document is too large"}
+	}
+	if depth > maxDepth {
+		return nil, &syntaxError{pos: pos, msg: fmt.Sprintf("document nests deeper than %d levels", maxDepth)}
+	}
+	n := &node{pos: pos}
+	switch t := tok.(type) {
+	case nil:
+		n.kind = kNull
+	case bool:
+		n.kind, n.b = kBool, t
+	case string:
+		n.kind, n.s = kString, t
+	case json.Number:
+		if err := setNumber(n, string(t)); err != nil {
+			return nil, &syntaxError{pos: pos, msg: err.Error()}
+		}
+	case json.Delim:
+		switch t {
+		case '[':
+			n.kind = kArray
+			n.items = []*node{}
+			for p.dec.More() {
+				it, err := p.value(depth + 1)
+				if err != nil {
+					return nil, err
+				}
+				n.items = append(n.items, it)
+			}
+			if _, _, err := p.token(); err != nil { // ']'
+				return nil, err
+			}
+		case '{':
+			n.kind = kObject
+			n.keys = []member{}
+			for p.dec.More() {
+				ktok, kpos, err := p.token()
+				if err != nil {
+					return nil, err
+				}
+				key, ok := ktok.(string)
+				if !ok {
+					return nil, &syntaxError{pos: kpos, msg: "invalid JSON: object key must be a string"}
+				}
+				val, err := p.value(depth + 1)
+				if err != nil {
+					return nil, err
+				}
+				n.keys = addMember(n.keys, member{key: key, keyPos: kpos, val: val}, p.dup)
+			}
+			if _, _, err := p.token(); err != nil { // '}'
+				return nil, err
+			}
+		default:
+			return nil, &syntaxError{pos: pos, msg: fmt.Sprintf("invalid JSON: unexpected %q", rune(t))}
+		}
+	}
+	return n, nil
+}
+
+// addMember appends m, replacing (and reporting) an earlier member with the
+// same key.
+func addMember(keys []member, m member, dup func(string, Pos)) []member {
+	for i := range keys {
+		if keys[i].key == m.key {
+			if dup != nil {
+				dup(m.key, m.keyPos)
+			}
+			keys[i] = m
+			return keys
+		}
+	}
+	return append(keys, m)
+}
+
+// setNumber decodes a JSON number literal, keeping integers distinct from
+// floats.
+func setNumber(n *node, lit string) error {
+	if !strings.ContainsAny(lit, ".eE") {
+		if i, err := strconv.ParseInt(lit, 10, 64); err == nil {
+			n.kind, n.i = kInt, i
+			return nil
+		}
+		if u, err := strconv.ParseUint(lit, 10, 64); err == nil {
+			n.kind, n.u = kUint, u
+			return nil
+		}
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("invalid number %q", lit)
+	}
+	if math.IsInf(f, 0) {
+		return fmt.Errorf("number %s is out of range", lit)
+	}
+	n.kind, n.f = kFloat, f
+	return nil
+}
+
+// parseYAMLNode reads one YAML document into a node tree.
+func parseYAMLNode(data []byte, dup func(string, Pos)) (n *node, err error) {
+	defer func() {
+		// yaml.v3 is well fuzzed but has panicked on hostile input in the
+		// past; a workflow parser must never take the process down.
+		if r := recover(); r != nil {
+			n, err = nil, &syntaxError{pos: Pos{Line: 1, Col: 1}, msg: fmt.Sprintf("invalid YAML: %v", r)}
+		}
+	}()
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &syntaxError{pos: Pos{Line: 1, Col: 1}, msg: "empty document"}
+		}
+		return nil, &syntaxError{pos: yamlErrPos(err.Error()), msg: "invalid YAML: " + trimYAMLErr(err.Error())}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &syntaxError{pos: Pos{Line: extra.Line, Col: extra.Column}, msg: "a workflow file must hold exactly one YAML document"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, &syntaxError{pos: yamlErrPos(err.Error()), msg: "invalid YAML: " + trimYAMLErr(err.Error())}
+	}
+	c := &yamlConv{dup: dup}
+	return c.conv(&doc, 0)
+}
+
+// yamlErrPos extracts "line N" from a yaml.v3 error message.
+func yamlErrPos(msg string) Pos {
+	i := strings.Index(msg, "line ")
+	if i < 0 {
+		return Pos{Line: 1, Col: 1}
+	}
+	j := i + len("line ")
+	k := j
+	for k < len(msg) && msg[k] >= '0' && msg[k] <= '9' {
+		k++
+	}
+	line, err := strconv.Atoi(msg[j:k])
+	if err != nil || line < 1 {
+		return Pos{Line: 1, Col: 1}
+	}
+	return Pos{Line: line, Col: 1}
+}
+
+func trimYAMLErr(msg string) string {
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if i := strings.Index(msg, "line "); i == 0 {
+		if j := strings.Index(msg, ": "); j > 0 {
+			msg = msg[j+2:]
+		}
+	}
+	return msg
+}
+
+type yamlConv struct {
+	dup   func(string, Pos)
+	count int
+}
+
+func (c *yamlConv) conv(y *yaml.Node, depth int) (*node, error) {
+	pos := Pos{Line: y.Line, Col: y.Column}
+	c.count++
+	if c.count > maxNodes {
+		return nil, &syntaxError{pos: pos, msg: "document is too large (alias expansion)"}
+	}
+	if depth > maxDepth {
+		return nil, &syntaxError{pos: pos, msg: fmt.Sprintf("document nests deeper than %d levels", maxDepth)}
+	}
+	switch y.Kind {
+	case yaml.DocumentNode:
+		if len(y.Content) == 0 {
+			return nil, &syntaxError{pos: Pos{Line: 1, Col: 1}, msg: "empty document"}
+		}
+		return c.conv(y.Content[0], depth)
+	case yaml.AliasNode:
+		if y.Alias == nil {
+			return nil, &syntaxError{pos: pos, msg: "invalid YAML: unknown alias"}
+		}
+		n, err := c.conv(y.Alias, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return n, nil
+	case yaml.SequenceNode:
+		n := &node{kind: kArray, pos: pos, items: []*node{}}
+		for _, it := range y.Content {
+			v, err := c.conv(it, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.items = append(n.items, v)
+		}
+		return n, nil
+	case yaml.MappingNode:
+		n := &node{kind: kObject, pos: pos, keys: []member{}}
+		for i := 0; i+1 < len(y.Content); i += 2 {
+			k, v := y.Content[i], y.Content[i+1]
+			kpos := Pos{Line: k.Line, Col: k.Column}
+			if k.Kind == yaml.AliasNode && k.Alias != nil {
+				k = k.Alias
+			}
+			if k.Kind != yaml.ScalarNode {
+				return nil, &syntaxError{pos: kpos, msg: "mapping keys must be strings"}
+			}
+			if k.Tag == "!!merge" {
+				return nil, &syntaxError{pos: kpos, msg: "YAML merge keys (<<) are not supported in workflow files"}
+			}
+			val, err := c.conv(v, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.keys = addMember(n.keys, member{key: k.Value, keyPos: kpos, val: val}, c.dup)
+		}
+		return n, nil
+	case yaml.ScalarNode:
+		return yamlScalar(y, pos)
+	default:
+		return nil, &syntaxError{pos: pos, msg: "invalid YAML node"}
+	}
+}
+
+func yamlScalar(y *yaml.Node, pos Pos) (*node, error) {
+	n := &node{pos: pos}
+	switch y.ShortTag() {
+	case "!!null":
+		n.kind = kNull
+	case "!!bool":
+		var b bool
+		if err := y.Decode(&b); err != nil {
+			return nil, &syntaxError{pos: pos, msg: "invalid boolean " + strconv.Quote(y.Value)}
+		}
+		n.kind, n.b = kBool, b
+	case "!!int":
+		var i int64
+		if err := y.Decode(&i); err == nil {
+			n.kind, n.i = kInt, i
+			break
+		}
+		var u uint64
+		if err := y.Decode(&u); err == nil {
+			n.kind, n.u = kUint, u
+			break
+		}
+		return nil, &syntaxError{pos: pos, msg: "integer " + strconv.Quote(y.Value) + " is out of range"}
+	case "!!float":
+		var f float64
+		if err := y.Decode(&f); err != nil {
+			return nil, &syntaxError{pos: pos, msg: "invalid number " + strconv.Quote(y.Value)}
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, &syntaxError{pos: pos, msg: "number " + strconv.Quote(y.Value) + " is not a finite JSON number"}
+		}
+		n.kind, n.f = kFloat, f
+	case "!!str", "!!binary", "!!timestamp":
+		n.kind, n.s = kString, y.Value
+	default:
+		n.kind, n.s = kString, y.Value
+	}
+	return n, nil
+}
