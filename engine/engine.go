@@ -149,6 +149,12 @@ func Step(def *workflow.Definition, snap Snapshot, event string, data map[string
 		if err != nil {
 			return Outcome{}, err
 		}
+		// The agent named a state: a guarded event whose passing branch
+		// leads elsewhere must not silently take the run there.
+		if kind == MatchTargetName && tr.Kind == workflow.TransitionGuarded && !strings.EqualFold(raw, strings.TrimSpace(event)) {
+			return Outcome{}, &TransitionError{Kind: ErrGuardFailed, State: snap.State, Event: event, Guard: "no matching branch",
+				Detail: "event '" + key + "' reaches '" + strings.TrimSpace(event) + "' only through a branch whose guards do not pass now (the first passing branch leads to '" + raw + "')"}
+		}
 	}
 	to, hist, err := resolveTarget(raw, snap.History)
 	if err != nil {

@@ -26,9 +26,9 @@ type Verdict struct {
 	// Guard is the named guard the deciding comparison belongs to, when known.
 	Guard string `json:"guard,omitempty"`
 	// Field, Op and Value are the deciding comparison.
-	Field string          `json:"field,omitempty"`
+	Field string           `json:"field,omitempty"`
 	Op    workflow.GuardOp `json:"op,omitempty"`
-	Value any             `json:"value,omitempty"`
+	Value any              `json:"value,omitempty"`
 	// Actual is the field's value in the context (nil when missing).
 	Actual any `json:"actual,omitempty"`
 	// Present reports whether the field exists in the context.
