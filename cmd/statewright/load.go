@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/statewright-go/statewright/workflow"
+)
+
+// errInvalidWorkflow reports that a workflow parsed (or failed to) with error
+// diagnostics, or with warnings under --strict. The diagnostics say why.
+var errInvalidWorkflow = errors.New("invalid workflow")
+
+// looksLikeTemplateName reports whether arg is a bare name (no path
+// separator, no extension) that could name a bundled template.
+func looksLikeTemplateName(arg string) bool {
+	return arg != "" && !strings.ContainsAny(arg, `/\.`)
+}
+
+// loadWorkflow loads a workflow by bundled template name or by file path,
+// parses it (strict turns unknown keys into errors) and validates it.
+//
+// A bare name (no path separator, no extension) that names a bundled template
+// loads the template, with diagnostics naming "template:NAME"; anything else
+// is read as a file. The returned diagnostics are every parse and validation
+// finding, for the caller to print.
+//
+// Errors: a usageError when the file cannot be read or no template or file
+// has that name (the workflow was never looked at); errInvalidWorkflow
+// (wrapped) when there is an error diagnostic, or a warning and strict is set.
+// With errInvalidWorkflow the definition is returned when it parsed, so that
+// callers may still show it.
+func loadWorkflow(nameOrPath string, strict bool) (*workflow.Definition, workflow.Diagnostics, error) {
+	var (
+		data   []byte
+		source string
+	)
+	if looksLikeTemplateName(nameOrPath) && workflow.IsTemplate(nameOrPath) {
+		src, err := workflow.TemplateSource(nameOrPath)
+		if err != nil {
+			return nil, nil, usageError{fmt.Errorf("load workflow: %w", err)}
+		}
+		data, source = src, workflow.TemplateSourceName(nameOrPath)
+	} else {
+		src, err := os.ReadFile(nameOrPath)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && looksLikeTemplateName(nameOrPath) {
+				return nil, nil, usagef("no bundled workflow or file named %q (bundled: %s)", nameOrPath, strings.Join(workflow.TemplateNames(), ", "))
+			}
+			return nil, nil, usageError{fmt.Errorf("read workflow: %w", err)}
+		}
+		data, source = src, nameOrPath
+	}
+
+	def, diags, err := workflow.Parse(data, workflow.ParseOptions{Source: source, Strict: strict})
+	if err != nil {
+		var pe *workflow.ParseError
+		if len(diags) == 0 && errors.As(err, &pe) {
+			diags = pe.Diagnostics
+		}
+		if len(diags) == 0 {
+			// Keep the failure visible even if the parser gave no finding.
+			diags = workflow.Diagnostics{{Severity: workflow.SeverityError, Code: "parse", Message: err.Error(), Source: source}}
+		}
+		return nil, diags, fmt.Errorf("%s: %w", source, errInvalidWorkflow)
+	}
+	diags = append(diags, workflow.Validate(def)...)
+	if diags.HasErrors() || (strict && len(diags) > 0) {
+		return def, diags, fmt.Errorf("%s: %w", source, errInvalidWorkflow)
+	}
+	return def, diags, nil
+}
+
+// printDiagnostics writes one diagnostic per line as
+// "file:line:col: severity: message".
+func printDiagnostics(w io.Writer, diags workflow.Diagnostics) {
+	for _, d := range diags {
+		fmt.Fprintln(w, d.String())
+	}
+}
+
+// loadForCommand loads a workflow for a command that needs a usable
+// definition (show, graph, engine step): diagnostics go to stderr, a load
+// that fails becomes the command's error (exit 2 for an unreadable or
+// unknown workflow, exit 1 for an invalid one). When allowInvalid is set, a
+// definition that parsed but has validation errors is returned together with
+// the exit-1 error so the caller can still render it.
+func loadForCommand(stderr io.Writer, nameOrPath string, strict, allowInvalid bool) (*workflow.Definition, error) {
+	def, diags, err := loadWorkflow(nameOrPath, strict)
+	printDiagnostics(stderr, diags)
+	if err == nil {
+		return def, nil
+	}
+	if errors.Is(err, errInvalidWorkflow) {
+		if allowInvalid && def != nil {
+			return def, failure{}
+		}
+		return nil, failure{fmt.Sprintf("%s is not a valid workflow", displayName(nameOrPath))}
+	}
+	return nil, err
+}
+
+// displayName is how messages name a workflow argument.
+func displayName(nameOrPath string) string {
+	if looksLikeTemplateName(nameOrPath) && workflow.IsTemplate(nameOrPath) {
+		return workflow.TemplateSourceName(nameOrPath)
+	}
+	return filepath.ToSlash(nameOrPath)
+}
