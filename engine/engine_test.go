@@ -389,3 +389,24 @@ func TestInterruptOnEditOrderAndNesting(t *testing.T) {
 		t.Fatalf("third edit fired = %v, %v", fired, err)
 	}
 }
+
+func TestContainsFold(t *testing.T) {
+	tests := []struct {
+		s, sub string
+		want   bool
+	}{
+		{"TESTS_PASS", "pass", true},
+		{"TESTS_PASS", "tests_pass", true},
+		{"TESTS_PASS", "passx", false},
+		{"AB", "abc", false},
+		{"ÉTAPE_FINIE", "étape", true},
+		{"ÉTAPE_FINIE", "fin", true},
+		{"Straße", "straße", true},
+		{"x", "", true},
+	}
+	for _, tt := range tests {
+		if got := containsFold(tt.s, tt.sub); got != tt.want {
+			t.Errorf("containsFold(%q, %q) = %v, want %v", tt.s, tt.sub, got, tt.want)
+		}
+	}
+}

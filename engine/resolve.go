@@ -73,7 +73,7 @@ func resolveEvent(st *workflow.State, state, event string) (key string, tr *work
 	if utf8.RuneCountInString(in) >= MinSubstringLen {
 		low := strings.ToLower(in)
 		for k := range st.On {
-			if strings.Contains(strings.ToLower(k), low) {
+			if containsFold(k, low) {
 				cands = append(cands, k)
 			}
 		}
@@ -187,4 +187,31 @@ func NextEvents(def *workflow.Definition, state string) []EventInfo {
 		out = append(out, info)
 	}
 	return out
+}
+
+// containsFold reports whether lower(s) contains sub, which is already
+// lower case. ASCII keys are compared without allocating.
+func containsFold(s, sub string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Contains(strings.ToLower(s), sub)
+		}
+	}
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
