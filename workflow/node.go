@@ -239,10 +239,7 @@ func (p *jsonParser) token() (json.Token, Pos, error) {
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
-			off := int(se.Offset)
-			if off > 0 {
-				off-- // Offset is just past the offending byte.
-			}
+			off := int(se.Offset) // the offending byte
 			return nil, Pos{}, &syntaxError{pos: p.li.pos(off), msg: "invalid JSON: " + se.Error()}
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			return nil, Pos{}, &syntaxError{pos: p.li.pos(len(p.data)), msg: "invalid JSON: unexpected end of input"}

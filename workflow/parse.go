@@ -639,9 +639,9 @@ func (d *decoder) guard(n *node, where string, depth int) *Guard {
 	}
 	switch {
 	case len(forms) == 0:
-		d.errorf(n.pos, CodeBadGuard, "guard %s needs \"field\" and \"op\", or one of \"all\", \"any\", \"not\"", strings.TrimPrefix(where, "in "))
+		d.errorf(n.pos, CodeBadGuard, "%s needs \"field\" and \"op\", or one of \"all\", \"any\", \"not\"", strings.TrimPrefix(where, "in "))
 	case len(forms) > 1:
-		d.errorf(n.pos, CodeBadGuard, "guard %s mixes %s; use exactly one form", strings.TrimPrefix(where, "in "), strings.Join(forms, " and "))
+		d.errorf(n.pos, CodeBadGuard, "%s mixes %s; use exactly one form", strings.TrimPrefix(where, "in "), strings.Join(forms, " and "))
 	case forms[0] == "comparison":
 		d.require(n, where, "field", "op")
 	}
@@ -677,7 +677,7 @@ func (d *decoder) guard(n *node, where string, depth int) *Guard {
 // guardOrRef decodes a combinator operand: a guard object or a guard name.
 func (d *decoder) guardOrRef(n *node, where string, depth int) *Guard {
 	if depth > maxDepth {
-		d.errorf(n.pos, CodeBadGuard, "guard %s nests too deeply", strings.TrimPrefix(where, "in "))
+		d.errorf(n.pos, CodeBadGuard, "%s nests too deeply", strings.TrimPrefix(where, "in "))
 		return nil
 	}
 	switch n.kind {
@@ -686,7 +686,7 @@ func (d *decoder) guardOrRef(n *node, where string, depth int) *Guard {
 	case kObject:
 		return d.guard(n, where, depth)
 	}
-	d.errorf(n.pos, CodeTypeMismatch, "an operand of guard %s must be a guard object or a guard name, got %s", strings.TrimPrefix(where, "in "), n.describe())
+	d.errorf(n.pos, CodeTypeMismatch, "an operand of %s must be a guard object or a guard name, got %s", strings.TrimPrefix(where, "in "), n.describe())
 	return nil
 }
 
@@ -837,7 +837,9 @@ func suggest(s string, candidates []string) string {
 	return ""
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
+// editDistance is the optimal-string-alignment distance between a and b
+// (Levenshtein plus adjacent transpositions, so "gaurd" is one edit from
+// "guard"), in bytes.
 func editDistance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		if a == b {
@@ -845,21 +847,25 @@ func editDistance(a, b string) int {
 		}
 		return 1 << 20
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := 0; j <= len(b); j++ {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
