@@ -89,9 +89,19 @@ func printDiagnostics(w io.Writer, diags workflow.Diagnostics) {
 // unknown workflow, exit 1 for an invalid one). When allowInvalid is set, a
 // definition that parsed but has validation errors is returned together with
 // the exit-1 error so the caller can still render it.
+//
+// Compatibility notes (warnings with a "compat-" code, which say where
+// statewright-go's semantics differ from statewright's) are left to
+// 'workflows validate' unless strict makes them count; errors and every
+// other warning are printed.
 func loadForCommand(stderr io.Writer, nameOrPath string, strict, allowInvalid bool) (*workflow.Definition, error) {
 	def, diags, err := loadWorkflow(nameOrPath, strict)
-	printDiagnostics(stderr, diags)
+	for _, d := range diags {
+		if !strict && d.Severity == workflow.SeverityWarning && strings.HasPrefix(d.Code, "compat-") {
+			continue
+		}
+		fmt.Fprintln(stderr, d.String())
+	}
 	if err == nil {
 		return def, nil
 	}
