@@ -525,7 +525,8 @@ type edge struct {
 	label string
 	to    string
 	style edgeStyle
-	// note is extra text 'workflows show' prints (an approval message).
+	// note is extra text 'workflows show' prints (an approval message, an
+	// invoke's input).
 	note string
 }
 
@@ -560,6 +561,11 @@ func transitionEdges(event string, t *workflow.Transition) []edge {
 	case workflow.TransitionInvoke:
 		inv := t.Invoke
 		out := []edge{{label: fmt.Sprintf("%s invoke(%s)", event, inv.Machine), to: inv.OnComplete}}
+		if inv.Input != nil {
+			if b, err := json.Marshal(inv.Input); err == nil {
+				out[0].note = "input " + string(b)
+			}
+		}
 		if inv.OnFail != "" {
 			out = append(out, edge{label: fmt.Sprintf("%s invoke(%s) failed", event, inv.Machine), to: inv.OnFail, style: edgeFail})
 		}
