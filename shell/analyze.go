@@ -1,7 +1,558 @@
 package shell
 
+import (
+	"errors"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bounds of the analysis.
+const (
+	// MaxInputSize is the largest command line Analyze accepts (1 MiB).
+	MaxInputSize = 1 << 20
+	// MaxNesting is how many `bash -c`/`eval` strings deep Analyze follows.
+	// Deeper strings are not parsed; their command is classified exec and
+	// unknown.
+	MaxNesting = 8
+	// maxStructDepth bounds the walk of nested compound commands and
+	// substitutions; deeper code is classified exec and unknown.
+	maxStructDepth = 200
+)
+
+var parserPool = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}}
+
+// parse parses src as bash with a pooled parser.
+func parse(src string) (*syntax.File, error) {
+	p := parserPool.Get().(*syntax.Parser)
+	defer parserPool.Put(p)
+	f, err := p.Parse(strings.NewReader(src), "")
+	if err != nil {
+		return nil, toParseError(err)
+	}
+	return f, nil
+}
+
+func toParseError(err error) *ParseError {
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		return &ParseError{Line: int(pe.Pos.Line()), Col: int(pe.Pos.Col()), Msg: pe.Text}
+	}
+	var le syntax.LangError
+	if errors.As(err, &le) {
+		return &ParseError{Line: int(le.Pos.Line()), Col: int(le.Pos.Col()), Msg: le.Feature + " is not supported in bash"}
+	}
+	return &ParseError{Line: 1, Col: 1, Msg: err.Error()}
+}
+
 // Analyze parses src as bash and classifies every command in it. A line that
-// does not parse returns a *ParseError; callers must deny it.
+// does not parse returns a *ParseError; callers must deny it. Input larger
+// than MaxInputSize is refused with a *ParseError too. Analyze is pure: it
+// reads no files, no environment and runs nothing.
 func Analyze(src string) (*Analysis, error) {
-	panic("shell.Analyze: not implemented yet")
+	if len(src) > MaxInputSize {
+		return nil, &ParseError{Line: 1, Col: 1, Msg: "command is larger than 1 MiB"}
+	}
+	f, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	a := &Analysis{Commands: []Command{}}
+	w := &walker{a: a, src: src, env: map[string]struct{}{}, funcs: map[string]bool{}}
+	w.stmts(f.Stmts)
+	w.finish()
+	return a, nil
+}
+
+// walker walks one parsed source; nested `bash -c` strings get their own
+// walker sharing the Analysis.
+type walker struct {
+	a      *Analysis
+	src    string
+	nested bool
+	level  int // bash -c nesting level
+	depth  int // structural depth
+	env    map[string]struct{}
+	funcs  map[string]bool
+	cwd    string // directory prefix after a literal cd ("" = unchanged)
+	cwdDyn bool   // a cd we cannot follow happened
+	cond   int    // > 0 inside a conditional or loop body
+}
+
+func (w *walker) finish() {
+	a := w.a
+	seenW := map[Target]bool{}
+	seenR := map[Target]bool{}
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		a.Classes |= c.Classes
+		for _, t := range c.Writes {
+			if !seenW[t] {
+				seenW[t] = true
+				a.Writes = append(a.Writes, t)
+			}
+		}
+		for _, t := range c.Reads {
+			if !seenR[t] {
+				seenR[t] = true
+				a.Reads = append(a.Reads, t)
+			}
+			if isEnvironFile(t.Path) {
+				a.DumpsEnv = true
+			}
+		}
+	}
+	for k := range w.env {
+		a.EnvRefs = append(a.EnvRefs, k)
+	}
+	sort.Strings(a.EnvRefs)
+}
+
+// isEnvironFile reports whether p is /proc/<pid>/environ (or a glob of it).
+func isEnvironFile(p string) bool {
+	return strings.HasPrefix(p, "/proc/") && strings.HasSuffix(p, "/environ")
+}
+
+func (w *walker) text(n syntax.Node) string {
+	s, e := int(n.Pos().Offset()), int(n.End().Offset())
+	if s < 0 || e > len(w.src) || s > e {
+		return ""
+	}
+	return w.src[s:e]
+}
+
+func (w *walker) stmts(list []*syntax.Stmt) {
+	for _, s := range list {
+		w.stmt(s)
+	}
+}
+
+// sub walks statements in a subshell context: a cd inside does not leak.
+func (w *walker) sub(list []*syntax.Stmt) {
+	cwd, dyn := w.cwd, w.cwdDyn
+	w.stmts(list)
+	w.cwd, w.cwdDyn = cwd, dyn
+}
+
+func (w *walker) tooDeep(n syntax.Node) bool {
+	if w.depth < maxStructDepth {
+		return false
+	}
+	w.a.Commands = append(w.a.Commands, Command{
+		Argv: []string{}, Classes: ClassExec | ClassUnknown, Nested: w.nested, Source: w.text(n),
+	})
+	return true
+}
+
+func (w *walker) stmt(s *syntax.Stmt) {
+	if w.tooDeep(s) {
+		return
+	}
+	w.depth++
+	defer func() { w.depth-- }()
+	start := len(w.a.Commands)
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		w.call(c, s)
+	case nil:
+		w.redirOnly(s)
+	default:
+		w.compound(s.Cmd)
+		w.applyRedirs(s, start, len(w.a.Commands))
+	}
+	if s.Background || s.Coprocess || s.Disown {
+		for i := start; i < len(w.a.Commands); i++ {
+			w.a.Commands[i].Classes |= ClassBackground
+		}
+	}
+}
+
+// redirOnly handles a statement without a command (`> f`).
+func (w *walker) redirOnly(s *syntax.Stmt) {
+	i := len(w.a.Commands)
+	w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Nested: w.nested, Source: w.text(s)})
+	w.applyRedirs(s, i, i+1)
+}
+
+func (w *walker) compound(cmd syntax.Command) {
+	switch c := cmd.(type) {
+	case *syntax.Subshell:
+		w.sub(c.Stmts)
+	case *syntax.Block:
+		w.stmts(c.Stmts)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			w.sub([]*syntax.Stmt{c.X})
+			w.sub([]*syntax.Stmt{c.Y})
+		case syntax.AndStmt:
+			w.stmt(c.X)
+			w.stmt(c.Y)
+		default: // ||
+			w.stmt(c.X)
+			w.cond++
+			w.stmt(c.Y)
+			w.cond--
+		}
+	case *syntax.IfClause:
+		w.cond++
+		for ic := c; ic != nil; ic = ic.Else {
+			w.stmts(ic.Cond)
+			w.stmts(ic.Then)
+		}
+		w.cond--
+	case *syntax.WhileClause:
+		w.cond++
+		w.stmts(c.Cond)
+		w.stmts(c.Do)
+		w.cond--
+	case *syntax.ForClause:
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			for _, wd := range l.Items {
+				w.word(wd)
+			}
+		case *syntax.CStyleLoop:
+			w.arith(l.Init)
+			w.arith(l.Cond)
+			w.arith(l.Post)
+		}
+		w.cond++
+		w.stmts(c.Do)
+		w.cond--
+	case *syntax.CaseClause:
+		w.word(c.Word)
+		w.cond++
+		for _, it := range c.Items {
+			for _, p := range it.Patterns {
+				w.word(p)
+			}
+			w.stmts(it.Stmts)
+		}
+		w.cond--
+	case *syntax.FuncDecl:
+		if c.Name != nil {
+			w.funcs[c.Name.Value] = true
+		}
+		for _, n := range c.Names {
+			w.funcs[n.Value] = true
+		}
+		if c.Body != nil {
+			w.cond++
+			w.sub([]*syntax.Stmt{c.Body})
+			w.cond--
+		}
+	case *syntax.ArithmCmd:
+		w.arith(c.X)
+	case *syntax.LetClause:
+		for _, x := range c.Exprs {
+			w.arith(x)
+		}
+	case *syntax.TestClause:
+		w.test(c.X)
+	case *syntax.DeclClause:
+		w.decl(c)
+	case *syntax.TimeClause:
+		start := len(w.a.Commands)
+		if c.Stmt != nil {
+			w.stmt(c.Stmt)
+		}
+		for i := start; i < len(w.a.Commands); i++ {
+			w.a.Commands[i].Wrappers = append([]string{"time"}, w.a.Commands[i].Wrappers...)
+		}
+	case *syntax.CoprocClause:
+		start := len(w.a.Commands)
+		if c.Stmt != nil {
+			w.sub([]*syntax.Stmt{c.Stmt})
+		}
+		for i := start; i < len(w.a.Commands); i++ {
+			w.a.Commands[i].Classes |= ClassBackground
+		}
+	case *syntax.TestDecl:
+		if c.Body != nil {
+			w.sub([]*syntax.Stmt{c.Body})
+		}
+	default:
+		w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Classes: ClassExec | ClassUnknown, Nested: w.nested, Source: w.text(cmd)})
+	}
+}
+
+// test walks a [[ ]] expression for substitutions and variable references.
+func (w *walker) test(x syntax.TestExpr) {
+	switch t := x.(type) {
+	case *syntax.BinaryTest:
+		w.test(t.X)
+		w.test(t.Y)
+	case *syntax.UnaryTest:
+		if t.Op == syntax.TsVarSet {
+			if wd, ok := t.X.(*syntax.Word); ok {
+				if v, lit := wordValue(wd); lit {
+					w.ref(strings.SplitN(v, "[", 2)[0])
+				}
+			}
+		}
+		w.test(t.X)
+	case *syntax.ParenTest:
+		w.test(t.X)
+	case *syntax.Word:
+		w.word(t)
+	}
+}
+
+// arith walks an arithmetic expression; bare names in it are variable
+// references.
+func (w *walker) arith(x syntax.ArithmExpr) {
+	switch t := x.(type) {
+	case nil:
+	case *syntax.BinaryArithm:
+		w.arith(t.X)
+		w.arith(t.Y)
+	case *syntax.UnaryArithm:
+		w.arith(t.X)
+	case *syntax.ParenArithm:
+		w.arith(t.X)
+	case *syntax.FlagsArithm:
+		w.arith(t.X)
+	case *syntax.Word:
+		if len(t.Parts) == 1 {
+			if l, ok := t.Parts[0].(*syntax.Lit); ok && isName(l.Value) {
+				w.ref(l.Value)
+				return
+			}
+		}
+		w.word(t)
+	}
+}
+
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func (w *walker) ref(name string) {
+	if isName(name) {
+		w.env[name] = struct{}{}
+	}
+}
+
+// word walks a word for command and process substitutions (which run
+// commands) and parameter expansions (which reference variables).
+func (w *walker) word(wd *syntax.Word) {
+	if wd == nil {
+		return
+	}
+	w.node(wd)
+}
+
+func (w *walker) node(n syntax.Node) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			if !w.tooDeep(x) {
+				w.depth++
+				w.sub(x.Stmts)
+				w.depth--
+			}
+			return false
+		case *syntax.ProcSubst:
+			if !w.tooDeep(x) {
+				w.depth++
+				w.sub(x.Stmts)
+				w.depth--
+			}
+			return false
+		case *syntax.ArithmExp:
+			w.arith(x.X)
+			return false
+		case *syntax.ParamExp:
+			w.param(x)
+		}
+		return true
+	})
+}
+
+func (w *walker) param(p *syntax.ParamExp) {
+	if p.Excl || p.Names != 0 {
+		w.a.IndirectEnv = true
+	}
+	if p.Param != nil {
+		w.ref(p.Param.Value)
+	}
+	if p.Index != nil {
+		w.arith(p.Index)
+	}
+}
+
+// applyRedirs classifies the redirections of s and applies them to the
+// commands in [from, to).
+func (w *walker) applyRedirs(s *syntax.Stmt, from, to int) {
+	if len(s.Redirs) == 0 {
+		return
+	}
+	if from == to {
+		w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Nested: w.nested, Source: w.text(s)})
+		to++
+	}
+	var cls Class
+	var writes, reads []Target
+	for _, r := range s.Redirs {
+		c, wt, rt := w.redir(r)
+		cls |= c
+		writes = append(writes, wt...)
+		reads = append(reads, rt...)
+	}
+	for i := from; i < to; i++ {
+		c := &w.a.Commands[i]
+		c.Classes |= cls
+		c.Writes = append(c.Writes, writes...)
+		c.Reads = append(c.Reads, reads...)
+	}
+	for _, r := range s.Redirs {
+		w.word(r.Word)
+		if r.Hdoc != nil {
+			w.word(r.Hdoc)
+		}
+	}
+}
+
+// harmlessDevice reports whether writing to p writes no file.
+func harmlessDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/stdin":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(p, "/dev/fd/"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+		return true
+	}
+	return false
+}
+
+// redir classifies one redirection: the classes it adds and its targets.
+func (w *walker) redir(r *syntax.Redirect) (Class, []Target, []Target) {
+	if r.Word == nil {
+		return 0, nil, nil
+	}
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+		t := w.target(r.Word)
+		if !t.Dynamic && harmlessDevice(t.Path) {
+			return 0, nil, nil
+		}
+		return ClassWrite, []Target{t}, nil
+	case syntax.RdrInOut:
+		t := w.target(r.Word)
+		if !t.Dynamic && harmlessDevice(t.Path) {
+			return 0, nil, nil
+		}
+		return ClassWrite | ClassRead, []Target{t}, []Target{t}
+	case syntax.DplOut, syntax.DplIn:
+		v, lit := wordValue(r.Word)
+		if lit && (v == "-" || strings.Trim(strings.TrimSuffix(v, "-"), "0123456789") == "" && v != "") {
+			return 0, nil, nil // fd duplication or close
+		}
+		if r.Op == syntax.DplIn {
+			return ClassRead, nil, []Target{w.target(r.Word)}
+		}
+		t := w.target(r.Word)
+		if !t.Dynamic && harmlessDevice(t.Path) {
+			return 0, nil, nil
+		}
+		return ClassWrite, []Target{t}, nil
+	case syntax.RdrIn:
+		t := w.target(r.Word)
+		if !t.Dynamic && harmlessDevice(t.Path) {
+			return 0, nil, nil
+		}
+		return ClassRead, nil, []Target{t}
+	}
+	return 0, nil, nil // here-documents and here-strings
+}
+
+// target turns a word into a path target, relative to a followed cd.
+func (w *walker) target(wd *syntax.Word) Target {
+	v, lit := wordValue(wd)
+	if !lit {
+		return Target{Path: w.text(wd), Dynamic: true}
+	}
+	return w.pathTarget(v)
+}
+
+func (w *walker) pathTarget(v string) Target {
+	if v == "" {
+		return Target{Path: v, Dynamic: true}
+	}
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || harmlessDevice(v) {
+		return Target{Path: v}
+	}
+	if w.cwdDyn {
+		return Target{Path: v, Dynamic: true}
+	}
+	if w.cwd != "" {
+		return Target{Path: joinPath(w.cwd, v)}
+	}
+	return Target{Path: v}
+}
+
+func joinPath(dir, p string) string {
+	j := path.Join(dir, p)
+	if strings.HasSuffix(p, "/") && !strings.HasSuffix(j, "/") {
+		j += "/"
+	}
+	return j
+}
+
+// cd follows a change of directory for later relative targets.
+func (w *walker) cd(args []word) {
+	var ops []word
+	for _, a := range args {
+		if a.lit && strings.HasPrefix(a.val, "-") && a.val != "-" && len(ops) == 0 {
+			continue
+		}
+		ops = append(ops, a)
+	}
+	if len(ops) != 1 || !ops[0].lit || ops[0].val == "-" || strings.HasPrefix(ops[0].val, "~") || w.cond > 0 {
+		w.cwdDyn = true
+		return
+	}
+	d := ops[0].val
+	if strings.HasPrefix(d, "/") {
+		w.cwd, w.cwdDyn = path.Clean(d), false
+		return
+	}
+	if w.cwd == "" {
+		w.cwd = path.Clean(d)
+	} else {
+		w.cwd = path.Join(w.cwd, d)
+	}
+}
+
+// nestedScript parses a literal script string (bash -c, eval, a here-doc fed
+// to a shell) and walks it as nested code. It reports false when the string
+// is not parsed (too deep or a parse error); the caller classifies exec.
+func (w *walker) nestedScript(src string) bool {
+	if w.level+1 > MaxNesting {
+		return false
+	}
+	f, err := parse(src)
+	if err != nil {
+		return false
+	}
+	n := &walker{a: w.a, src: src, nested: true, level: w.level + 1, depth: w.depth,
+		env: w.env, funcs: w.funcs, cwd: w.cwd, cwdDyn: w.cwdDyn, cond: w.cond}
+	n.stmts(f.Stmts)
+	return true
 }

@@ -4,7 +4,11 @@
 // reports the paths it writes and reads. It runs nothing.
 package shell
 
-import "strings"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
 
 // Class is one kind of operation a command performs.
 type Class uint32
@@ -28,6 +32,17 @@ const (
 	ClassNestedAgent                      // another coding agent: claude -p, codex exec, ...
 	ClassUnknown                          // something the analysis cannot classify
 )
+
+// ClassByName returns the class with the given name ("read", "git-write",
+// ...) and whether it exists.
+func ClassByName(name string) (Class, bool) {
+	for _, cn := range classNames {
+		if cn.name == name {
+			return cn.c, true
+		}
+	}
+	return 0, false
+}
 
 var classNames = []struct {
 	c    Class
@@ -83,6 +98,54 @@ type Command struct {
 	Dynamic bool `json:"dynamic,omitempty"`
 	// Nested is true for commands found inside a `bash -c`/`eval` string.
 	Nested bool `json:"nested,omitempty"`
+
+	// Words is the simple command's complete argv as written, wrappers
+	// included (`timeout 60 pytest -x` gives three words before pytest's
+	// own). Use it, through HasPrefix, for allowed_commands matching.
+	Words []Word `json:"words,omitempty"`
+	// Assigns lists the NAME=value prefixes of the simple command, as
+	// written (`FOO=1 make` gives ["FOO=1"]).
+	Assigns []string `json:"assigns,omitempty"`
+	// Subcommand is the first operand of programs that have verbs (git,
+	// npm, cargo, go, statewright, ...), after their global options; "" if
+	// none or dynamic.
+	Subcommand string `json:"subcommand,omitempty"`
+	// Source is the source text of the simple command this Command came
+	// from (for a nested command, the text inside the nested string).
+	Source string `json:"source,omitempty"`
+}
+
+// Word is one word of a simple command. Literal is false when the word
+// depends on expansion (a variable, a substitution, a glob, brace
+// expansion); Text then holds the source text.
+type Word struct {
+	Text    string `json:"text"`
+	Literal bool   `json:"literal"`
+}
+
+// HasPrefix reports whether the command's words, as written, start with
+// prefix, word by word. A non-literal word never matches, so `cargo test
+// $(x)` does not match "cargo test $(x)". Assignment prefixes are not words:
+// policy that must refuse `LD_PRELOAD=x pytest` checks Assigns.
+func (c *Command) HasPrefix(prefix []string) bool {
+	if len(prefix) == 0 || len(prefix) > len(c.Words) {
+		return false
+	}
+	for i, p := range prefix {
+		if !c.Words[i].Literal || c.Words[i].Text != p {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalJSON adds the class names ("classes") to the JSON form.
+func (c Command) MarshalJSON() ([]byte, error) {
+	type plain Command
+	return json.Marshal(struct {
+		plain
+		Classes []string `json:"classes"`
+	}{plain(c), nonNil(c.Classes.Names())})
 }
 
 // Analysis is the result of analysing one command line.
@@ -100,6 +163,25 @@ type Analysis struct {
 	// DumpsEnv is true when the line prints the whole environment (env,
 	// printenv, export -p, set, declare -x).
 	DumpsEnv bool `json:"dumps_env,omitempty"`
+	// IndirectEnv is true when the line reads variables whose names are
+	// computed (${!X}, ${!prefix*}): any variable may be read.
+	IndirectEnv bool `json:"indirect_env,omitempty"`
+}
+
+// MarshalJSON adds the class names ("classes") to the JSON form.
+func (a Analysis) MarshalJSON() ([]byte, error) {
+	type plain Analysis
+	return json.Marshal(struct {
+		plain
+		Classes []string `json:"classes"`
+	}{plain(a), nonNil(a.Classes.Names())})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // ParseError reports a command line that does not parse. Policy denies it.
@@ -108,4 +190,6 @@ type ParseError struct {
 	Msg       string
 }
 
-func (e *ParseError) Error() string { return "shell parse error: " + e.Msg }
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("shell parse error at %d:%d: %s", e.Line, e.Col, e.Msg)
+}

@@ -1,0 +1,374 @@
+package shell
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// cmdCtx is the state of classifying one simple command.
+type cmdCtx struct {
+	w       *walker
+	c       *Command
+	args    []word    // the remaining argv, program first
+	extra   []Command // further commands (find -exec, fd -x)
+	scripts []string  // literal scripts to parse as nested code
+	stdin   *stdinInfo
+	xargs   bool // the command receives unknown extra arguments (xargs)
+	hops    int
+}
+
+// stdinInfo describes what a here-document or here-string feeds a command.
+type stdinInfo struct {
+	text string
+	lit  bool
+}
+
+// codeLoadingVars are variables whose assignment changes which code runs.
+var codeLoadingVars = map[string]bool{
+	"BASH_ENV": true, "ENV": true, "PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true,
+	"LD_AUDIT": true, "NODE_OPTIONS": true, "PERL5OPT": true, "PERL5LIB": true, "RUBYOPT": true,
+	"PYTHONSTARTUP": true, "PYTHONHOME": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true,
+	"GIT_EXEC_PATH": true, "GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true, "GIT_EDITOR": true,
+	"GIT_CONFIG": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_PARAMETERS": true,
+	"GIT_CONFIG_COUNT": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "PAGER": true, "EDITOR": true,
+	"VISUAL": true, "PROMPT_COMMAND": true, "IFS": true, "SHELLOPTS": true, "BASHOPTS": true,
+	"GIT_DIR": true, "GIT_WORK_TREE": true,
+}
+
+func isCodeLoadingVar(name string) bool {
+	return codeLoadingVars[name] || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "LD_") ||
+		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
+		strings.HasPrefix(name, "BASH_FUNC_")
+}
+
+func stdinOf(redirs []*syntax.Redirect) *stdinInfo {
+	var in *stdinInfo
+	for _, r := range redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			v, lit := wordValue(r.Hdoc)
+			in = &stdinInfo{text: v, lit: lit}
+		case syntax.WordHdoc:
+			v, lit := wordValue(r.Word)
+			in = &stdinInfo{text: v + "\n", lit: lit}
+		case syntax.RdrIn, syntax.RdrInOut:
+			in = &stdinInfo{lit: false}
+		}
+	}
+	return in
+}
+
+func (w *walker) mkWord(wd *syntax.Word) word {
+	v, lit := wordValue(wd)
+	if !lit {
+		return word{val: w.text(wd), split: splittable(wd)}
+	}
+	return word{val: v, lit: true}
+}
+
+func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
+	var assigns []string
+	dangerous := false
+	for _, as := range ce.Assigns {
+		assigns = append(assigns, w.text(as))
+		if as.Name != nil && isCodeLoadingVar(as.Name.Value) {
+			dangerous = true
+		}
+	}
+	idx := len(w.a.Commands)
+	if len(ce.Args) == 0 {
+		if dangerous {
+			w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Assigns: assigns,
+				Classes: ClassExec, Nested: w.nested, Source: w.text(ce)})
+		}
+		to := len(w.a.Commands)
+		for _, as := range ce.Assigns {
+			w.node(as)
+		}
+		w.applyRedirs(s, idx, to)
+		return
+	}
+	words := make([]word, len(ce.Args))
+	full := make([]Word, len(ce.Args))
+	for i, a := range ce.Args {
+		words[i] = w.mkWord(a)
+		full[i] = Word{Text: words[i].val, Literal: words[i].lit}
+	}
+	c := Command{Words: full, Assigns: assigns, Nested: w.nested, Source: w.text(ce)}
+	x := &cmdCtx{w: w, c: &c, args: words, stdin: stdinOf(s.Redirs)}
+	x.run()
+	if dangerous {
+		c.Classes |= ClassExec
+	}
+	c.Argv = make([]string, len(x.args))
+	for i, a := range x.args {
+		c.Argv[i] = a.val
+	}
+	w.a.Commands = append(w.a.Commands, c)
+	w.a.Commands = append(w.a.Commands, x.extra...)
+	for _, sc := range x.scripts {
+		if !w.nestedScript(sc) {
+			w.a.Commands[idx].Classes |= ClassExec | ClassUnknown
+		}
+	}
+	to := len(w.a.Commands)
+	for _, as := range ce.Assigns {
+		w.node(as)
+	}
+	for _, a := range ce.Args {
+		w.word(a)
+	}
+	w.applyRedirs(s, idx, to)
+}
+
+// decl handles export/declare/local/readonly/typeset.
+func (w *walker) decl(d *syntax.DeclClause) {
+	c := Command{Argv: []string{d.Variant.Value}, Program: d.Variant.Value, Classes: ClassRead,
+		Nested: w.nested, Source: w.text(d)}
+	c.Words = []Word{{Text: d.Variant.Value, Literal: true}}
+	var flags string
+	names := 0
+	for _, as := range d.Args {
+		t := w.text(as)
+		c.Argv = append(c.Argv, t)
+		c.Words = append(c.Words, Word{Text: t, Literal: !strings.ContainsAny(t, "$`")})
+		if as.Naked && as.Name == nil && as.Value != nil {
+			v, lit := wordValue(as.Value)
+			if lit && strings.HasPrefix(v, "-") {
+				flags += v[1:]
+				continue
+			}
+			if !lit {
+				c.Classes |= ClassExec | ClassUnknown // computed declaration
+			}
+			names++
+			continue
+		}
+		names++
+		if as.Name != nil {
+			if as.Naked && strings.ContainsAny(flags, "p") {
+				w.ref(as.Name.Value)
+			}
+			if !as.Naked && isCodeLoadingVar(as.Name.Value) {
+				c.Classes |= ClassExec
+			}
+		}
+	}
+	if names == 0 && !strings.ContainsAny(flags, "fFn") {
+		w.a.DumpsEnv = true
+	}
+	if strings.Contains(flags, "n") {
+		w.a.IndirectEnv = true
+	}
+	w.a.Commands = append(w.a.Commands, c)
+	for _, as := range d.Args {
+		w.node(as)
+	}
+}
+
+// progName returns the name to look a program up by, and false when the
+// program is a path we do not trust to be the system program (./x, /tmp/x).
+func progName(p string) (string, bool) {
+	if !strings.Contains(p, "/") {
+		return p, true
+	}
+	dir, base := path.Split(p)
+	switch path.Clean(dir) {
+	case "/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin",
+		"/opt/homebrew/bin", "/usr/libexec/git-core":
+		return base, base != ""
+	}
+	return base, false
+}
+
+// run unwraps wrappers and classifies the inner program.
+func (x *cmdCtx) run() {
+	for {
+		if len(x.args) == 0 {
+			return
+		}
+		p := x.args[0]
+		if !p.lit {
+			x.c.Dynamic = true
+			x.c.Classes |= ClassExec
+			return
+		}
+		name, trusted := progName(p.val)
+		x.c.Program = name
+		if !trusted || name == "" {
+			x.c.Classes |= ClassExec
+			return
+		}
+		if x.hops < 16 {
+			if wr, ok := wrappers[name]; ok {
+				inner, ok := wr(x, x.args[1:])
+				if ok && len(inner) == 0 {
+					return // the wrapper ran a script it recorded (flock -c, watch)
+				}
+				if ok {
+					x.hops++
+					x.c.Wrappers = append(x.c.Wrappers, name)
+					x.args = inner
+					continue
+				}
+			}
+		}
+		if x.w.funcs[name] {
+			return // a function defined in this line: its body was walked
+		}
+		x.classify(lookupName(name))
+		return
+	}
+}
+
+// lookupName normalises versioned names (python3.12, pip3) for the table.
+func lookupName(name string) string {
+	if _, ok := programs[name]; ok {
+		return name
+	}
+	if strings.HasPrefix(name, "mkfs") {
+		return "mkfs"
+	}
+	t := strings.TrimRight(name, "0123456789.")
+	if _, ok := programs[t]; ok && t != "" {
+		return t
+	}
+	return name
+}
+
+// operands returns the args after the program.
+func (x *cmdCtx) rest() []word { return x.args[1:] }
+
+func (x *cmdCtx) add(c Class) { x.c.Classes |= c }
+
+func (x *cmdCtx) write(ws ...word) {
+	for _, a := range ws {
+		x.c.Writes = append(x.c.Writes, x.targetOf(a))
+	}
+}
+
+func (x *cmdCtx) read(ws ...word) {
+	for _, a := range ws {
+		if a.lit && a.val == "-" {
+			continue
+		}
+		x.c.Reads = append(x.c.Reads, x.targetOf(a))
+	}
+}
+
+func (x *cmdCtx) targetOf(a word) Target {
+	if !a.lit {
+		return Target{Path: a.val, Dynamic: true}
+	}
+	return x.w.pathTarget(a.val)
+}
+
+func (x *cmdCtx) writeDyn(desc string) {
+	x.c.Writes = append(x.c.Writes, Target{Path: desc, Dynamic: true})
+}
+
+// inner classifies argv as a further command run by this one (find -exec,
+// fd -x) and appends it.
+func (x *cmdCtx) inner(argv []word, wrapper string, extraArgs bool) {
+	if len(argv) == 0 {
+		return
+	}
+	argv = append([]word(nil), argv...)
+	for i, a := range argv {
+		if a.lit && strings.Contains(a.val, "{}") {
+			argv[i] = word{val: a.val} // replaced by each found path
+		}
+	}
+	c := Command{Nested: x.c.Nested, Source: x.c.Source, Wrappers: []string{wrapper}}
+	c.Words = x.c.Words
+	ix := &cmdCtx{w: x.w, c: &c, args: argv, xargs: extraArgs, hops: x.hops + 1}
+	ix.run()
+	c.Argv = make([]string, len(ix.args))
+	for i, a := range ix.args {
+		c.Argv[i] = a.val
+	}
+	x.extra = append(x.extra, c)
+	x.extra = append(x.extra, ix.extra...)
+	x.scripts = append(x.scripts, ix.scripts...)
+}
+
+// script records a literal shell script run by this command; a dynamic
+// script makes the command exec.
+func (x *cmdCtx) script(a word) {
+	if !a.lit {
+		x.add(ClassExec)
+		return
+	}
+	x.scripts = append(x.scripts, a.val)
+}
+
+// classify looks the program up in the table and applies it.
+func (x *cmdCtx) classify(name string) {
+	if argv := literal(x.args); IsTestRunner(argv) {
+		x.add(ClassTest)
+		if testRunnerExec(argv) {
+			x.add(ClassExec)
+		}
+		if ops := dropOpts(argv[1:]); len(ops) > 0 && !standaloneRunners[name] {
+			x.c.Subcommand = ops[0]
+		}
+		return
+	}
+	sp, ok := programs[name]
+	if !ok {
+		x.add(ClassExec)
+		return
+	}
+	if sp.fn != nil {
+		sp.fn(x)
+	} else {
+		x.generic(sp)
+	}
+	if x.xargs && sp.ops != opNone && x.c.Classes&(ClassWrite|ClassModify|ClassDelete) != 0 {
+		x.writeDyn("{}")
+	}
+}
+
+// generic applies a table entry without a custom function.
+func (x *cmdCtx) generic(sp spec) {
+	x.add(sp.class)
+	if sp.ops == opNone {
+		return
+	}
+	p := getopt(x.rest(), sp.short, sp.long, false)
+	ops := p.ops
+	switch sp.ops {
+	case opRead:
+		x.read(ops...)
+	case opPatternRead:
+		if len(ops) > 0 && !p.has("e", "f", "--regexp", "--file") {
+			ops = ops[1:]
+		}
+		x.read(ops...)
+	case opWrite:
+		x.write(ops...)
+	case opLastWrite:
+		if t, ok := p.get("t", "--target-directory"); ok {
+			x.write(t)
+			x.read(ops...)
+			return
+		}
+		if len(ops) == 1 {
+			x.write(word{val: path.Base(ops[0].val), lit: ops[0].lit})
+			x.read(ops[0])
+			return
+		}
+		if len(ops) > 1 {
+			x.read(ops[:len(ops)-1]...)
+			x.write(ops[len(ops)-1])
+		}
+	}
+	if sp.sensitive && p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}

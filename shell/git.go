@@ -1,0 +1,292 @@
+package shell
+
+import "strings"
+
+// safeGitConfig lists `git -c` keys (lower case) that change no program git
+// runs; any other key makes the command exec (core.pager, core.sshCommand,
+// alias.*, core.hooksPath, credential.helper, diff.external, *.textconv,
+// protocol.*, ... all run programs).
+var safeGitConfig = map[string]bool{
+	"user.name": true, "user.email": true, "core.quotepath": true, "core.abbrev": true,
+	"core.autocrlf": true, "core.safecrlf": true, "core.filemode": true, "core.ignorecase": true,
+	"color.ui": true, "color.diff": true, "color.status": true, "color.branch": true,
+	"column.ui": true, "init.defaultbranch": true, "commit.gpgsign": true, "tag.gpgsign": true,
+	"pull.rebase": true, "pull.ff": true, "push.default": true, "merge.conflictstyle": true,
+	"diff.noprefix": true, "diff.renames": true, "diff.algorithm": true, "log.showsignature": true,
+	"log.decorate": true, "advice.detachedhead": true, "safe.directory": true, "i18n.logoutputencoding": true,
+	"core.longpaths": true, "gc.auto": true, "fetch.prune": true, "rebase.autostash": true,
+	"maintenance.auto": true, "status.showuntrackedfiles": true,
+}
+
+// gitSub describes a git subcommand's base classes.
+var gitSub = map[string]Class{
+	// read
+	"annotate": ClassGitRead, "blame": ClassGitRead, "cat-file": ClassGitRead, "check-attr": ClassGitRead,
+	"check-ignore": ClassGitRead, "check-ref-format": ClassGitRead, "cherry": ClassGitRead,
+	"count-objects": ClassGitRead, "describe": ClassGitRead, "diff": ClassGitRead, "diff-files": ClassGitRead,
+	"diff-index": ClassGitRead, "diff-tree": ClassGitRead, "for-each-ref": ClassGitRead, "fsck": ClassGitRead,
+	"grep": ClassGitRead, "help": ClassGitRead, "log": ClassGitRead, "ls-files": ClassGitRead,
+	"ls-tree": ClassGitRead, "merge-base": ClassGitRead, "name-rev": ClassGitRead, "range-diff": ClassGitRead,
+	"rev-list": ClassGitRead, "rev-parse": ClassGitRead, "shortlog": ClassGitRead, "show": ClassGitRead,
+	"show-branch": ClassGitRead, "show-ref": ClassGitRead, "status": ClassGitRead, "var": ClassGitRead,
+	"verify-commit": ClassGitRead, "verify-tag": ClassGitRead, "version": ClassGitRead,
+	"whatchanged": ClassGitRead, "ls-remote": ClassGitRead | ClassNetwork,
+	// write
+	"add": ClassGitWrite, "am": ClassGitWrite, "apply": ClassGitWrite | ClassModify, "bisect": ClassGitWrite,
+	"checkout": ClassGitWrite, "checkout-index": ClassGitWrite | ClassWrite, "cherry-pick": ClassGitWrite,
+	"clean": ClassGitWrite | ClassDelete, "clone": ClassGitWrite | ClassNetwork | ClassWrite,
+	"commit": ClassGitWrite, "commit-tree": ClassGitWrite, "fetch": ClassGitWrite | ClassNetwork,
+	"filter-branch": ClassGitWrite | ClassExec | ClassDelete, "format-patch": ClassGitRead | ClassWrite,
+	"gc": ClassGitWrite, "hash-object": ClassGitRead, "init": ClassGitWrite | ClassWrite,
+	"merge": ClassGitWrite, "merge-file": ClassGitWrite | ClassModify, "mktree": ClassGitWrite,
+	"mv": ClassGitWrite | ClassModify, "notes": ClassGitWrite, "prune": ClassGitWrite | ClassDelete,
+	"pull": ClassGitWrite | ClassNetwork, "push": ClassGitWrite | ClassNetwork, "read-tree": ClassGitWrite,
+	"rebase": ClassGitWrite, "repack": ClassGitWrite, "replace": ClassGitWrite,
+	"reset": ClassGitWrite, "restore": ClassGitWrite | ClassDelete, "revert": ClassGitWrite,
+	"rm": ClassGitWrite | ClassDelete, "sparse-checkout": ClassGitWrite, "stash": ClassGitWrite,
+	"submodule": ClassGitWrite | ClassNetwork, "switch": ClassGitWrite, "symbolic-ref": ClassGitWrite,
+	"update-index": ClassGitWrite, "update-ref": ClassGitWrite, "worktree": ClassGitWrite | ClassWrite,
+	"lfs": ClassGitWrite | ClassNetwork, "maintenance": ClassGitWrite, "fast-import": ClassGitWrite,
+	"bundle": ClassGitRead | ClassWrite, "archive": ClassGitRead,
+	// list-or-write, refined below
+	"branch": ClassGitRead, "tag": ClassGitRead, "remote": ClassGitRead, "config": ClassGitRead,
+	"reflog": ClassGitRead,
+	// run other programs
+	"difftool": ClassExec, "mergetool": ClassExec, "instaweb": ClassExec | ClassNetwork,
+	"daemon": ClassNetwork | ClassBackground, "send-email": ClassNetwork, "web--browse": ClassExec,
+	"credential": ClassExec, "request-pull": ClassGitRead | ClassNetwork,
+}
+
+func gitConfigKeyDangerous(kv string) bool {
+	k, _, _ := strings.Cut(kv, "=")
+	return !safeGitConfig[strings.ToLower(k)]
+}
+
+func progGit(x *cmdCtx) {
+	args := x.rest()
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			x.add(ClassExec | ClassUnknown)
+			return
+		}
+		v := a.val
+		if !strings.HasPrefix(v, "-") {
+			break
+		}
+		name, val, eq := strings.Cut(v, "=")
+		switch name {
+		case "-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "-c", "--config-env", "--exec-path":
+			if !eq && name != "--exec-path" {
+				if name == "-C" || name == "-c" || !eq {
+					i++
+					if i >= len(args) {
+						x.add(ClassGitRead)
+						return
+					}
+					val = args[i].val
+					if !args[i].lit {
+						x.add(ClassExec | ClassUnknown)
+					}
+				}
+			}
+			switch name {
+			case "-c":
+				if gitConfigKeyDangerous(val) {
+					x.add(ClassExec)
+				}
+			case "--config-env":
+				if gitConfigKeyDangerous(val) {
+					x.add(ClassExec)
+				}
+			case "--exec-path":
+				if eq {
+					x.add(ClassExec)
+				}
+			}
+		case "--version", "--help", "-h", "--html-path", "--man-path", "--info-path":
+			x.add(ClassGitRead)
+			return
+		}
+	}
+	if i >= len(args) {
+		x.add(ClassGitRead)
+		return
+	}
+	sub := args[i].val
+	x.c.Subcommand = sub
+	rest := args[i+1:]
+	cls, ok := gitSub[sub]
+	if !ok {
+		x.add(ClassExec) // an alias or an external git-<name> program
+		return
+	}
+	x.add(cls)
+	p := getopt(rest, "mCFOoxXuBbcj", []string{"message", "file", "output", "exec", "format", "author",
+		"date", "reuse-message", "reedit-message", "fixup", "squash", "template", "trailer", "cleanup",
+		"strategy", "strategy-option", "onto", "upstream", "config", "origin", "branch", "depth", "reference",
+		"separate-git-dir", "shallow-since", "jobs", "upload-pack", "receive-pack", "remote", "prefix",
+		"pathspec-from-file", "contains", "no-contains", "merged", "no-merged", "points-at", "sort",
+		"set-upstream-to", "track", "open-files-in-pager", "ext-diff"}, false)
+	has := p.has
+	ops := literal(p.ops)
+	first := ""
+	if len(ops) > 0 {
+		first = ops[0]
+	}
+	// --output writes a file; -o (format-patch) a directory.
+	for _, o := range p.all("--output") {
+		x.add(ClassWrite)
+		x.write(o)
+	}
+	if has("--ext-diff") || has("--textconv") && sub != "cat-file" || has("O", "--open-files-in-pager") && sub == "grep" {
+		x.add(ClassExec)
+	}
+	if has("--upload-pack", "--receive-pack", "--exec", "x") && (sub == "clone" || sub == "fetch" || sub == "pull" || sub == "push" || sub == "rebase" || sub == "ls-remote") {
+		x.add(ClassExec)
+	}
+	switch sub {
+	case "branch":
+		if has("d", "D", "--delete") {
+			x.add(ClassGitWrite | ClassDelete)
+		} else if has("m", "M", "c", "C", "--move", "--copy", "--set-upstream-to", "u", "--unset-upstream", "--edit-description", "f", "--force") ||
+			len(ops) > 0 && !has("l", "--list", "--contains", "--merged", "--no-merged", "--points-at") {
+			x.add(ClassGitWrite)
+		}
+	case "tag":
+		if has("d", "--delete") {
+			x.add(ClassGitWrite | ClassDelete)
+		} else if len(ops) > 0 && !has("l", "--list", "v", "--verify", "--contains", "--points-at") || has("a", "s", "m", "f", "F") {
+			x.add(ClassGitWrite)
+		}
+	case "remote":
+		switch first {
+		case "", "show", "get-url":
+		case "update", "prune":
+			x.add(ClassGitWrite | ClassNetwork)
+		default:
+			x.add(ClassGitWrite)
+		}
+	case "config":
+		readOnly := has("l", "--list", "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool") ||
+			first == "get" || first == "list" || (len(ops) == 1 && !has("--unset", "--unset-all", "--add", "--replace-all", "--remove-section", "--rename-section", "e", "--edit"))
+		if !readOnly {
+			x.add(ClassGitWrite)
+			key := first
+			if key == "set" && len(ops) > 1 {
+				key = ops[1]
+			}
+			if gitConfigKeyDangerous(key) {
+				x.add(ClassExec)
+			}
+			if has("e", "--edit") {
+				x.add(ClassExec)
+			}
+		}
+	case "reflog":
+		switch first {
+		case "expire", "delete":
+			x.add(ClassGitWrite | ClassDelete)
+		}
+	case "stash":
+		switch first {
+		case "list", "show":
+			x.c.Classes = x.c.Classes&^ClassGitWrite | ClassGitRead
+		case "drop", "clear":
+			x.add(ClassDelete)
+		}
+	case "reset":
+		if has("--hard", "--merge", "--keep") {
+			x.add(ClassDelete)
+		}
+	case "checkout":
+		if has("f", "--force") || contains(ops, ".") || containsDashDash(rest) {
+			x.add(ClassDelete) // discards working-tree changes
+		}
+	case "switch":
+		if has("f", "--force", "--discard-changes") {
+			x.add(ClassDelete)
+		}
+	case "clean":
+		if has("n", "--dry-run") {
+			x.c.Classes = x.c.Classes&^(ClassGitWrite|ClassDelete) | ClassGitRead
+		}
+	case "gc":
+		if has("--prune", "--aggressive") {
+			x.add(ClassDelete)
+		}
+	case "apply":
+		if has("--check", "--stat", "--numstat", "--summary") && !has("--apply") {
+			x.c.Classes = x.c.Classes&^(ClassGitWrite|ClassModify) | ClassGitRead
+		}
+	case "update-ref":
+		if has("d") {
+			x.add(ClassDelete)
+		}
+	case "rebase":
+		if has("x", "--exec") {
+			x.add(ClassExec)
+		}
+	case "bisect":
+		if first == "run" {
+			x.add(ClassExec)
+		}
+	case "submodule":
+		switch first {
+		case "status", "summary":
+			x.c.Classes = x.c.Classes&^(ClassGitWrite|ClassNetwork) | ClassGitRead
+		case "foreach":
+			x.add(ClassExec)
+		}
+	case "worktree":
+		switch first {
+		case "list":
+			x.c.Classes = x.c.Classes&^(ClassGitWrite|ClassWrite) | ClassGitRead
+		case "remove", "prune":
+			x.add(ClassDelete)
+		}
+	case "notes":
+		if first == "" || first == "list" || first == "show" {
+			x.c.Classes = x.c.Classes&^ClassGitWrite | ClassGitRead
+		}
+	case "format-patch":
+		if o, ok := p.get("o", "--output-directory"); ok {
+			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(x.targetOf(o).Path, "*.patch"), Dynamic: true})
+		} else if !has("--stdout") {
+			x.writeDyn("*.patch")
+		} else {
+			x.c.Classes &^= ClassWrite
+		}
+	case "archive", "bundle":
+		if o, ok := p.get("o", "--output"); ok {
+			x.add(ClassWrite)
+			x.write(o)
+		} else if sub == "bundle" && first == "create" && len(ops) > 1 {
+			x.write(word{val: ops[1], lit: true})
+		} else if sub == "bundle" {
+			x.c.Classes &^= ClassWrite
+		}
+		if has("--remote") {
+			x.add(ClassNetwork)
+		}
+	case "rm", "mv":
+		x.write(p.ops...)
+	case "hash-object":
+		if has("w") {
+			x.add(ClassGitWrite)
+		}
+	}
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func containsDashDash(ws []word) bool {
+	for _, w := range ws {
+		if w.lit && w.val == "--" {
+			return true
+		}
+	}
+	return false
+}

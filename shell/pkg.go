@@ -1,0 +1,468 @@
+package shell
+
+import (
+	"path"
+	"strings"
+)
+
+// This file covers package managers, build tools and test runners.
+
+// standaloneRunners are programs that only run tests.
+var standaloneRunners = map[string]bool{
+	"ava": true, "bats": true, "behave": true, "busted": true, "ctest": true, "jasmine": true, "jest": true,
+	"karma": true, "mocha": true, "nosetests": true, "nox": true, "pest": true, "phpunit": true, "prove": true,
+	"py.test": true, "pytest": true, "rspec": true, "tox": true, "vitest": true,
+}
+
+// verbRunners are programs whose subcommand "test" runs tests.
+var verbRunners = map[string]bool{
+	"bazel": true, "bun": true, "dotnet": true, "deno": true, "go": true, "just": true, "lein": true,
+	"meson": true, "mix": true, "ninja": true, "pnpm": true, "rake": true, "sbt": true, "swift": true, "yarn": true,
+}
+
+// IsTestRunner reports whether argv (already unwrapped, literal words)
+// runs a known test runner: pytest, python -m pytest, go test, cargo test,
+// npm test, npm run test, yarn test, pnpm test, jest, vitest, mocha, rspec,
+// phpunit, make test, tox, nox, ctest, mvn test, gradle test, dotnet test,
+// bun test, deno test, node --test, npx/bunx RUNNER, uv/poetry/pipenv/pdm run
+// RUNNER, bundle exec RUNNER and similar.
+func IsTestRunner(argv []string) bool {
+	return isTestRunner(argv, 0)
+}
+
+func isTestRunner(argv []string, depth int) bool {
+	if len(argv) == 0 || depth > 4 {
+		return false
+	}
+	name, trusted := progName(argv[0])
+	if !trusted {
+		dir := path.Dir(argv[0])
+		switch {
+		case name == "gradlew" || name == "mvnw":
+		case strings.HasSuffix(dir, "node_modules/.bin") || strings.HasSuffix(dir, "vendor/bin"):
+		default:
+			return false
+		}
+	}
+	name = lookupName(name)
+	args := argv[1:]
+	ops := func() []string {
+		var out []string
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	first := func() string {
+		if o := ops(); len(o) > 0 {
+			return o[0]
+		}
+		return ""
+	}
+	if standaloneRunners[name] {
+		return true
+	}
+	if verbRunners[name] && (first() == "test" || name == "pnpm" && first() == "t") {
+		return true
+	}
+	switch name {
+	case "python", "pypy":
+		for i, a := range args {
+			if a == "-m" && i+1 < len(args) {
+				m := args[i+1]
+				return m == "pytest" || m == "unittest" || m == "nose2" || m == "tox"
+			}
+			if !strings.HasPrefix(a, "-") {
+				return false
+			}
+		}
+	case "cargo":
+		f := first()
+		return f == "test" || f == "t" || f == "nextest"
+	case "npm", "pnpm", "yarn", "bun":
+		o := ops()
+		if len(o) == 0 {
+			return false
+		}
+		switch o[0] {
+		case "test", "t", "tst":
+			return name == "npm"
+		case "run", "run-script":
+			return len(o) > 1 && o[1] == "test"
+		}
+	case "node":
+		return len(args) > 0 && args[0] == "--test"
+	case "make", "gmake":
+		var targets []string
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "-C" || a == "-f" || a == "-j" || a == "-l" || a == "-o" || a == "-W" || a == "-I" || a == "--file" || a == "--directory":
+				i++
+			case a == "-n" || a == "--dry-run" || a == "--just-print":
+				return false
+			case strings.HasPrefix(a, "-") || strings.Contains(a, "="):
+			default:
+				targets = append(targets, a)
+			}
+		}
+		if len(targets) == 0 {
+			return false
+		}
+		for _, t := range targets {
+			if t != "test" && t != "tests" && t != "check" && t != "unittest" && !strings.HasPrefix(t, "test-") && !strings.HasPrefix(t, "test_") {
+				return false
+			}
+		}
+		return true
+	case "mvn", "mvnw":
+		o := ops()
+		if len(o) == 0 {
+			return false
+		}
+		for _, g := range o {
+			if g != "test" && g != "verify" && g != "surefire:test" && g != "clean" && g != "compile" && g != "test-compile" && g != "validate" {
+				return false
+			}
+		}
+		return contains(o, "test") || contains(o, "verify") || contains(o, "surefire:test")
+	case "gradle", "gradlew":
+		o := ops()
+		if len(o) == 0 {
+			return false
+		}
+		for _, t := range o {
+			if t != "test" && t != "check" && t != "clean" && !strings.HasSuffix(t, ":test") {
+				return false
+			}
+		}
+		return contains(o, "test") || contains(o, "check") || strings.HasSuffix(o[len(o)-1], ":test")
+	case "npx", "bunx", "pnpx":
+		o := ops()
+		return len(o) > 0 && isTestRunner(dropOpts(args), depth+1)
+	case "uv", "poetry", "pipenv", "pdm", "hatch":
+		rest := dropOpts(args)
+		return len(rest) > 1 && rest[0] == "run" && isTestRunner(dropOpts(rest[1:]), depth+1)
+	case "bundle":
+		rest := dropOpts(args)
+		return len(rest) > 1 && rest[0] == "exec" && isTestRunner(rest[1:], depth+1)
+	}
+	return false
+}
+
+// dropOpts drops leading options.
+func dropOpts(args []string) []string {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		args = args[1:]
+	}
+	return args
+}
+
+// testRunnerExec reports flags that make a test runner run other programs.
+func testRunnerExec(argv []string) bool {
+	for i, a := range argv {
+		if a == "-exec" || a == "-toolexec" || strings.HasPrefix(a, "-exec=") || strings.HasPrefix(a, "-toolexec=") ||
+			strings.HasPrefix(a, "--config") || (a == "-p" && i > 0 && argv[0] == "pytest" && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "no:")) {
+			return true
+		}
+	}
+	return false
+}
+
+// pkgKind is what a package-manager verb does.
+type pkgKind uint8
+
+const (
+	kExec    pkgKind = iota // anything unknown: runs scripts
+	kInstall                // installs/removes packages: package-install, network, write
+	kRead                   // lists, shows
+	kRunner                 // runs a program: a test runner is test, anything else exec
+)
+
+var pkgVerbs = map[string]map[string]pkgKind{
+	"npm": {"install": kInstall, "i": kInstall, "in": kInstall, "ins": kInstall, "add": kInstall, "ci": kInstall,
+		"update": kInstall, "up": kInstall, "upgrade": kInstall, "uninstall": kInstall, "un": kInstall,
+		"remove": kInstall, "rm": kInstall, "r": kInstall, "unlink": kInstall, "link": kInstall, "dedupe": kInstall,
+		"prune": kInstall, "ls": kRead, "list": kRead, "view": kRead, "info": kRead, "show": kRead, "outdated": kRead,
+		"help": kRead, "--version": kRead, "-v": kRead, "exec": kRunner, "x": kRunner, "why": kRead, "explain": kRead},
+	"pnpm": {"install": kInstall, "i": kInstall, "add": kInstall, "update": kInstall, "up": kInstall,
+		"remove": kInstall, "rm": kInstall, "un": kInstall, "uninstall": kInstall, "link": kInstall,
+		"ls": kRead, "list": kRead, "outdated": kRead, "why": kRead, "--version": kRead, "-v": kRead,
+		"exec": kRunner, "dlx": kRunner},
+	"yarn": {"": kInstall, "install": kInstall, "add": kInstall, "remove": kInstall, "upgrade": kInstall, "up": kInstall,
+		"list": kRead, "info": kRead, "why": kRead, "--version": kRead, "-v": kRead, "dlx": kRunner, "exec": kRunner},
+	"pip": {"install": kInstall, "uninstall": kInstall, "download": kInstall, "wheel": kInstall,
+		"list": kRead, "show": kRead, "freeze": kRead, "check": kRead, "--version": kRead, "-V": kRead, "help": kRead},
+	"pipx":       {"install": kInstall, "upgrade": kInstall, "uninstall": kInstall, "inject": kInstall, "list": kRead},
+	"uv":         {"add": kInstall, "remove": kInstall, "sync": kInstall, "lock": kInstall, "venv": kInstall, "pip": kInstall, "tool": kInstall, "python": kInstall, "run": kRunner, "--version": kRead, "version": kRead, "tree": kRead},
+	"poetry":     {"install": kInstall, "add": kInstall, "remove": kInstall, "update": kInstall, "lock": kInstall, "sync": kInstall, "run": kRunner, "show": kRead, "check": kRead, "--version": kRead},
+	"pipenv":     {"install": kInstall, "uninstall": kInstall, "update": kInstall, "sync": kInstall, "lock": kInstall, "run": kRunner, "graph": kRead},
+	"pdm":        {"add": kInstall, "install": kInstall, "remove": kInstall, "update": kInstall, "sync": kInstall, "lock": kInstall, "run": kRunner, "list": kRead},
+	"conda":      {"install": kInstall, "create": kInstall, "remove": kInstall, "update": kInstall, "uninstall": kInstall, "env": kInstall, "list": kRead, "info": kRead},
+	"gem":        {"install": kInstall, "update": kInstall, "uninstall": kInstall, "list": kRead, "search": kRead},
+	"bundle":     {"install": kInstall, "update": kInstall, "add": kInstall, "remove": kInstall, "exec": kRunner, "list": kRead, "check": kRead},
+	"composer":   {"install": kInstall, "require": kInstall, "update": kInstall, "remove": kInstall, "show": kRead, "validate": kRead},
+	"sys":        {"install": kInstall, "add": kInstall, "remove": kInstall, "purge": kInstall, "autoremove": kInstall, "upgrade": kInstall, "update": kInstall, "dist-upgrade": kInstall, "full-upgrade": kInstall, "reinstall": kInstall, "erase": kInstall, "uninstall": kInstall, "del": kInstall, "tap": kInstall, "untap": kInstall, "cleanup": kInstall, "link": kInstall, "unlink": kInstall, "list": kRead, "search": kRead, "show": kRead, "info": kRead, "policy": kRead, "--version": kRead, "doctor": kRead, "config": kRead, "outdated": kRead, "deps": kRead},
+	"mamba":      nil,
+	"micromamba": nil,
+}
+
+func pkgVerb(x *cmdCtx, table string, valueOpts []string) {
+	verbs := pkgVerbs[table]
+	if verbs == nil {
+		verbs = pkgVerbs["conda"]
+	}
+	args := x.rest()
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			x.add(ClassExec | ClassUnknown)
+			return
+		}
+		if _, ok := verbs[a.val]; ok {
+			break
+		}
+		if !strings.HasPrefix(a.val, "-") {
+			break
+		}
+		if contains(valueOpts, a.val) {
+			i++
+		}
+	}
+	verb := ""
+	if i < len(args) {
+		verb = args[i].val
+	}
+	x.c.Subcommand = verb
+	kind, ok := verbs[verb]
+	if !ok {
+		x.add(ClassExec) // runs a package script or an unknown verb
+		return
+	}
+	switch kind {
+	case kInstall:
+		if table == "pip" {
+			pipLike(x, literal(args[i:]))
+			return
+		}
+		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+	case kRead:
+		x.add(ClassRead)
+	case kRunner:
+		inner := dropOpts(literal(args[i+1:]))
+		if IsTestRunner(inner) {
+			x.add(ClassTest)
+			return
+		}
+		x.add(ClassExec)
+	default:
+		x.add(ClassExec)
+	}
+}
+
+// pipLike classifies pip's verbs (args start at the verb).
+func pipLike(x *cmdCtx, args []string) {
+	if len(args) == 0 {
+		x.add(ClassExec)
+		return
+	}
+	switch args[0] {
+	case "list", "show", "freeze", "check", "help", "--version":
+		x.add(ClassRead)
+	case "install", "uninstall", "download", "wheel":
+		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+	default:
+		x.add(ClassExec)
+	}
+}
+
+func progNpm(x *cmdCtx) {
+	pkgVerb(x, x.c.Program, []string{"--prefix", "-C", "--dir", "--filter", "-w", "--workspace", "--cwd"})
+}
+
+func progLangPkg(x *cmdCtx) {
+	name := lookupName(x.c.Program)
+	pkgVerb(x, name, []string{"--directory", "-d", "--project", "-C", "--python", "-p", "--index-url", "-i",
+		"--prefix", "-n", "--name", "--gemfile", "--working-dir"})
+}
+
+func progSysPkg(x *cmdCtx) {
+	args := literal(x.rest())
+	if x.c.Program == "pacman" && len(args) > 0 {
+		a := args[0]
+		switch {
+		case strings.HasPrefix(a, "-Q") || a == "-V" || a == "--version" || strings.HasPrefix(a, "-Ss") || strings.HasPrefix(a, "-Si"):
+			x.add(ClassRead)
+		default:
+			x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+		}
+		return
+	}
+	pkgVerb(x, "sys", []string{"-o", "-c", "-t", "--option", "--config-file", "--target-release", "--root", "-R", "--installroot"})
+}
+
+func progCargo(x *cmdCtx) {
+	args := x.rest()
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			x.add(ClassExec | ClassUnknown)
+			return
+		}
+		v := a.val
+		if strings.HasPrefix(v, "+") {
+			continue
+		}
+		if !strings.HasPrefix(v, "-") {
+			break
+		}
+		if v == "--config" || strings.HasPrefix(v, "--config=") {
+			x.add(ClassExec)
+		}
+		if v == "--config" || v == "-Z" || v == "--manifest-path" || v == "-C" || v == "--color" {
+			i++
+		}
+		if v == "--version" || v == "-V" || v == "--list" {
+			x.add(ClassRead)
+			return
+		}
+	}
+	if i >= len(args) {
+		x.add(ClassRead)
+		return
+	}
+	sub := args[i].val
+	x.c.Subcommand = sub
+	switch sub {
+	case "install", "add", "remove", "rm", "update", "fetch", "uninstall", "generate-lockfile", "vendor":
+		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+	case "fmt":
+		if contains(literal(args[i+1:]), "--check") {
+			x.add(ClassRead)
+		} else {
+			x.add(ClassModify)
+			x.writeDyn("cargo fmt")
+		}
+	case "tree", "metadata", "version", "search", "locate-project", "pkgid", "verify-project", "read-manifest", "help":
+		x.add(ClassRead)
+	case "clean":
+		x.add(ClassDelete)
+		x.writeDyn("target/")
+	case "new", "init":
+		x.add(ClassWrite)
+		x.writeDyn("new crate")
+	case "publish", "login", "owner", "yank":
+		x.add(ClassNetwork | ClassExec)
+	default: // build, check, clippy, run, bench, doc: build scripts and code run
+		x.add(ClassExec)
+	}
+}
+
+func progGo(x *cmdCtx) {
+	ops := literal(x.rest())
+	if len(ops) == 0 {
+		x.add(ClassRead)
+		return
+	}
+	sub := ops[0]
+	x.c.Subcommand = sub
+	rest := ops[1:]
+	switch sub {
+	case "get":
+		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+	case "install":
+		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+	case "mod":
+		m := ""
+		if len(rest) > 0 {
+			m = rest[0]
+		}
+		switch m {
+		case "graph", "why", "verify", "help":
+			x.add(ClassRead)
+		case "download", "tidy", "vendor":
+			x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+		default:
+			x.add(ClassWrite)
+			x.writeDyn("go.mod")
+		}
+	case "vet":
+		x.add(ClassTest)
+	case "build":
+		x.add(ClassWrite)
+		p := getopt(x.rest()[1:], "o", nil, false)
+		if o, ok := p.get("o"); ok {
+			x.write(o)
+		} else {
+			x.writeDyn("go build output")
+		}
+		if testRunnerExec(rest) {
+			x.add(ClassExec)
+		}
+	case "fmt":
+		x.add(ClassModify)
+		x.writeDyn("go fmt")
+	case "env":
+		if contains(rest, "-w") || contains(rest, "-u") {
+			x.add(ClassWrite)
+			x.writeDyn("go env file")
+		} else {
+			x.add(ClassRead)
+			if len(dropOpts(rest)) == 0 {
+				x.w.a.DumpsEnv = true
+			}
+		}
+	case "version", "list", "doc", "help":
+		x.add(ClassRead)
+	case "clean":
+		x.add(ClassDelete)
+		x.writeDyn("go caches")
+	case "work":
+		x.add(ClassWrite)
+		x.writeDyn("go.work")
+	default: // run, generate, tool
+		x.add(ClassExec)
+	}
+}
+
+func progMake(x *cmdCtx) {
+	args := literal(x.rest())
+	for _, a := range args {
+		if a == "-n" || a == "--dry-run" || a == "--just-print" || a == "-v" || a == "--version" {
+			x.add(ClassRead)
+			return
+		}
+	}
+	x.add(ClassExec)
+}
+
+func progBuildTool(x *cmdCtx) {
+	ops := dropOpts(literal(x.rest()))
+	if len(ops) > 0 {
+		x.c.Subcommand = ops[0]
+	}
+	if x.c.Program == "dotnet" && len(ops) > 0 {
+		switch ops[0] {
+		case "restore":
+			x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+			return
+		case "add", "remove":
+			if len(ops) > 1 && ops[1] == "package" || len(ops) > 2 && ops[2] == "package" {
+				x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+				return
+			}
+		case "--version", "--info", "--list-sdks":
+			x.add(ClassRead)
+			return
+		}
+	}
+	if contains(literal(x.rest()), "--version") || contains(literal(x.rest()), "-v") && x.c.Program == "mvn" {
+		x.add(ClassRead)
+		return
+	}
+	x.add(ClassExec)
+}

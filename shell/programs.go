@@ -1,0 +1,1166 @@
+package shell
+
+import (
+	"strings"
+)
+
+// This file holds the argument-aware classifiers the table refers to.
+
+func progCd(x *cmdCtx) {
+	x.add(ClassRead)
+	if x.c.Program == "popd" {
+		x.w.cwdDyn = true
+		return
+	}
+	x.w.cd(x.rest())
+}
+
+func progEnv(x *cmdCtx) {
+	x.add(ClassRead)
+	x.w.a.DumpsEnv = true
+}
+
+func progSudo(x *cmdCtx) {
+	x.add(ClassPrivilege)
+	p := getopt(x.rest(), "ugpCDrtTUR", nil, true)
+	if p.has("s", "i", "--shell", "--login") {
+		x.add(ClassExec)
+		return
+	}
+	x.add(ClassRead)
+}
+
+func progPrintenv(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "", nil, false)
+	if len(p.ops) == 0 {
+		x.w.a.DumpsEnv = true
+	}
+	for _, o := range p.ops {
+		if o.lit {
+			x.w.ref(o.val)
+		} else {
+			x.w.a.IndirectEnv = true
+		}
+	}
+}
+
+func progSet(x *cmdCtx) {
+	x.add(ClassRead)
+	if len(x.rest()) == 0 {
+		x.w.a.DumpsEnv = true
+	}
+}
+
+// progDeclCall handles export/declare run as a simple command (`builtin
+// export -p`, `command declare -x`).
+func progDeclCall(x *cmdCtx) {
+	x.add(ClassRead)
+	names := 0
+	for _, a := range x.rest() {
+		if a.lit && strings.HasPrefix(a.val, "-") {
+			continue
+		}
+		names++
+		if a.lit {
+			n, _, _ := strings.Cut(a.val, "=")
+			if isCodeLoadingVar(n) && strings.Contains(a.val, "=") {
+				x.add(ClassExec)
+			}
+		} else {
+			x.add(ClassExec | ClassUnknown)
+		}
+	}
+	if names == 0 {
+		x.w.a.DumpsEnv = true
+	}
+}
+
+func progCompgen(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "AGWFCXPS", nil, false)
+	if p.has("v", "e") {
+		x.w.a.DumpsEnv = true
+	}
+	for _, a := range p.all("A") {
+		if a.val == "variable" || a.val == "export" {
+			x.w.a.DumpsEnv = true
+		}
+	}
+	if p.has("C", "F") {
+		x.add(ClassExec)
+	}
+}
+
+func progEnvsubst(x *cmdCtx) {
+	x.add(ClassRead)
+	x.w.a.DumpsEnv = true
+}
+
+func progEnable(x *cmdCtx) {
+	x.add(ClassRead)
+	if getopt(x.rest(), "f", nil, false).has("f") {
+		x.add(ClassExec) // loads a shared object
+	}
+}
+
+func progAlias(x *cmdCtx) {
+	x.add(ClassRead)
+	for _, a := range x.rest() {
+		if !a.lit || strings.Contains(a.val, "=") {
+			x.add(ClassExec)
+		}
+	}
+}
+
+func progTrap(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "", nil, true)
+	if len(p.ops) >= 2 {
+		x.script(p.ops[0])
+	}
+}
+
+func progEval(x *cmdCtx) {
+	args := x.rest()
+	var parts []string
+	for _, a := range args {
+		if !a.lit {
+			x.add(ClassExec)
+			return
+		}
+		parts = append(parts, a.val)
+	}
+	if len(parts) > 0 {
+		x.script(word{val: strings.Join(parts, " "), lit: true})
+	}
+}
+
+func progSource(x *cmdCtx) {
+	x.add(ClassExec)
+	if len(x.rest()) > 0 {
+		x.read(x.rest()[0])
+	}
+}
+
+// progShell handles bash/sh/zsh/dash/ksh/fish: -c strings are parsed as
+// nested code; a script file is exec; a literal here-document on stdin is
+// parsed too.
+func progShell(x *cmdCtx) {
+	args := x.rest()
+	cflag := false
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			break
+		}
+		v := a.val
+		if v == "--" {
+			i++
+			break
+		}
+		if v == "-o" || v == "+o" || v == "-O" || v == "+O" || v == "--init-file" || v == "--rcfile" {
+			i++
+			if v == "--init-file" || v == "--rcfile" {
+				x.add(ClassExec)
+			}
+			continue
+		}
+		if strings.HasPrefix(v, "--") {
+			if v == "--version" || v == "--help" {
+				x.add(ClassRead)
+				return
+			}
+			continue
+		}
+		if (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) && len(v) > 1 {
+			if strings.Contains(v[1:], "c") && v[0] == '-' {
+				cflag = true
+			}
+			continue
+		}
+		break
+	}
+	ops := args[i:]
+	if cflag {
+		if len(ops) == 0 {
+			x.add(ClassExec | ClassUnknown)
+			return
+		}
+		x.script(ops[0])
+		return
+	}
+	if len(ops) > 0 {
+		x.add(ClassExec)
+		x.read(ops[0])
+		return
+	}
+	// the script comes from stdin
+	if x.stdin != nil && x.stdin.lit {
+		x.scripts = append(x.scripts, x.stdin.text)
+		return
+	}
+	x.add(ClassExec)
+}
+
+func progSu(x *cmdCtx) {
+	x.add(ClassPrivilege)
+	p := getopt(x.rest(), "cgGs", []string{"command", "group", "supp-group", "shell", "session-command"}, false)
+	if c, ok := p.get("c", "--command", "--session-command"); ok {
+		x.script(c)
+		return
+	}
+	x.add(ClassExec)
+}
+
+// interpreter options that take the inline program.
+func progPython(x *cmdCtx) {
+	args := x.rest()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			x.add(ClassExec)
+			return
+		}
+		switch v := a.val; {
+		case v == "-m" && i+1 < len(args):
+			mod := args[i+1].val
+			rest := literal(args[i+2:])
+			switch {
+			case mod == "pytest" || mod == "unittest" || mod == "nose2" || mod == "tox":
+				x.add(ClassTest)
+			case mod == "pip" || mod == "ensurepip":
+				x.c.Subcommand = "pip"
+				pipLike(x, rest)
+			case mod == "http.server" || mod == "SimpleHTTPServer" || mod == "smtpd":
+				x.add(ClassNetwork | ClassExec)
+			case mod == "json.tool":
+				x.add(ClassRead)
+			case mod == "venv" || mod == "virtualenv":
+				x.add(ClassWrite)
+				if len(rest) > 0 {
+					x.write(word{val: rest[len(rest)-1], lit: true})
+				}
+			default:
+				x.add(ClassExec)
+			}
+			return
+		case v == "-V" || v == "--version":
+			x.add(ClassRead)
+			return
+		case strings.HasPrefix(v, "-m"):
+			x.add(ClassExec)
+			return
+		case v == "-W" || v == "-X" || v == "-Q":
+			i++
+		case strings.HasPrefix(v, "-") && v != "-":
+			if strings.Contains(v, "c") {
+				x.add(ClassExec)
+				return
+			}
+		default:
+			x.add(ClassExec)
+			x.read(a)
+			return
+		}
+	}
+	x.add(ClassExec)
+}
+
+func progNode(x *cmdCtx) {
+	args := literal(x.rest())
+	for _, a := range args {
+		switch {
+		case a == "--test":
+			x.add(ClassTest)
+			return
+		case a == "-v" || a == "--version":
+			x.add(ClassRead)
+			return
+		case !strings.HasPrefix(a, "-"):
+			x.add(ClassExec)
+			return
+		}
+	}
+	x.add(ClassExec)
+}
+
+func progDeno(x *cmdCtx) {
+	ops := literal(x.rest())
+	if len(ops) > 0 {
+		x.c.Subcommand = ops[0]
+		switch ops[0] {
+		case "test":
+			x.add(ClassTest)
+			return
+		case "fmt":
+			x.add(ClassModify)
+			x.writeDyn("deno fmt")
+			return
+		case "--version", "-V":
+			x.add(ClassRead)
+			return
+		}
+	}
+	x.add(ClassExec | ClassNetwork)
+}
+
+func progBun(x *cmdCtx) {
+	ops := literal(x.rest())
+	if len(ops) > 0 {
+		x.c.Subcommand = ops[0]
+		switch ops[0] {
+		case "test":
+			x.add(ClassTest)
+			return
+		case "install", "i", "add", "remove", "rm", "update", "upgrade", "link":
+			x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+			return
+		case "run":
+			if len(ops) > 1 && ops[1] == "test" {
+				x.add(ClassTest)
+				return
+			}
+		case "--version", "-v":
+			x.add(ClassRead)
+			return
+		}
+	}
+	x.add(ClassExec)
+}
+
+// perlLike handles perl and ruby: -e code is exec, -i edits files in place.
+func perlLike(x *cmdCtx, valueOpts string) {
+	x.add(ClassExec)
+	args := x.rest()
+	inplace := false
+	code := false
+	var files []word
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			files = append(files, a)
+			continue
+		}
+		v := a.val
+		if v == "--" {
+			files = append(files, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(v, "-") && len(v) > 1 && !code {
+			for j := 1; j < len(v); j++ {
+				ch := v[j]
+				if ch == 'i' {
+					inplace = true
+					break // the rest is the backup suffix
+				}
+				if ch == 'e' || ch == 'E' {
+					code = true
+					if j == len(v)-1 {
+						i++ // the program
+					}
+					break
+				}
+				if strings.IndexByte(valueOpts, ch) >= 0 {
+					if j == len(v)-1 {
+						i++
+					}
+					break
+				}
+			}
+			continue
+		}
+		if !code {
+			code = true // the script file
+			x.read(a)
+			continue
+		}
+		files = append(files, a)
+	}
+	if inplace {
+		x.add(ClassModify)
+		x.write(files...)
+	}
+}
+
+func progPerl(x *cmdCtx) {
+	if len(x.rest()) == 1 && x.rest()[0].lit && (x.rest()[0].val == "-v" || x.rest()[0].val == "--version") {
+		x.add(ClassRead)
+		return
+	}
+	perlLike(x, "ICdDmMlx0")
+}
+
+func progRuby(x *cmdCtx) {
+	if len(x.rest()) == 1 && x.rest()[0].lit && (x.rest()[0].val == "-v" || x.rest()[0].val == "--version") {
+		x.add(ClassRead)
+		return
+	}
+	perlLike(x, "ICrxE0F")
+}
+
+func progPhp(x *cmdCtx) {
+	args := literal(x.rest())
+	if len(args) == 1 && (args[0] == "-v" || args[0] == "--version") {
+		x.add(ClassRead)
+		return
+	}
+	x.add(ClassExec)
+	for _, a := range args {
+		if a == "-S" {
+			x.add(ClassNetwork)
+		}
+	}
+}
+
+func progAgent(x *cmdCtx) {
+	x.add(ClassNestedAgent | ClassExec)
+}
+
+func progStatewright(x *cmdCtx) {
+	ops := getopt(x.rest(), "", []string{"store", "config", "workflow", "dir"}, true).ops
+	if len(ops) == 0 || !ops[0].lit {
+		x.add(ClassRead)
+		if len(ops) > 0 {
+			x.add(ClassExec | ClassUnknown)
+		}
+		return
+	}
+	sub := ops[0].val
+	x.c.Subcommand = sub
+	switch sub {
+	case "version", "help", "explain", "validate", "status", "history", "show", "list", "doctor", "schema", "completion":
+		x.add(ClassRead)
+	default:
+		x.add(ClassExec)
+	}
+}
+
+func progSqlite(x *cmdCtx) {
+	x.add(ClassExec)
+	p := getopt(x.rest(), "", []string{"cmd", "separator", "newline", "nullvalue", "init", "vfs", "lookaside", "pagecache", "mmap", "maxsize"}, false)
+	if len(p.ops) > 0 {
+		x.read(p.ops[0])
+		x.write(p.ops[0])
+		x.add(ClassWrite)
+	}
+}
+
+func progDate(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "dfrIR", []string{"date", "file", "reference"}, false)
+	if p.has("s", "--set") {
+		x.add(ClassPrivilege)
+	}
+}
+
+func progSystemctl(x *cmdCtx) {
+	ops := literal(getopt(x.rest(), "tpHMn", []string{"type", "property", "host", "machine", "lines", "output"}, false).ops)
+	if len(ops) > 0 {
+		x.c.Subcommand = ops[0]
+		switch {
+		case ops[0] == "status", ops[0] == "show", ops[0] == "cat", strings.HasPrefix(ops[0], "list-"), strings.HasPrefix(ops[0], "is-"):
+			x.add(ClassRead)
+			return
+		}
+		if x.c.Program == "service" && len(ops) > 1 && ops[1] == "status" {
+			x.add(ClassRead)
+			return
+		}
+	}
+	x.add(ClassProcess | ClassPrivilege)
+}
+
+func progCrontab(x *cmdCtx) {
+	p := getopt(x.rest(), "u", nil, false)
+	switch {
+	case p.has("l"):
+		x.add(ClassRead)
+	case p.has("r"):
+		x.add(ClassDelete)
+	default:
+		x.add(ClassExec | ClassBackground | ClassWrite)
+		x.read(p.ops...)
+	}
+}
+
+func progNc(x *cmdCtx) {
+	x.add(ClassNetwork)
+	p := getopt(x.rest(), "eciIOpqsTwWxXoDlmb", []string{"exec", "sh-exec", "lua-exec", "output"}, false)
+	if p.has("e", "c", "--exec", "--sh-exec", "--lua-exec") {
+		x.add(ClassExec)
+	}
+	for _, o := range p.all("o", "--output") {
+		x.add(ClassWrite)
+		x.write(o)
+	}
+}
+
+func progDownloader(x *cmdCtx) {
+	x.add(ClassNetwork | ClassWrite)
+	x.writeDyn("download")
+}
+
+// progCurl: network; -o/--output (and friends) write files.
+func progCurl(x *cmdCtx) {
+	x.add(ClassNetwork)
+	p := getopt(x.rest(), "oDcbdFHKTuUxXAeEmrwyYzCPQ", []string{"output", "dump-header", "cookie-jar", "trace",
+		"trace-ascii", "stderr", "output-dir", "upload-file", "config", "data", "data-binary", "data-raw",
+		"data-urlencode", "form", "header", "user", "proxy", "request", "url", "cookie", "referer", "user-agent",
+		"cert", "key", "cacert", "max-time", "connect-timeout", "retry", "write-out", "libcurl", "etag-save",
+		"hsts", "alt-svc"}, false)
+	for _, o := range p.all("o", "--output", "D", "--dump-header", "c", "--cookie-jar", "--trace",
+		"--trace-ascii", "--stderr", "--libcurl", "--etag-save") {
+		if o.lit && o.val == "-" {
+			continue
+		}
+		x.add(ClassWrite)
+		x.write(o)
+	}
+	if p.has("O", "--remote-name", "--remote-name-all", "J") {
+		x.add(ClassWrite)
+		if d, ok := p.get("--output-dir"); ok {
+			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(d.val, "*"), Dynamic: true})
+		} else {
+			x.writeDyn("remote name")
+		}
+	}
+	for _, o := range p.all("T", "--upload-file", "K", "--config") {
+		x.add(ClassRead)
+		x.read(o)
+	}
+	for _, o := range p.all("d", "--data", "--data-binary", "--data-urlencode", "F", "--form") {
+		if i := strings.Index(o.val, "@"); o.lit && i >= 0 && (i == 0 || strings.Contains(o.val[:i], "=")) {
+			x.add(ClassRead)
+			x.read(word{val: strings.TrimPrefix(o.val[i+1:], ""), lit: true})
+		} else if !o.lit {
+			x.add(ClassRead)
+		}
+	}
+	if p.dyn {
+		x.add(ClassWrite | ClassUnknown)
+		x.writeDyn("curl options")
+	}
+}
+
+func progWget(x *cmdCtx) {
+	x.add(ClassNetwork)
+	p := getopt(x.rest(), "OoaPiedDeTtwAURlQ", []string{"output-document", "output-file", "append-output",
+		"directory-prefix", "input-file", "execute", "post-file", "body-file", "load-cookies", "save-cookies",
+		"user", "password", "header", "tries", "timeout", "wait", "level", "accept", "reject", "user-agent", "quota"}, false)
+	if o, ok := p.get("O", "--output-document"); ok {
+		if !(o.lit && o.val == "-") {
+			x.add(ClassWrite)
+			x.write(o)
+		}
+	} else if len(p.ops) > 0 && !p.has("spider", "--spider") {
+		x.add(ClassWrite)
+		if d, ok := p.get("P", "--directory-prefix"); ok {
+			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(d.val, "*"), Dynamic: true})
+		} else {
+			x.writeDyn("download")
+		}
+	}
+	for _, o := range p.all("o", "--output-file", "a", "--append-output", "--save-cookies") {
+		x.add(ClassWrite)
+		x.write(o)
+	}
+	for _, o := range p.all("i", "--input-file", "--post-file", "--body-file") {
+		x.add(ClassRead)
+		x.read(o)
+	}
+	if p.has("e", "--execute") {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func isRemote(a word) bool {
+	if !a.lit {
+		return false
+	}
+	v := a.val
+	if strings.Contains(v, "://") || strings.Contains(v, "::") {
+		return true
+	}
+	i := strings.Index(v, ":")
+	if i <= 0 {
+		return false
+	}
+	j := strings.Index(v, "/")
+	return j < 0 || i < j
+}
+
+func progRsync(x *cmdCtx) {
+	p := getopt(x.rest(), "efTBM", []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from",
+		"files-from", "temp-dir", "rsync-path", "backup-dir", "suffix", "chmod", "chown", "log-file", "partial-dir",
+		"compare-dest", "copy-dest", "link-dest", "timeout", "bwlimit", "out-format", "password-file", "port"}, false)
+	x.add(ClassWrite)
+	for _, o := range p.ops {
+		if isRemote(o) {
+			x.add(ClassNetwork)
+		}
+	}
+	if p.has("e", "--rsh", "--rsync-path") {
+		x.add(ClassNetwork | ClassExec)
+	}
+	for _, o := range p.opts {
+		if strings.HasPrefix(o.name, "--delete") || o.name == "--remove-source-files" {
+			x.add(ClassDelete)
+		}
+	}
+	if n := len(p.ops); n > 0 {
+		dst := p.ops[n-1]
+		if !isRemote(dst) {
+			x.write(dst)
+		}
+		for _, s := range p.ops[:n-1] {
+			if !isRemote(s) {
+				x.read(s)
+			}
+		}
+	}
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func progScp(x *cmdCtx) {
+	x.add(ClassNetwork)
+	p := getopt(x.rest(), "cFiJloPSDX", nil, false)
+	if p.has("S", "o", "F") {
+		x.add(ClassExec)
+	}
+	if n := len(p.ops); n > 0 {
+		if dst := p.ops[n-1]; !isRemote(dst) {
+			x.add(ClassWrite)
+			x.write(dst)
+		}
+		for _, s := range p.ops[:n-1] {
+			if !isRemote(s) {
+				x.read(s)
+			}
+		}
+	}
+}
+
+// progMv: sources are moved away (modify), the destination written.
+func progMv(x *cmdCtx) {
+	p := getopt(x.rest(), "tS", []string{"target-directory", "suffix"}, false)
+	x.add(ClassWrite | ClassModify)
+	ops := p.ops
+	if t, ok := p.get("t", "--target-directory"); ok {
+		x.write(ops...)
+		x.write(t)
+		return
+	}
+	x.write(ops...)
+}
+
+func progInstall(x *cmdCtx) {
+	p := getopt(x.rest(), "gmoSt", []string{"group", "mode", "owner", "suffix", "target-directory"}, false)
+	x.add(ClassWrite)
+	if p.has("d", "--directory") {
+		x.write(p.ops...)
+		return
+	}
+	if t, ok := p.get("t", "--target-directory"); ok {
+		x.write(t)
+		x.read(p.ops...)
+		return
+	}
+	if n := len(p.ops); n > 0 {
+		x.read(p.ops[:n-1]...)
+		x.write(p.ops[n-1])
+	}
+}
+
+func progModeFiles(x *cmdCtx) {
+	p := getopt(x.rest(), "", []string{"reference"}, false)
+	x.add(ClassModify)
+	ops := p.ops
+	if _, ok := p.get("--reference"); !ok && len(ops) > 0 {
+		ops = ops[1:] // the mode
+	}
+	// chmod -x f parses as an option; its operands are still the files
+	x.write(ops...)
+}
+
+func progChown(x *cmdCtx) {
+	p := getopt(x.rest(), "", []string{"reference", "from"}, false)
+	x.add(ClassModify)
+	ops := p.ops
+	if _, ok := p.get("--reference"); !ok && len(ops) > 0 {
+		owner := ops[0].val
+		if o, _, _ := strings.Cut(owner, ":"); o == "root" || o == "0" || (x.c.Program == "chgrp" && (owner == "root" || owner == "0" || owner == "wheel")) {
+			x.add(ClassPrivilege)
+		}
+		ops = ops[1:]
+	}
+	x.write(ops...)
+}
+
+func progMktemp(x *cmdCtx) {
+	p := getopt(x.rest(), "pt", []string{"tmpdir", "suffix"}, false)
+	if p.has("u", "--dry-run") {
+		x.add(ClassRead)
+		return
+	}
+	x.add(ClassWrite)
+	x.writeDyn("mktemp")
+}
+
+func progSplit(x *cmdCtx) {
+	p := getopt(x.rest(), "abClnf", []string{"suffix-length", "bytes", "line-bytes", "lines", "number", "prefix", "filter", "additional-suffix"}, false)
+	x.add(ClassWrite)
+	if p.has("--filter") {
+		x.add(ClassExec)
+	}
+	if len(p.ops) > 0 {
+		x.read(p.ops[0])
+	}
+	prefix := "x"
+	if len(p.ops) > 1 {
+		if x.c.Program == "split" {
+			prefix = p.ops[len(p.ops)-1].val
+		}
+	}
+	if f, ok := p.get("f", "--prefix"); ok {
+		prefix = f.val
+	}
+	x.c.Writes = append(x.c.Writes, Target{Path: x.w.pathTarget(prefix).Path + "*", Dynamic: true})
+}
+
+func progCpio(x *cmdCtx) {
+	p := getopt(x.rest(), "DEFHIMOR", []string{"directory", "file", "format", "pattern-file", "owner", "rsh-command"}, false)
+	if p.has("i", "--extract", "p", "--pass-through") {
+		x.add(ClassWrite)
+		x.writeDyn("cpio extract")
+		return
+	}
+	if o, ok := p.get("O", "F", "--file"); ok {
+		x.add(ClassWrite)
+		x.write(o)
+		return
+	}
+	x.add(ClassRead)
+}
+
+func progDd(x *cmdCtx) {
+	x.add(ClassRead)
+	for _, a := range x.rest() {
+		if !a.lit {
+			if strings.HasPrefix(a.val, "of=") || a.split {
+				x.add(ClassWrite | ClassDelete)
+				x.writeDyn(a.val)
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(a.val, "of="); ok {
+			if harmlessDevice(v) {
+				continue
+			}
+			x.add(ClassWrite)
+			if strings.HasPrefix(v, "/dev/") {
+				x.add(ClassDelete) // overwriting a device destroys it
+			}
+			x.write(word{val: v, lit: true})
+		}
+		if v, ok := strings.CutPrefix(a.val, "if="); ok {
+			x.read(word{val: v, lit: true})
+		}
+	}
+}
+
+func progTee(x *cmdCtx) {
+	p := getopt(x.rest(), "", []string{"output-error"}, false)
+	x.add(ClassRead)
+	for _, o := range p.ops {
+		if o.lit && harmlessDevice(o.val) {
+			continue
+		}
+		x.add(ClassWrite)
+		x.write(o)
+	}
+	if p.dyn {
+		x.add(ClassWrite)
+	}
+}
+
+// outputOpt classifies programs that read files and write with -o FILE.
+func outputOpt(x *cmdCtx, short, long string, p parsed) {
+	x.add(ClassRead)
+	x.read(p.ops...)
+	for _, o := range p.all(short, long) {
+		if o.lit && harmlessDevice(o.val) {
+			continue
+		}
+		x.add(ClassWrite)
+		x.write(o)
+	}
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func progSort(x *cmdCtx) {
+	p := getopt(x.rest(), "ktoSTy", []string{"key", "field-separator", "output", "buffer-size", "temporary-directory",
+		"parallel", "files0-from", "random-source", "sort", "compress-program", "batch-size"}, false)
+	if p.has("--compress-program") {
+		x.add(ClassExec)
+	}
+	outputOpt(x, "o", "--output", p)
+}
+
+func progShuf(x *cmdCtx) {
+	outputOpt(x, "o", "--output", getopt(x.rest(), "inoe", []string{"input-range", "head-count", "output", "random-source"}, false))
+}
+
+func progIconv(x *cmdCtx) {
+	outputOpt(x, "o", "--output", getopt(x.rest(), "fto", []string{"from-code", "to-code", "output"}, false))
+}
+
+func progTree(x *cmdCtx) {
+	outputOpt(x, "o", "", getopt(x.rest(), "LPIo", []string{"filelimit", "timefmt", "charset", "sort"}, false))
+}
+
+func progSdiff(x *cmdCtx) {
+	outputOpt(x, "o", "--output", getopt(x.rest(), "oIw", []string{"output", "ignore-matching-lines", "width", "diff-program"}, false))
+}
+
+func progUniq(x *cmdCtx) {
+	p := getopt(x.rest(), "fsw", []string{"skip-fields", "skip-chars", "check-chars", "group", "all-repeated"}, false)
+	x.add(ClassRead)
+	if len(p.ops) > 0 {
+		x.read(p.ops[0])
+	}
+	if len(p.ops) > 1 && !(p.ops[1].lit && harmlessDevice(p.ops[1].val)) {
+		x.add(ClassWrite)
+		x.write(p.ops[1])
+	}
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func progXxd(x *cmdCtx) {
+	p := getopt(x.rest(), "cglosn", []string{"cols", "groupsize", "len", "seek", "name"}, false)
+	x.add(ClassRead)
+	if len(p.ops) > 0 {
+		x.read(p.ops[0])
+	}
+	if len(p.ops) > 1 && !(p.ops[1].lit && harmlessDevice(p.ops[1].val)) {
+		x.add(ClassWrite)
+		x.write(p.ops[1])
+	}
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func progYq(x *cmdCtx) {
+	p := getopt(x.rest(), "oIpe", []string{"output-format", "indent", "input-format", "expression", "from-file"}, false)
+	x.add(ClassRead)
+	ops := p.ops
+	if len(ops) > 0 && !p.has("--from-file") {
+		ops = ops[1:]
+	}
+	if p.has("i", "--inplace") {
+		x.add(ClassModify)
+		x.write(ops...)
+		return
+	}
+	x.read(ops...)
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func progGofmt(x *cmdCtx) {
+	p := getopt(x.rest(), "r", nil, false)
+	if p.has("w") {
+		x.add(ClassModify)
+		x.write(p.ops...)
+		return
+	}
+	x.add(ClassRead)
+	x.read(p.ops...)
+}
+
+func progEditor(x *cmdCtx) {
+	// an editor can edit any file and run shell commands (:!, e !)
+	x.add(ClassModify | ClassExec)
+	p := getopt(x.rest(), "cSTuUiwWs", nil, false)
+	x.write(p.ops...)
+}
+
+func progPatch(x *cmdCtx) {
+	p := getopt(x.rest(), "pidoriBDFVYzgs", []string{"strip", "directory", "output", "reject-file", "input",
+		"prefix", "suffix", "backup-if-mismatch", "fuzz", "get", "quoting-style", "version-control"}, false)
+	if p.has("--dry-run", "C", "--check") {
+		x.add(ClassRead)
+		return
+	}
+	x.add(ClassModify)
+	if o, ok := p.get("o", "--output"); ok {
+		x.add(ClassWrite)
+		x.write(o)
+	} else if len(p.ops) > 0 {
+		x.write(p.ops[0])
+	} else {
+		x.writeDyn("files named in the patch")
+	}
+	for _, f := range p.all("i", "--input") {
+		x.read(f)
+	}
+	if len(p.ops) > 1 {
+		x.read(p.ops[1])
+	}
+}
+
+func progCompress(x *cmdCtx) {
+	p := getopt(x.rest(), "SbLo", []string{"suffix", "format", "output"}, false)
+	if p.has("c", "--stdout", "--to-stdout", "l", "--list", "t", "--test") {
+		x.add(ClassRead)
+		x.read(p.ops...)
+		return
+	}
+	if o, ok := p.get("o", "--output"); ok {
+		x.add(ClassRead | ClassWrite)
+		x.read(p.ops...)
+		x.write(o)
+		return
+	}
+	x.add(ClassModify)
+	if len(p.ops) == 0 {
+		x.add(ClassRead) // a filter on stdin
+		x.c.Classes &^= ClassModify
+		return
+	}
+	x.write(p.ops...)
+}
+
+// progTar: extract writes unknown paths; create/append write the archive;
+// list reads.
+func progTar(x *cmdCtx) {
+	args := x.rest()
+	// old-style bundled first argument: tar xzf a.tgz
+	if len(args) > 0 && args[0].lit && !strings.HasPrefix(args[0].val, "-") && args[0].val != "" {
+		args = append([]word{{val: "-" + args[0].val, lit: true}}, args[1:]...)
+	}
+	p := getopt(args, "fCTXbgKLNVI", []string{"file", "directory", "files-from", "exclude-from", "to-command",
+		"use-compress-program", "checkpoint-action", "info-script", "new-volume-script", "rsh-command", "exclude",
+		"transform", "xform", "owner", "group", "mode", "newer", "after-date", "label", "format", "blocking-factor"}, false)
+	if p.has("--to-command", "I", "--use-compress-program", "--checkpoint-action", "--info-script",
+		"F", "--new-volume-script", "--rsh-command") {
+		x.add(ClassExec)
+	}
+	archive, hasArchive := p.get("f", "--file")
+	switch {
+	case p.has("x", "--extract", "--get"):
+		x.add(ClassWrite)
+		if hasArchive {
+			x.read(archive)
+		}
+		dir := "."
+		if d, ok := p.get("C", "--directory"); ok {
+			dir = d.val
+			if !d.lit {
+				dir = d.val
+			}
+		}
+		x.c.Writes = append(x.c.Writes, Target{Path: joinPath(x.w.pathTarget(dir).Path, "*"), Dynamic: true})
+		if p.has("--overwrite", "--recursive-unlink", "--unlink-first", "U", "--remove-files") {
+			x.add(ClassDelete)
+		}
+	case p.has("c", "--create", "r", "--append", "u", "--update", "A", "--catenate", "--concatenate", "--delete"):
+		x.add(ClassRead)
+		if p.has("--remove-files") {
+			x.add(ClassDelete)
+			x.write(p.ops...)
+		} else {
+			x.read(p.ops...)
+		}
+		if hasArchive && !(archive.lit && (archive.val == "-" || harmlessDevice(archive.val))) {
+			x.add(ClassWrite)
+			x.write(archive)
+		}
+	default: // -t, --list, --diff
+		x.add(ClassRead)
+		if hasArchive {
+			x.read(archive)
+		}
+	}
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func progUnzip(x *cmdCtx) {
+	p := getopt(x.rest(), "dxP", nil, false)
+	if p.has("l", "t", "v", "p", "c", "z", "Z") {
+		x.add(ClassRead)
+		x.read(p.ops...)
+		return
+	}
+	x.add(ClassWrite)
+	if len(p.ops) > 0 {
+		x.read(p.ops[0])
+	}
+	dir := "."
+	if d, ok := p.get("d"); ok {
+		dir = d.val
+	}
+	x.c.Writes = append(x.c.Writes, Target{Path: joinPath(x.w.pathTarget(dir).Path, "*"), Dynamic: true})
+}
+
+func prog7z(x *cmdCtx) {
+	ops := getopt(x.rest(), "", nil, false).ops
+	if len(ops) == 0 || !ops[0].lit {
+		x.add(ClassExec | ClassUnknown)
+		return
+	}
+	switch ops[0].val {
+	case "l", "t", "h", "i", "lb", "lt", "v":
+		x.add(ClassRead)
+		x.read(ops[1:]...)
+	case "a", "u", "d", "rn":
+		x.add(ClassWrite)
+		if len(ops) > 1 {
+			x.write(ops[1])
+			x.read(ops[2:]...)
+		}
+	default: // e, x
+		x.add(ClassWrite)
+		if len(ops) > 1 {
+			x.read(ops[1])
+		}
+		x.writeDyn("archive contents")
+	}
+}
+
+func progZip(x *cmdCtx) {
+	p := getopt(x.rest(), "bnOPtTx", []string{"temp-path", "suffixes", "output-file", "password", "exclude", "include"}, false)
+	x.add(ClassRead | ClassWrite)
+	if p.has("m", "--move") {
+		x.add(ClassDelete)
+	}
+	if p.has("T", "--unzip-command") {
+		x.add(ClassExec)
+	}
+	if len(p.ops) > 0 {
+		x.write(p.ops[0])
+		x.read(p.ops[1:]...)
+	}
+}
+
+func progDpkg(x *cmdCtx) {
+	p := getopt(x.rest(), "", nil, false)
+	if p.has("i", "--install", "r", "--remove", "P", "--purge", "--unpack", "--configure") {
+		x.add(ClassPackageInstall | ClassWrite)
+		return
+	}
+	x.add(ClassRead)
+}
+
+// progFind: a search; -delete deletes, -fprint* and -fls write, and -exec,
+// -execdir, -ok and -okdir run commands (classified as further commands).
+func progFind(x *cmdCtx) {
+	x.add(ClassSearch)
+	args := x.rest()
+	i := 0
+	for i < len(args) && args[i].lit && (args[i].val == "-H" || args[i].val == "-L" || args[i].val == "-P" ||
+		strings.HasPrefix(args[i].val, "-O") || args[i].val == "-D") {
+		if args[i].val == "-D" {
+			i++
+		}
+		i++
+	}
+	var roots []word
+	for i < len(args) {
+		a := args[i]
+		if a.lit && (strings.HasPrefix(a.val, "-") || a.val == "(" || a.val == "!" || a.val == ")") {
+			break
+		}
+		roots = append(roots, a)
+		i++
+	}
+	x.read(roots...)
+	root := "."
+	if len(roots) == 1 {
+		root = x.targetOf(roots[0]).Path
+	}
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			if a.split {
+				x.add(ClassExec | ClassUnknown)
+			}
+			continue
+		}
+		switch a.val {
+		case "-delete":
+			x.add(ClassDelete)
+			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(root, "*"), Dynamic: true})
+		case "-fprint", "-fprint0", "-fls", "-fprintf":
+			if i+1 < len(args) {
+				x.add(ClassWrite)
+				x.write(args[i+1])
+				i++
+				if a.val == "-fprintf" {
+					i++
+				}
+			}
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && !(args[j].lit && (args[j].val == ";" || args[j].val == "+")) {
+				j++
+			}
+			x.inner(args[i+1:j], "find", true)
+			i = j
+		case "-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-newer", "-perm", "-user",
+			"-group", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-maxdepth", "-mindepth",
+			"-printf", "-wholename", "-iwholename", "-lname", "-ilname", "-samefile", "-inum", "-links", "-uid",
+			"-gid", "-fstype", "-regextype", "-context", "-xtype", "-used", "-anewer", "-cnewer", "-files0-from":
+			i++
+		}
+	}
+}
+
+// progFd: fd's -x/--exec and -X/--exec-batch run the rest of the line.
+func progFd(x *cmdCtx) {
+	x.add(ClassSearch)
+	args := x.rest()
+	for i, a := range args {
+		if a.lit && (a.val == "-x" || a.val == "--exec" || a.val == "-X" || a.val == "--exec-batch") {
+			end := len(args)
+			for j := i + 1; j < len(args); j++ {
+				if args[j].lit && args[j].val == ";" {
+					end = j
+					break
+				}
+			}
+			x.inner(args[i+1:end], "fd", true)
+			return
+		}
+	}
+}
+
+func progRg(x *cmdCtx) {
+	p := getopt(x.rest(), "efgmABCjMtTE", []string{"regexp", "file", "glob", "iglob", "max-count", "after-context",
+		"before-context", "context", "threads", "max-columns", "type", "type-not", "encoding", "pre", "pre-glob",
+		"type-add", "ignore-file", "sort", "sortr", "max-depth", "max-filesize", "color", "colors", "replace",
+		"path-separator", "context-separator", "field-match-separator", "engine"}, false)
+	x.add(ClassSearch)
+	if p.has("--pre") {
+		x.add(ClassExec)
+	}
+	ops := p.ops
+	if len(ops) > 0 && !p.has("e", "--regexp", "f", "--file", "--files", "--type-list") {
+		ops = ops[1:]
+	}
+	x.read(ops...)
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+}

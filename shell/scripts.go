@@ -1,0 +1,497 @@
+package shell
+
+import "strings"
+
+// This file reads the little languages programs take as arguments: sed
+// scripts and awk programs.
+
+// sedEffects is what a sed script does besides printing.
+type sedEffects struct {
+	writes  []string
+	reads   []string
+	exec    bool // e command or s///e
+	unknown bool // a construct the scanner does not know
+}
+
+// scanSed scans a (GNU) sed script for w/W (write), r/R (read) and e (exec).
+func scanSed(s string) sedEffects {
+	var fx sedEffects
+	i := 0
+	n := len(s)
+	skipSpace := func() {
+		for i < n && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+	}
+	restOfLine := func() string {
+		j := i
+		for j < n && s[j] != '\n' {
+			j++
+		}
+		v := s[i:j]
+		i = j
+		return v
+	}
+	// delimited reads up to an unescaped d.
+	delimited := func(d byte) bool {
+		for i < n {
+			c := s[i]
+			if c == '\\' {
+				i += 2
+				continue
+			}
+			i++
+			if c == d {
+				return true
+			}
+		}
+		return false
+	}
+	addr := func() bool {
+		skipSpace()
+		if i >= n {
+			return true
+		}
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			for i < n && (s[i] >= '0' && s[i] <= '9' || s[i] == '~') {
+				i++
+			}
+		case c == '$':
+			i++
+		case c == '/':
+			i++
+			if !delimited('/') {
+				return false
+			}
+			for i < n && (s[i] == 'I' || s[i] == 'M') {
+				i++
+			}
+		case c == '\\':
+			if i+1 >= n {
+				return false
+			}
+			d := s[i+1]
+			i += 2
+			if !delimited(d) {
+				return false
+			}
+			for i < n && (s[i] == 'I' || s[i] == 'M') {
+				i++
+			}
+		case c == '+' || c == '~':
+			i++
+			for i < n && s[i] >= '0' && s[i] <= '9' {
+				i++
+			}
+		}
+		return true
+	}
+	for i < n {
+		for i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == ';') {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		if s[i] == '#' {
+			restOfLine()
+			continue
+		}
+		if !addr() {
+			fx.unknown = true
+			return fx
+		}
+		skipSpace()
+		if i < n && s[i] == ',' {
+			i++
+			if !addr() {
+				fx.unknown = true
+				return fx
+			}
+		}
+		skipSpace()
+		for i < n && s[i] == '!' {
+			i++
+			skipSpace()
+		}
+		if i >= n {
+			break
+		}
+		c := s[i]
+		i++
+		switch c {
+		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case 's', 'y':
+			if i >= n || s[i] == '\n' || s[i] == '\\' {
+				fx.unknown = true
+				return fx
+			}
+			d := s[i]
+			i++
+			if !delimited(d) || !delimited(d) {
+				fx.unknown = true
+				return fx
+			}
+			if c == 'y' {
+				continue
+			}
+			for i < n && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
+				f := s[i]
+				i++
+				if f == 'w' || f == 'W' {
+					skipSpace()
+					fx.writes = append(fx.writes, restOfLine())
+					break
+				}
+				if f == 'e' {
+					fx.exec = true
+				}
+			}
+		case 'w', 'W':
+			skipSpace()
+			fx.writes = append(fx.writes, restOfLine())
+		case 'r', 'R':
+			skipSpace()
+			fx.reads = append(fx.reads, restOfLine())
+		case 'e':
+			fx.exec = true
+			restOfLine()
+		case 'a', 'i', 'c':
+			for {
+				l := restOfLine()
+				if !strings.HasSuffix(l, "\\") || i >= n {
+					break
+				}
+				i++
+			}
+		case ':', 'b', 't', 'T':
+			for i < n && s[i] != ';' && s[i] != '\n' {
+				i++
+			}
+		case 'q', 'Q', 'l', 'L', 'v':
+			skipSpace()
+			for i < n && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+				i++
+			}
+		default:
+			fx.unknown = true
+			return fx
+		}
+	}
+	return fx
+}
+
+func progSed(x *cmdCtx) {
+	x.add(ClassRead)
+	args := x.rest()
+	var scripts []word
+	var ops []word
+	inplace, sandbox, scriptFile, dyn := false, false, false, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			if a.split {
+				dyn = true
+			}
+			ops = append(ops, a)
+			continue
+		}
+		v := a.val
+		switch {
+		case v == "--":
+			ops = append(ops, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(v, "--"):
+			name, val, eq := strings.Cut(v[2:], "=")
+			switch name {
+			case "in-place":
+				inplace = true
+			case "sandbox":
+				sandbox = true
+			case "expression", "file", "line-length":
+				if !eq && i+1 < len(args) {
+					i++
+					val, eq = args[i].val, args[i].lit
+					if !args[i].lit {
+						dyn = true
+					}
+				}
+				if name == "expression" {
+					scripts = append(scripts, word{val: val, lit: eq})
+				}
+				if name == "file" {
+					scriptFile = true
+					x.read(word{val: val, lit: eq})
+				}
+			}
+		case len(v) > 1 && v[0] == '-':
+		flags:
+			for j := 1; j < len(v); j++ {
+				switch v[j] {
+				case 'i':
+					inplace = true
+					break flags // the rest is a backup suffix
+				case 'e', 'f', 'l':
+					var val word
+					if j+1 < len(v) {
+						val = word{val: v[j+1:], lit: true}
+					} else if i+1 < len(args) {
+						i++
+						val = args[i]
+					}
+					if v[j] == 'e' {
+						scripts = append(scripts, val)
+					} else if v[j] == 'f' {
+						scriptFile = true
+						x.read(val)
+					}
+					break flags
+				}
+			}
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if len(scripts) == 0 && !scriptFile && len(ops) > 0 {
+		scripts = append(scripts, ops[0])
+		ops = ops[1:]
+	}
+	if scriptFile {
+		x.add(ClassExec | ClassUnknown) // the script's commands are not visible
+	}
+	for _, sc := range scripts {
+		if !sc.lit {
+			x.add(ClassExec | ClassUnknown)
+			continue
+		}
+		fx := scanSed(sc.val)
+		if sandbox {
+			continue
+		}
+		if fx.exec || fx.unknown {
+			x.add(ClassExec)
+		}
+		if fx.unknown {
+			x.add(ClassUnknown)
+		}
+		for _, w := range fx.writes {
+			if harmlessDevice(w) {
+				continue
+			}
+			x.add(ClassWrite)
+			x.write(word{val: w, lit: true})
+		}
+		for _, r := range fx.reads {
+			x.read(word{val: r, lit: true})
+		}
+	}
+	if dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+	if inplace {
+		x.add(ClassModify)
+		x.write(ops...)
+		return
+	}
+	x.read(ops...)
+}
+
+// awkEffects is what an awk program does besides printing.
+type awkEffects struct {
+	exec     bool
+	writes   []Target
+	envRefs  []string
+	dumpsEnv bool
+}
+
+// scanAwk scans an awk program for system(), pipes (cmd | getline, print |
+// "cmd"), output redirections of print/printf and ENVIRON.
+func scanAwk(s string) awkEffects {
+	var fx awkEffects
+	n := len(s)
+	depth := 0
+	inPrint := false
+	printDepth := 0
+	prevSig := byte(0) // last significant byte, for regex detection
+	regexOK := func() bool {
+		return prevSig == 0 || strings.IndexByte("(,;{}!~&|=\n+-*%<>?:[", prevSig) >= 0
+	}
+	readString := func(i int) (string, int) { // s[i] == '"'
+		var sb strings.Builder
+		i++
+		for i < n && s[i] != '"' {
+			if s[i] == '\\' && i+1 < n {
+				i++
+			}
+			sb.WriteByte(s[i])
+			i++
+		}
+		return sb.String(), i + 1
+	}
+	i := 0
+	for i < n {
+		c := s[i]
+		switch {
+		case c == '#':
+			for i < n && s[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '"':
+			_, i = readString(i)
+			prevSig = '"'
+			continue
+		case c == '/' && regexOK():
+			i++
+			for i < n && s[i] != '/' {
+				if s[i] == '\\' {
+					i++
+				} else if s[i] == '[' {
+					for i < n && s[i] != ']' {
+						i++
+					}
+				}
+				i++
+			}
+			i++
+			prevSig = '/'
+			continue
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < n && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			id := s[i:j]
+			k := j
+			for k < n && (s[k] == ' ' || s[k] == '\t') {
+				k++
+			}
+			switch id {
+			case "system":
+				fx.exec = true
+			case "print", "printf":
+				inPrint = true
+				printDepth = depth
+			case "ENVIRON":
+				if k < n && s[k] == '[' {
+					k++
+					for k < n && s[k] == ' ' {
+						k++
+					}
+					if k < n && s[k] == '"' {
+						name, _ := readString(k)
+						fx.envRefs = append(fx.envRefs, name)
+					} else {
+						fx.dumpsEnv = true
+					}
+				} else {
+					fx.dumpsEnv = true
+				}
+			}
+			i = j
+			prevSig = 'a'
+			continue
+		case c == '(' || c == '[':
+			depth++
+		case c == ')' || c == ']':
+			depth--
+		case c == ';' || c == '\n' || c == '{' || c == '}':
+			inPrint = false
+		case c == '|':
+			if i+1 < n && s[i+1] == '|' {
+				i += 2
+				prevSig = '|'
+				continue
+			}
+			fx.exec = true // cmd | getline, print | "cmd", |&
+		case c == '>' && inPrint && depth == printDepth:
+			i++
+			if i < n && s[i] == '>' {
+				i++
+			}
+			for i < n && (s[i] == ' ' || s[i] == '\t') {
+				i++
+			}
+			if i < n && s[i] == '"' {
+				var t string
+				t, i = readString(i)
+				if !harmlessDevice(t) && t != "/dev/stderr" && t != "-" {
+					fx.writes = append(fx.writes, Target{Path: t})
+				}
+			} else {
+				fx.writes = append(fx.writes, Target{Path: "awk output", Dynamic: true})
+			}
+			prevSig = '"'
+			continue
+		}
+		if c != ' ' && c != '\t' {
+			prevSig = c
+		}
+		i++
+	}
+	return fx
+}
+
+func progAwk(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "FvfieElW", []string{"field-separator", "assign", "file", "include", "source", "exec", "load"}, false)
+	ops := p.ops
+	inplace := false
+	for _, o := range p.all("i", "--include") {
+		if o.val == "inplace" || o.val == "inplace.awk" {
+			inplace = true
+		} else {
+			x.add(ClassExec | ClassUnknown)
+		}
+	}
+	if p.has("f", "--file", "E", "--exec", "l", "--load") {
+		x.add(ClassExec | ClassUnknown) // program text not visible
+	}
+	var progs []word
+	progs = append(progs, p.all("e", "--source")...)
+	if len(progs) == 0 && !p.has("f", "--file", "E", "--exec") && len(ops) > 0 {
+		progs = append(progs, ops[0])
+		ops = ops[1:]
+	}
+	for _, pr := range progs {
+		if !pr.lit {
+			x.add(ClassExec | ClassUnknown)
+			continue
+		}
+		fx := scanAwk(pr.val)
+		if fx.exec {
+			x.add(ClassExec)
+		}
+		for _, t := range fx.writes {
+			x.add(ClassWrite)
+			if t.Dynamic {
+				x.c.Writes = append(x.c.Writes, t)
+			} else {
+				x.write(word{val: t.Path, lit: true})
+			}
+		}
+		for _, e := range fx.envRefs {
+			x.w.ref(e)
+		}
+		if fx.dumpsEnv {
+			x.w.a.DumpsEnv = true
+		}
+	}
+	var files []word
+	for _, o := range ops {
+		if o.lit && strings.Contains(o.val, "=") && isName(strings.SplitN(o.val, "=", 2)[0]) {
+			continue // var=value operand
+		}
+		files = append(files, o)
+	}
+	if p.dyn {
+		x.add(ClassExec | ClassUnknown)
+	}
+	if inplace {
+		x.add(ClassModify)
+		x.write(files...)
+		return
+	}
+	x.read(files...)
+}

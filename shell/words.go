@@ -1,0 +1,322 @@
+package shell
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// word is one argv word as the analysis sees it.
+type word struct {
+	val   string // the literal value, or the source text when !lit
+	lit   bool   // the value is known statically
+	split bool   // unquoted expansion or glob: may become several words or options
+}
+
+// wordValue returns the value of a word after quote removal, and whether it
+// is fully literal (no expansion, no glob, no brace expansion).
+func wordValue(wd *syntax.Word) (string, bool) {
+	if wd == nil {
+		return "", true
+	}
+	var sb strings.Builder
+	lit := true
+	for _, p := range wd.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			v, ok := unquotedLit(x.Value)
+			sb.WriteString(v)
+			lit = lit && ok
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				sb.WriteString(ansiC(x.Value))
+			} else {
+				sb.WriteString(x.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, dp := range x.Parts {
+				l, ok := dp.(*syntax.Lit)
+				if !ok {
+					lit = false
+					continue
+				}
+				sb.WriteString(dqUnescape(l.Value))
+			}
+		default:
+			lit = false
+		}
+	}
+	return sb.String(), lit
+}
+
+// splittable reports whether a word has an unquoted expansion or glob, so it
+// may expand to several words, options included.
+func splittable(wd *syntax.Word) bool {
+	for _, p := range wd.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			if _, ok := unquotedLit(x.Value); !ok {
+				return true
+			}
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// unquotedLit removes backslash escapes from an unquoted literal and reports
+// false when it contains an unescaped glob or brace expansion.
+func unquotedLit(s string) (string, bool) {
+	if !strings.ContainsAny(s, "\\*?[{") {
+		return s, true
+	}
+	var sb strings.Builder
+	ok := true
+	brace := -1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				if s[i] != '\n' {
+					sb.WriteByte(s[i])
+				}
+			}
+			continue
+		case '*', '?', '[':
+			ok = false
+		case '{':
+			brace = i
+		case '}':
+			if brace >= 0 {
+				inner := s[brace+1 : i]
+				if strings.Contains(inner, ",") || strings.Contains(inner, "..") {
+					ok = false
+				}
+			}
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String(), ok
+}
+
+// dqUnescape removes the escapes bash honours inside double quotes.
+func dqUnescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				sb.WriteByte(s[i+1])
+				i++
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// ansiC decodes the body of a $'...' string.
+func ansiC(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			sb.WriteByte(7)
+		case 'b':
+			sb.WriteByte(8)
+		case 'e', 'E':
+			sb.WriteByte(27)
+		case 'f':
+			sb.WriteByte(12)
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'v':
+			sb.WriteByte(11)
+		case '\\', '\'', '"', '?':
+			sb.WriteByte(e)
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				sb.WriteByte(s[i] & 0x1f)
+			}
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			j := i + 1
+			for j < len(s) && j-i-1 < max && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				sb.WriteByte('\\')
+				sb.WriteByte(e)
+				continue
+			}
+			n, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if e == 'x' {
+				sb.WriteByte(byte(n))
+			} else if utf8.ValidRune(rune(n)) {
+				sb.WriteRune(rune(n))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(s[i:j], 8, 32)
+			sb.WriteByte(byte(n))
+			i = j - 1
+		default:
+			sb.WriteByte('\\')
+			sb.WriteByte(e)
+		}
+	}
+	return sb.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// getopt splits arguments into options and operands. short lists the
+// single-letter options that take a value, long the long options (without
+// "--") that take one. With posix, the first operand ends the options (as
+// for wrappers); otherwise options may follow operands (GNU style).
+type opt struct {
+	name   string // "x" for -x, "--name" for long options
+	val    word
+	hasVal bool
+}
+
+type parsed struct {
+	opts []opt
+	ops  []word
+	dyn  bool // a splittable dynamic word may hide options
+}
+
+func (p parsed) has(names ...string) bool {
+	for _, o := range p.opts {
+		for _, n := range names {
+			if o.name == n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p parsed) get(names ...string) (word, bool) {
+	for _, o := range p.opts {
+		for _, n := range names {
+			if o.name == n && o.hasVal {
+				return o.val, true
+			}
+		}
+	}
+	return word{}, false
+}
+
+func (p parsed) all(names ...string) []word {
+	var out []word
+	for _, o := range p.opts {
+		for _, n := range names {
+			if o.name == n && o.hasVal {
+				out = append(out, o.val)
+			}
+		}
+	}
+	return out
+}
+
+func getopt(args []word, short string, long []string, posix bool) parsed {
+	var p parsed
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			if a.split {
+				p.dyn = true
+			}
+			p.ops = append(p.ops, a)
+			if posix {
+				p.ops = append(p.ops, args[i+1:]...)
+				return p
+			}
+			continue
+		}
+		v := a.val
+		switch {
+		case v == "--":
+			p.ops = append(p.ops, args[i+1:]...)
+			return p
+		case strings.HasPrefix(v, "--"):
+			name, val, hasEq := strings.Cut(v, "=")
+			o := opt{name: name}
+			if hasEq {
+				o.val, o.hasVal = word{val: val, lit: true}, true
+			} else if contains(long, name[2:]) && i+1 < len(args) {
+				i++
+				o.val, o.hasVal = args[i], true
+			}
+			p.opts = append(p.opts, o)
+		case len(v) > 1 && v[0] == '-':
+			for j := 1; j < len(v); j++ {
+				ch := v[j : j+1]
+				if strings.Contains(short, ch) {
+					o := opt{name: ch, hasVal: true}
+					if j+1 < len(v) {
+						o.val = word{val: v[j+1:], lit: true}
+					} else if i+1 < len(args) {
+						i++
+						o.val = args[i]
+					} else {
+						o.hasVal = false
+					}
+					p.opts = append(p.opts, o)
+					break
+				}
+				p.opts = append(p.opts, opt{name: ch})
+			}
+		default:
+			p.ops = append(p.ops, a)
+			if posix {
+				p.ops = append(p.ops, args[i+1:]...)
+				return p
+			}
+		}
+	}
+	return p
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
