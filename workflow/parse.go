@@ -396,7 +396,10 @@ func (d *decoder) definition(n *node) *Definition {
 				def.Interrupts[im.key] = d.interrupt(im.key, im.val)
 			}
 		},
-		"trust_event_data": func(m *member) { def.TrustEventData = d.boolean(m, where) },
+		"trust_event_data": func(m *member) {
+			def.TrustEventData = d.boolean(m, where)
+			def.TrustEventDataSet = m.val.kind == kBool
+		},
 	})
 	return def
 }

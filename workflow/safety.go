@@ -277,6 +277,20 @@ func toFloat(x any) (float64, bool) {
 // relies on behaviour statewright-go changed on purpose.
 func (v *validator) compat() {
 	def := v.def
+	// allowed_commands entries that cannot mean what they say: always.
+	for _, sn := range v.states {
+		s := v.state(sn)
+		for i, c := range s.AllowedCommands {
+			if msg := commandNote(c); msg != "" {
+				v.warnf(s.fp.at(fmt.Sprintf("allowed_commands[%d]", i), s.Pos), CodeCompatAllowedCommands, "state '%s' allowed_commands entry %q %s", sn, c, msg)
+			}
+		}
+	}
+	// The semantic changes: not for files that declare statewright-go
+	// semantics by setting trust_event_data explicitly.
+	if def.TrustEventDataSet {
+		return
+	}
 	// Guards that only event data could satisfy.
 	if !def.TrustEventData {
 		for _, name := range sortedKeys(def.Guards) {
@@ -294,11 +308,6 @@ func (v *validator) compat() {
 	}
 	for _, sn := range v.states {
 		s := v.state(sn)
-		for i, c := range s.AllowedCommands {
-			if msg := commandNote(c); msg != "" {
-				v.warnf(s.fp.at(fmt.Sprintf("allowed_commands[%d]", i), s.Pos), CodeCompatAllowedCommands, "state '%s' allowed_commands entry %q %s", sn, c, msg)
-			}
-		}
 		if len(s.DisallowedTools) > 0 && !s.IsFinal() {
 			v.warnf(s.fp.at("disallowed_tools", s.Pos), CodeCompatDisallowedTools, "state '%s' disallowed_tools is enforced by statewright-go (statewright only reported it): these tools are denied even where allowed_tools would allow them", sn)
 		}

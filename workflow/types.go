@@ -40,6 +40,11 @@ type Definition struct {
 	// TrustEventData restores statewright's behaviour of merging event data
 	// into the context before guards are evaluated ("trust_event_data").
 	TrustEventData bool `json:"trust_event_data,omitempty"`
+	// TrustEventDataSet reports that the file sets "trust_event_data"
+	// explicitly (to either value). Such a file declares that it is written
+	// for statewright-go's semantics, and Validate emits no compatibility
+	// notes about semantic changes for it.
+	TrustEventDataSet bool `json:"-"`
 
 	// Source is the file name the definition was parsed from, if any.
 	Source string `json:"-"`
