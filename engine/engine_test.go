@@ -186,7 +186,7 @@ func TestNextEvents(t *testing.T) {
 	want := []EventInfo{
 		{Event: "CALL", Kind: workflow.TransitionInvoke, Target: "a", Targets: []string{"a", "done"}, Deferred: true},
 		{Event: "END", Kind: workflow.TransitionSimple, Target: "done", Targets: []string{"done"}},
-		{Event: "SPLIT", Kind: workflow.TransitionGuarded, Target: "a", Targets: []string{"a", "done"}, Guards: []string{"ok", "ok", "bad"}, Guarded: true},
+		{Event: "SPLIT", Kind: workflow.TransitionGuarded, Target: "a", Targets: []string{"a", "done"}, Guards: []string{"ok", "bad"}, Guarded: true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("NextEvents(b) =\n%+v\nwant\n%+v", got, want)
@@ -407,6 +407,22 @@ func TestContainsFold(t *testing.T) {
 	for _, tt := range tests {
 		if got := containsFold(tt.s, tt.sub); got != tt.want {
 			t.Errorf("containsFold(%q, %q) = %v, want %v", tt.s, tt.sub, got, tt.want)
+		}
+	}
+}
+
+func TestUnknownGuardInsideNamedGuard(t *testing.T) {
+	def := literalDef()
+	def.Guards["outer"] = &workflow.Guard{All: []*workflow.Guard{{Ref: "ghost"}}}
+	def.States["a"].On["OUTER"] = &workflow.Transition{Kind: workflow.TransitionFull, Target: "b", Guard: "outer"}
+	_, err := Step(def, Snapshot{State: "a"}, "OUTER", nil)
+	var te *TransitionError
+	if !errors.As(err, &te) || te.Kind != ErrUnknownGuard || te.Guard != "outer" {
+		t.Fatalf("err = %#v", err)
+	}
+	for _, s := range []string{"guard 'outer' cannot be evaluated", "unknown guard 'ghost'"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message %q lacks %q", err.Error(), s)
 		}
 	}
 }

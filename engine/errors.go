@@ -117,7 +117,11 @@ func (e *TransitionError) Error() string {
 			b.WriteString(v.Reason)
 		}
 	case ErrUnknownGuard:
-		fmt.Fprintf(&b, "event '%s' in state '%s' names undefined guard '%s'", e.Event, e.State, e.Guard)
+		if e.Err != nil { // the named guard exists but refers to an undefined one
+			fmt.Fprintf(&b, "event '%s' in state '%s': guard '%s' cannot be evaluated", e.Event, e.State, e.Guard)
+		} else {
+			fmt.Fprintf(&b, "event '%s' in state '%s' names undefined guard '%s'", e.Event, e.State, e.Guard)
+		}
 	case ErrInvalidGuard:
 		fmt.Fprintf(&b, "event '%s' in state '%s': guard '%s' cannot be evaluated", e.Event, e.State, e.Guard)
 	case ErrNoReturnAddress:

@@ -144,7 +144,8 @@ type EventInfo struct {
 	Target string `json:"target"`
 	// Targets lists every state the event may lead to.
 	Targets []string `json:"targets,omitempty"`
-	// Guards lists the guard names involved (every branch's for Guarded).
+	// Guards lists the guard names involved, without repeats (every
+	// branch's for Guarded).
 	Guards []string `json:"guards,omitempty"`
 	// Guarded reports whether the event is subject to guards.
 	Guarded bool `json:"guarded"`
@@ -168,7 +169,11 @@ func NextEvents(def *workflow.Definition, state string) []EventInfo {
 		switch t.Kind {
 		case workflow.TransitionGuarded:
 			for _, b := range t.Branches {
-				info.Guards = append(info.Guards, b.GuardNames()...)
+				for _, g := range b.GuardNames() {
+					if !slices.Contains(info.Guards, g) {
+						info.Guards = append(info.Guards, g)
+					}
+				}
 			}
 			info.Guarded = true // an empty array never passes
 		case workflow.TransitionFull:
