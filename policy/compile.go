@@ -1,0 +1,389 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/statewright-go/statewright/workflow"
+)
+
+// capSet is a set of shell capabilities.
+type capSet uint16
+
+// Shell capabilities a phase may grant. capWrite comes from any edit tool;
+// the others from capability words in allowed_tools.
+const (
+	capWrite capSet = 1 << iota
+	capExec
+	capNetwork
+	capDestructive
+	capGitWrite
+	capPrivileged
+	capBackground
+	capNestedAgent
+	allCaps = capWrite | capExec | capNetwork | capDestructive | capGitWrite | capPrivileged | capBackground | capNestedAgent
+)
+
+// capabilityWords are the capability words a workflow lists in allowed_tools
+// (or disallowed_tools), matched case-insensitively; "_" and "-" are ignored.
+var capabilityWords = map[string]capSet{
+	"exec": capExec, "network": capNetwork, "destructive": capDestructive,
+	"gitwrite": capGitWrite, "privileged": capPrivileged, "background": capBackground,
+	"nestedagent": capNestedAgent,
+}
+
+var capNames = []struct {
+	c    capSet
+	name string
+}{
+	{capWrite, "Write or Edit"}, {capExec, "Exec"}, {capNetwork, "Network"},
+	{capDestructive, "Destructive"}, {capGitWrite, "GitWrite"}, {capPrivileged, "Privileged"},
+	{capBackground, "Background"}, {capNestedAgent, "NestedAgent"},
+}
+
+func (c capSet) names() []string {
+	var out []string
+	for _, cn := range capNames {
+		if c&cn.c != 0 {
+			out = append(out, cn.name)
+		}
+	}
+	return out
+}
+
+// toolList is a compiled allowed_tools or disallowed_tools list.
+type toolList struct {
+	tools    toolBits            // canonical tools named
+	caps     capSet              // capability words named
+	names    map[string]struct{} // every entry as written (exact raw-name match)
+	prefixes []string            // entries ending in "*": raw-name prefixes
+}
+
+func compileToolList(entries []string) toolList {
+	tl := toolList{names: map[string]struct{}{}}
+	for _, e := range entries {
+		tl.names[e] = struct{}{}
+		if strings.HasSuffix(e, "*") {
+			tl.prefixes = append(tl.prefixes, strings.TrimSuffix(e, "*"))
+			continue
+		}
+		le := strings.ToLower(e)
+		word := strings.NewReplacer("_", "", "-", "").Replace(le)
+		if c, ok := capabilityWords[word]; ok {
+			tl.caps |= c
+			continue
+		}
+		if k, ok := workflowNames[le]; ok {
+			tl.tools |= bit(k)
+		}
+		// git_* tools (for example an MCP git server's git_commit) grant GitWrite in the shell.
+		if strings.HasPrefix(le, "git_") || strings.Contains(le, "__git_") {
+			tl.caps |= capGitWrite
+		}
+	}
+	return tl
+}
+
+// has reports whether the list names a call: by canonical tool, or by the
+// raw name exactly, or by a "prefix*" entry.
+func (tl *toolList) has(info toolInfo, raw string) bool {
+	if info.kind != kOther && info.kind != kMeta && info.kind != kControl && tl.tools&satisfiedBy[info.kind] != 0 {
+		return true
+	}
+	if _, ok := tl.names[raw]; ok {
+		return true
+	}
+	for _, p := range tl.prefixes {
+		if strings.HasPrefix(raw, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasExactly is has for disallowed_tools: only the call's own kind counts
+// (disallowing Edit does not disallow MultiEdit's other grants).
+func (tl *toolList) hasExactly(info toolInfo, raw string) bool {
+	if info.kind != kOther && info.kind != kControl && tl.tools&bit(info.kind) != 0 {
+		return true
+	}
+	if info.kind == kMultiEdit || info.kind == kApplyPatch || info.kind == kDelete {
+		if tl.tools&bit(kEdit) != 0 {
+			return true
+		}
+	}
+	if info.kind == kWriteStdin || info.kind == kBashAux {
+		if tl.tools&bit(kBash) != 0 {
+			return true
+		}
+	}
+	if _, ok := tl.names[raw]; ok {
+		return true
+	}
+	if info.kind == kMeta || info.kind == kTask {
+		if _, ok := tl.names[info.canon]; ok {
+			return true
+		}
+	}
+	for _, p := range tl.prefixes {
+		if strings.HasPrefix(raw, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathGlob is a compiled path scope pattern.
+type pathGlob struct {
+	pattern string
+	abs     bool
+}
+
+// compiledState is one phase, compiled.
+type compiledState struct {
+	name        string
+	st          *workflow.State
+	final       bool
+	anyTool     bool // allowed_tools absent
+	allowed     toolList
+	disallowed  toolList
+	caps        capSet // shell capabilities granted (after disallowed_tools)
+	toolsText   string // "Read, Grep, Glob" for messages
+	allowedList []string
+	allowReason string
+	metaReason  string
+	commands    [][]string // allowed_commands, tokenised; nil when absent
+	blockedEnv  map[string]struct{}
+	allowedPath []pathGlob
+	deniedPath  []pathGlob
+	maxEdit     int // -1 when unlimited
+	maxFiles    int // -1 when unlimited
+	maxIter     int64
+	events      []string // sorted event names
+}
+
+// interruptRule is a compiled interrupt.
+type interruptRule struct {
+	name     string
+	pattern  string
+	target   string
+	priority int
+}
+
+// Law is a workflow compiled for deciding tool calls. It is immutable and
+// safe for concurrent use.
+type Law struct {
+	def        *workflow.Definition
+	opts       Options
+	states     map[string]*compiledState
+	interrupts []interruptRule
+	protected  []string // Options.ProtectedPaths, cleaned and lower-cased
+	markers    []string // substrings that mark a protected path in shell text
+}
+
+var (
+	emptyList = []string{}
+	anyList   = []string{"*"}
+)
+
+// Compile compiles def for deciding. It fails on patterns that do not parse
+// (allowed_paths, denied_paths, interrupt file patterns) and on
+// allowed_commands entries that are empty.
+func Compile(def *workflow.Definition, opts Options) (*Law, error) {
+	if def == nil {
+		return nil, fmt.Errorf("policy: nil workflow definition")
+	}
+	l := &Law{def: def, opts: opts, states: map[string]*compiledState{}}
+	for name, st := range def.States {
+		if st == nil {
+			return nil, fmt.Errorf("policy: state %q is empty", name)
+		}
+		cs, err := compileState(name, st)
+		if err != nil {
+			return nil, err
+		}
+		l.states[name] = cs
+	}
+	for name, in := range def.Interrupts {
+		if in == nil {
+			continue
+		}
+		if !doublestar.ValidatePattern(in.Trigger.FilePattern) {
+			return nil, fmt.Errorf("policy: interrupt %q: invalid file_pattern %q", name, in.Trigger.FilePattern)
+		}
+		l.interrupts = append(l.interrupts, interruptRule{name: name, pattern: in.Trigger.FilePattern, target: in.Target, priority: in.Priority})
+	}
+	sort.Slice(l.interrupts, func(i, j int) bool {
+		a, b := l.interrupts[i], l.interrupts[j]
+		if a.priority != b.priority {
+			return a.priority < b.priority
+		}
+		return a.name < b.name
+	})
+	l.markers = append(l.markers, builtinMarkers...)
+	for _, p := range opts.ProtectedPaths {
+		if p == "" {
+			continue
+		}
+		c := strings.ToLower(cleanPath(p))
+		l.protected = append(l.protected, c)
+		l.markers = append(l.markers, c)
+		if b := baseName(c); len(b) >= 4 && b != c {
+			l.markers = append(l.markers, b)
+		}
+	}
+	return l, nil
+}
+
+// MustCompile is Compile that panics on error, for tests and fixed workflows.
+func MustCompile(def *workflow.Definition, opts Options) *Law {
+	l, err := Compile(def, opts)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// Definition returns the workflow the Law was compiled from.
+func (l *Law) Definition() *workflow.Definition { return l.def }
+
+// States returns the workflow's state names, sorted.
+func (l *Law) States() []string {
+	out := make([]string, 0, len(l.states))
+	for n := range l.states {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HasState reports whether the workflow has a state of that name.
+func (l *Law) HasState(name string) bool { _, ok := l.states[name]; return ok }
+
+func compileState(name string, st *workflow.State) (*compiledState, error) {
+	cs := &compiledState{name: name, st: st, final: st.IsFinal(), maxEdit: -1, maxFiles: -1, maxIter: -1}
+	cs.anyTool = st.AllowedTools == nil
+	cs.allowed = compileToolList(st.AllowedTools)
+	cs.disallowed = compileToolList(st.DisallowedTools)
+	if cs.anyTool {
+		cs.caps = allCaps
+		cs.allowedList = anyList
+		cs.toolsText = "any tool"
+	} else {
+		cs.caps = cs.allowed.caps
+		if cs.allowed.tools&editTools != 0 {
+			cs.caps |= capWrite
+		}
+		cs.allowedList = append([]string{}, st.AllowedTools...)
+		if len(st.AllowedTools) == 0 {
+			cs.toolsText = "no tools"
+		} else {
+			cs.toolsText = strings.Join(st.AllowedTools, ", ")
+		}
+	}
+	cs.caps &^= cs.disallowed.caps
+	// Disallowing every granted edit tool takes the shell's write capability away too.
+	granted := cs.allowed.tools & editTools
+	if cs.anyTool {
+		granted = bit(kWrite) | bit(kEdit)
+	}
+	if granted&^cs.disallowed.tools == 0 {
+		cs.caps &^= capWrite
+	}
+	cs.allowReason = "allowed in phase '" + name + "'"
+	cs.metaReason = "meta-tool, always allowed in phase '" + name + "'"
+	if st.AllowedCommands != nil {
+		cs.commands = [][]string{}
+		for _, e := range st.AllowedCommands {
+			toks, err := tokenizeEntry(e)
+			if err != nil {
+				return nil, fmt.Errorf("policy: state %q: allowed_commands entry %q: %v", name, e, err)
+			}
+			cs.commands = append(cs.commands, toks)
+		}
+	}
+	if len(st.BlockedEnv) > 0 {
+		cs.blockedEnv = map[string]struct{}{}
+		for _, v := range st.BlockedEnv {
+			cs.blockedEnv[v] = struct{}{}
+		}
+	}
+	var err error
+	if cs.allowedPath, err = compileGlobs(name, "allowed_paths", st.AllowedPaths); err != nil {
+		return nil, err
+	}
+	if cs.deniedPath, err = compileGlobs(name, "denied_paths", st.DeniedPaths); err != nil {
+		return nil, err
+	}
+	if st.MaxEditLines != nil {
+		cs.maxEdit = int(*st.MaxEditLines)
+	}
+	if st.MaxFilesPerState != nil {
+		cs.maxFiles = int(*st.MaxFilesPerState)
+	}
+	if st.MaxIterations != nil {
+		cs.maxIter = int64(*st.MaxIterations)
+	}
+	for ev := range st.On {
+		cs.events = append(cs.events, ev)
+	}
+	sort.Strings(cs.events)
+	return cs, nil
+}
+
+func compileGlobs(state, field string, pats []string) ([]pathGlob, error) {
+	var out []pathGlob
+	for _, p := range pats {
+		q := strings.TrimPrefix(p, "./")
+		if strings.HasSuffix(q, "/") {
+			q += "**"
+		}
+		if !doublestar.ValidatePattern(q) {
+			return nil, fmt.Errorf("policy: state %q: %s: invalid pattern %q", state, field, p)
+		}
+		out = append(out, pathGlob{pattern: q, abs: strings.HasPrefix(q, "/")})
+	}
+	return out, nil
+}
+
+// tokenizeEntry splits an allowed_commands entry into words: whitespace
+// separated, single and double quotes removed. Shell operators are refused:
+// an entry names one command and its leading arguments.
+func tokenizeEntry(e string) ([]string, error) {
+	var toks []string
+	var cur strings.Builder
+	inTok := false
+	for i := 0; i < len(e); i++ {
+		c := e[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inTok {
+				toks = append(toks, cur.String())
+				cur.Reset()
+				inTok = false
+			}
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(e[i+1:], c)
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated quote")
+			}
+			cur.WriteString(e[i+1 : i+1+j])
+			i += j + 1
+			inTok = true
+		case strings.IndexByte(";|&<>`$()\n\r", c) >= 0:
+			return nil, fmt.Errorf("shell operator %q is not allowed in an entry", c)
+		default:
+			cur.WriteByte(c)
+			inTok = true
+		}
+	}
+	if inTok {
+		toks = append(toks, cur.String())
+	}
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("empty entry")
+	}
+	return toks, nil
+}

@@ -1,0 +1,468 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/statewright-go/statewright/workflow"
+)
+
+// prepared is a tool call with its derived facts, computed lazily and
+// shared between the decision and the suggestion simulations.
+type prepared struct {
+	call     *ToolCall
+	info     toolInfo
+	decoded  bool
+	m        map[string]any
+	inputErr error
+	sh       *shellCall
+	edit     *editInfo
+	editErr  error
+}
+
+func (p *prepared) input() (map[string]any, error) {
+	if !p.decoded {
+		p.decoded = true
+		p.m, p.inputErr = decodeInput(p.call.Input)
+	}
+	return p.m, p.inputErr
+}
+
+// shellCall analyses the call's command once.
+func (p *prepared) shell() (*shellCall, error) {
+	if p.sh != nil {
+		return p.sh, nil
+	}
+	m, err := p.input()
+	if err != nil {
+		return nil, err
+	}
+	src, _, ok := shellCommand(m)
+	if !ok {
+		return nil, fmt.Errorf("the input has no command")
+	}
+	sc := &shellCall{src: src}
+	if bg, _ := m["run_in_background"].(bool); bg {
+		sc.background = true
+	}
+	sc.analysis, sc.err, sc.internal = runAnalysis(src)
+	p.sh = sc
+	return sc, nil
+}
+
+func (p *prepared) editInfo() (*editInfo, error) {
+	if p.edit != nil || p.editErr != nil {
+		return p.edit, p.editErr
+	}
+	m, err := p.input()
+	if err != nil {
+		p.editErr = err
+		return nil, err
+	}
+	ei, err := parseEdit(p.info.kind, m)
+	if err != nil {
+		p.editErr = err
+		return nil, err
+	}
+	p.edit = &ei
+	return p.edit, nil
+}
+
+func isEditKind(k kind) bool {
+	switch k {
+	case kWrite, kEdit, kMultiEdit, kNotebookEdit, kApplyPatch, kDelete:
+		return true
+	}
+	return false
+}
+
+func isReadKind(k kind) bool {
+	switch k {
+	case kRead, kGrep, kGlob, kLS, kOther:
+		return true
+	}
+	return false
+}
+
+// Decide decides one tool call in the run's current state. run may be nil
+// (no active run). Decide never panics on bad input and never allows a call
+// it could not check; it does not mutate its arguments.
+//
+// For an allowed call of a non-shell, non-edit tool Decide does map lookups
+// only and does not allocate.
+func (l *Law) Decide(run *RunState, call *ToolCall) Decision {
+	p := prepared{call: call, info: lookupTool(call.Harness, call.Tool)}
+	if p.info.kind == kBash {
+		// Codex sends apply_patch through its shell tool as an argv.
+		if m, err := p.input(); err == nil {
+			if _, argv, ok := shellCommand(m); ok && len(argv) >= 2 && (path.Base(argv[0]) == "apply_patch" || path.Base(argv[0]) == "applypatch") {
+				p.info = toolInfo{kind: kApplyPatch, canon: "Edit"}
+			}
+		}
+	}
+	return l.decide(run, &p, true)
+}
+
+// decide runs the pipeline; suggest is false inside suggestion simulations.
+func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
+	info := p.info
+	active := run != nil && run.Active
+	var cs *compiledState
+	if active {
+		cs = l.states[run.State]
+	}
+
+	// 1. Self-protection, in every state and when dormant.
+	if suggest {
+		if what, hit, bad := l.selfProtect(p); hit {
+			return l.deny(cs, run, p, RuleSelfProtect, what, false)
+		} else if bad != nil {
+			return l.deny(cs, run, p, RuleBadInput, bad.Error(), false)
+		}
+	}
+
+	// Read-only control tools are always reachable.
+	var ctl controlClass
+	if info.kind == kControl {
+		ctl = controlOps[info.canon]
+		if ctl == ctlRead {
+			return l.allow(cs, RuleControlRead, "read-only statewright control tool", info)
+		}
+		if ctl == ctlUnknown {
+			return l.deny(cs, run, p, RuleControlUnknown, "`"+p.call.Tool+"` is not a statewright control tool this version knows", false)
+		}
+		if ctl == ctlHuman {
+			d := l.deny(cs, run, p, RuleControlHumanOnly, "", false)
+			d.Verdict = Ask
+			d.Reason = "`" + p.call.Tool + "` weakens enforcement, so only a person may grant it (rule control-human-only). The harness must ask its user; where nothing but a person answers prompts (bypassPermissions, auto, dontAsk, full-auto) treat this as a deny. A person can also act directly with the statewright CLI."
+			return d
+		}
+	}
+
+	// 2. Dormant.
+	if !active {
+		switch {
+		case ctl == ctlStart:
+			return l.allow(nil, RuleControlStart, "no run is active: starting one is allowed", info)
+		case ctl == ctlTransition:
+			return l.deny(nil, run, p, RuleNoWorkflow, "no run is active, so there is nothing to transition; start a workflow first", false)
+		case l.opts.RequireWorkflow:
+			return l.deny(nil, run, p, RuleNoWorkflow, "no workflow run is active and this hook requires one; start a workflow first", false)
+		}
+		return Decision{Verdict: Allow, Rule: RuleDormant, Reason: "no run is active", AllowedTools: emptyList, NextEvents: emptyList, Tool: info.canon}
+	}
+	if cs == nil {
+		return l.deny(nil, run, p, RuleUnknownState, "the run is in state '"+run.State+"', which the workflow does not define (states: "+strings.Join(l.States(), ", ")+")", false)
+	}
+
+	// 4. Control tools.
+	switch ctl {
+	case ctlStart:
+		if cs.final {
+			return l.allow(cs, RuleControlStart, "the last run is final: starting a new one is allowed", info)
+		}
+		return l.deny(cs, run, p, RuleControlActive, "a run is already active in phase '"+cs.name+"'; finish it or ask a person to end it before starting another", false)
+	case ctlTransition:
+		if cs.final {
+			return l.deny(cs, run, p, RuleFinalState, "the run is in final state '"+cs.name+"'; there is nothing to transition", false)
+		}
+		if run.PendingApproval != nil {
+			ap := run.PendingApproval
+			return l.deny(cs, run, p, RuleApprovalPending, "the run awaits human approval "+ap.ID+" (to '"+ap.To+"'); keep working with this phase's tools until a person runs `statewright approve "+ap.ID+"`", false)
+		}
+		return l.allow(cs, RuleControlTransition, "transition requests are resolved by the engine", info)
+	}
+
+	// 5. Final state.
+	if cs.final {
+		return l.deny(cs, run, p, RuleFinalState, "the run is in final state '"+cs.name+"'; no tools are available", false)
+	}
+
+	// 6. disallowed_tools wins, then meta-tools, then allowed_tools.
+	if cs.disallowed.hasExactly(info, p.call.Tool) {
+		return l.deny(cs, run, p, RuleDisallowedTool, info.canon+" is in this phase's disallowed_tools", suggest)
+	}
+	if info.kind == kMeta || info.kind == kTask {
+		return Decision{Verdict: Allow, Rule: RuleAllowMeta, Reason: cs.metaReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon}
+	}
+	if !cs.anyTool && !cs.allowed.has(info, p.call.Tool) {
+		name := info.canon
+		if name != p.call.Tool {
+			name = p.call.Tool + " (" + info.canon + ")"
+		}
+		return l.deny(cs, run, p, RuleToolNotAllowed, name+" is not allowed here", suggest)
+	}
+
+	// 7. Per-tool checks.
+	var eff Effects
+	eff.CountIteration = true
+	switch {
+	case info.kind == kBash:
+		sc, err := p.shell()
+		if err != nil {
+			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
+		}
+		if sc.err != nil {
+			if sc.internal {
+				return l.deny(cs, run, p, RuleInternal, sc.err.Error(), false)
+			}
+			return l.deny(cs, run, p, RuleShellParseError, "the command does not parse ("+sc.err.Error()+"), so it cannot be checked", false)
+		}
+		if f := l.checkShell(cs, run, p.call, sc, &eff); f != nil {
+			return l.deny(cs, run, p, f.rule, f.reason, suggest)
+		}
+	case info.kind == kWriteStdin:
+		if cs.caps&capExec == 0 {
+			return l.deny(cs, run, p, RuleShellCapability, p.call.Tool+" sends input to a running program, which needs the Exec capability", suggest)
+		}
+	case isEditKind(info.kind):
+		ei, err := p.editInfo()
+		if err != nil {
+			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
+		}
+		files := make([]string, 0, len(ei.paths))
+		for _, t := range ei.paths {
+			files = append(files, resolvePath(p.call, t))
+		}
+		if f := l.checkFiles(cs, run, p.call, files); f != nil {
+			return l.deny(cs, run, p, f.rule, f.reason, suggest)
+		}
+		if cs.maxEdit >= 0 && ei.lines > cs.maxEdit {
+			return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit changes %d lines and max_edit_lines is %d; break it into smaller edits", ei.lines, cs.maxEdit), suggest)
+		}
+		eff.FilesEdited = files
+		eff.EditedLines = ei.lines
+	}
+
+	// 8. max_iterations.
+	if cs.maxIter >= 0 && int64(run.Iterations) >= cs.maxIter {
+		return l.deny(cs, run, p, RuleMaxIterations, fmt.Sprintf("max_iterations (%d) is reached; transition now", cs.maxIter), suggest)
+	}
+
+	if len(eff.FilesEdited) > 0 {
+		l.interruptFor(cs, p.call, &eff)
+	}
+	return Decision{Verdict: Allow, Rule: RuleAllow, Reason: cs.allowReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon, Effects: eff}
+}
+
+func (l *Law) allow(cs *compiledState, rule Rule, reason string, info toolInfo) Decision {
+	d := Decision{Verdict: Allow, Rule: rule, Reason: reason, AllowedTools: emptyList, NextEvents: emptyList, Tool: info.canon}
+	if cs != nil {
+		d.AllowedTools = cs.allowedList
+	}
+	return d
+}
+
+// interruptFor names the first interrupt an edited file triggers, unless the
+// run is already in that interrupt's target state.
+func (l *Law) interruptFor(cs *compiledState, call *ToolCall, eff *Effects) {
+	for _, f := range eff.FilesEdited {
+		rel := relPath(call, f)
+		for _, in := range l.interrupts {
+			if in.target == cs.name {
+				continue
+			}
+			if ok, _ := doublestar.Match(in.pattern, rel); ok {
+				eff.FireInterrupt, eff.InterruptTarget, eff.InterruptFile = in.name, in.target, rel
+				return
+			}
+		}
+	}
+}
+
+// readGate reports whether a read-type call's raw input could name an
+// operator credential; only then is it decoded (the hot path stays
+// allocation-free).
+func readGate(call *ToolCall) bool {
+	in := call.Input
+	if len(call.ResolvedPaths) > 0 {
+		return true
+	}
+	s := unsafeString(in)
+	return containsFold(s, "operator-token") || containsFold(s, "statewright") || strings.Contains(s, `\u`)
+}
+
+// selfProtect applies pipeline step 1. bad is set when the input cannot be
+// checked (fail closed).
+func (l *Law) selfProtect(p *prepared) (what string, hit bool, bad error) {
+	call := p.call
+	switch k := p.info.kind; {
+	case k == kControl:
+		return "", false, nil
+	case k == kBash:
+		sc, err := p.shell()
+		if err != nil {
+			return "", false, err
+		}
+		what, hit = l.shellSelfProtect(call, sc)
+		return what, hit, nil
+	case isEditKind(k):
+		ei, err := p.editInfo()
+		if err != nil {
+			return "", false, err
+		}
+		for _, t := range ei.paths {
+			if isSecret(t) || l.isProtected(resolvePath(call, t)) {
+				return canonOrRaw(p) + " would change " + t + ", which is protected: agents cannot edit statewright's store, workflows, binary, harness settings and hooks, shell rc files or .git/config and .git/hooks", true, nil
+			}
+		}
+	case isReadKind(k) || k == kBashAux || k == kWebFetch:
+		if !readGate(call) {
+			return "", false, nil
+		}
+		m, err := p.input()
+		if err != nil {
+			return "", false, nil // not a path-bearing input; later steps decide
+		}
+		for _, t := range readTargets(m) {
+			if isSecret(t) || isSecret(resolvePath(call, t)) {
+				return canonOrRaw(p) + " would read " + t + ", an operator credential", true, nil
+			}
+		}
+		for _, r := range call.ResolvedPaths {
+			if isSecret(r) {
+				return canonOrRaw(p) + " would read " + r + ", an operator credential", true, nil
+			}
+		}
+	}
+	return "", false, nil
+}
+
+func canonOrRaw(p *prepared) string {
+	if p.info.kind == kOther {
+		return p.call.Tool
+	}
+	return p.info.canon
+}
+
+// suggestion is one event that leads to a phase allowing the call.
+type suggestion struct {
+	event, target, note string
+}
+
+// suggestions lists the current phase's events whose one-step target phase
+// would allow the call (DESIGN.md pipeline step 9). Fork and invoke
+// transitions are never suggested; guarded and approval-gated ones are
+// named as such.
+func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) []suggestion {
+	var out []suggestion
+	for _, ev := range cs.events {
+		t := cs.st.On[ev]
+		if t == nil {
+			continue
+		}
+		type cand struct{ target, note string }
+		var cands []cand
+		switch t.Kind {
+		case workflow.TransitionSimple:
+			cands = append(cands, cand{t.Target, ""})
+		case workflow.TransitionFull:
+			note := ""
+			if g := t.GuardNames(); len(g) > 0 {
+				note = "only if guard " + strings.Join(g, " and ") + " passes"
+			}
+			if t.RequiresApproval {
+				if note != "" {
+					note += ", "
+				}
+				note += "needs human approval"
+			}
+			cands = append(cands, cand{t.Target, note})
+		case workflow.TransitionGuarded:
+			for _, b := range t.Branches {
+				note := ""
+				if g := b.GuardNames(); len(g) > 0 {
+					note = "only if guard " + strings.Join(g, " and ") + " passes"
+				}
+				cands = append(cands, cand{b.Target, note})
+			}
+		default:
+			continue
+		}
+		for _, c := range cands {
+			target := c.target
+			if target == workflow.ReturnTarget {
+				if len(run.History) == 0 {
+					continue
+				}
+				target = run.History[len(run.History)-1]
+			}
+			ts := l.states[target]
+			if ts == nil || ts.final || target == cs.name {
+				continue
+			}
+			sim := RunState{Active: true, State: target, History: run.History}
+			if d := l.decide(&sim, p, false); d.Verdict == Allow {
+				out = append(out, suggestion{ev, target, c.note})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// deny builds a deny Decision whose reason teaches: the phase, what was
+// denied and why, the rule, the allowed tools, and the events that lead to a
+// phase where the call would be allowed.
+func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, what string, suggest bool) Decision {
+	d := Decision{Verdict: Deny, Rule: rule, AllowedTools: emptyList, NextEvents: emptyList, Tool: p.info.canon}
+	var b strings.Builder
+	if cs != nil {
+		d.AllowedTools = cs.allowedList
+		fmt.Fprintf(&b, "Denied in phase '%s': %s (rule %s).", cs.name, what, rule)
+		if !cs.final && rule != RuleSelfProtect && rule != RuleControlHumanOnly && rule != RuleControlUnknown {
+			fmt.Fprintf(&b, " Allowed here: %s.", cs.toolsText)
+			if cs.caps != 0 && !cs.anyTool {
+				if c := (cs.caps &^ capWrite).names(); len(c) > 0 {
+					fmt.Fprintf(&b, " Shell capabilities: %s.", strings.Join(c, ", "))
+				}
+			}
+			if cs.commands != nil {
+				fmt.Fprintf(&b, " Allowed commands: %s.", strings.Join(cs.st.AllowedCommands, ", "))
+			}
+		}
+	} else {
+		fmt.Fprintf(&b, "Denied: %s (rule %s).", what, rule)
+	}
+	if cs != nil && suggest && !cs.final {
+		if rule == RuleMaxIterations {
+			if len(cs.events) > 0 {
+				var parts []string
+				for _, ev := range cs.events {
+					parts = append(parts, ev+" → "+cs.st.On[ev].PrimaryTarget())
+				}
+				fmt.Fprintf(&b, " Transition now with one of: %s.", strings.Join(parts, "; "))
+				d.NextEvents = append([]string(nil), cs.events...)
+			}
+		} else if ss := l.suggestions(cs, run, p); len(ss) > 0 {
+			d.NextEvents = make([]string, 0, len(ss))
+			var parts []string
+			for _, s := range ss {
+				d.NextEvents = append(d.NextEvents, s.event)
+				part := s.event + " → " + s.target
+				if s.note != "" {
+					part += " (" + s.note + ")"
+				}
+				parts = append(parts, part)
+			}
+			if len(ss) == 1 && ss[0].note == "" {
+				fmt.Fprintf(&b, " Event %s leads to '%s', where this call is allowed.", ss[0].event, ss[0].target)
+			} else {
+				fmt.Fprintf(&b, " Events that lead to a phase where this call is allowed: %s.", strings.Join(parts, "; "))
+			}
+		} else {
+			fmt.Fprintf(&b, " No single transition from '%s' leads to a phase that allows this call.", cs.name)
+		}
+	}
+	d.Reason = b.String()
+	return d
+}
+
+// MarshalDecision renders d as the one-line JSON `statewright check` prints.
+func MarshalDecision(d Decision) []byte {
+	b, _ := json.Marshal(d)
+	return b
+}

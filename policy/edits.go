@@ -1,0 +1,197 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// editInfo is what an edit tool call changes.
+type editInfo struct {
+	paths []string // targets as written in the input
+	lines int      // lines changed
+}
+
+var pathKeys = []string{"file_path", "filePath", "path", "notebook_path", "target_file", "file", "filename"}
+
+var errNoPath = errors.New("the input names no file path")
+
+func decodeInput(input json.RawMessage) (map[string]any, error) {
+	if len(input) == 0 {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(input, &m); err != nil {
+		return nil, errors.New("the tool input is not a JSON object")
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+func str(m map[string]any, keys ...string) (string, bool) {
+	for _, k := range keys {
+		if s, ok := m[k].(string); ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// parseEdit extracts the targets and changed-line count of an edit tool call.
+func parseEdit(k kind, m map[string]any) (editInfo, error) {
+	var ei editInfo
+	if k == kApplyPatch {
+		text, ok := patchText(m)
+		if !ok {
+			return ei, errors.New("the input carries no patch text")
+		}
+		ei.paths, ei.lines = parsePatch(text)
+		if len(ei.paths) == 0 {
+			return ei, errors.New("the patch names no file")
+		}
+		return ei, nil
+	}
+	p, ok := str(m, pathKeys...)
+	if !ok || p == "" {
+		return ei, errNoPath
+	}
+	ei.paths = []string{p}
+	switch k {
+	case kWrite:
+		c, _ := str(m, "content", "contents", "text")
+		ei.lines = len(splitLines(c))
+	case kEdit:
+		o, _ := str(m, "old_string", "oldString", "oldText", "old_str", "old")
+		n, _ := str(m, "new_string", "newString", "newText", "new_str", "new")
+		ei.lines = changedLines(o, n)
+	case kMultiEdit:
+		if edits, ok := m["edits"].([]any); ok {
+			for _, e := range edits {
+				em, _ := e.(map[string]any)
+				o, _ := str(em, "old_string", "oldString", "oldText")
+				n, _ := str(em, "new_string", "newString", "newText")
+				ei.lines += changedLines(o, n)
+			}
+		}
+	case kNotebookEdit:
+		c, _ := str(m, "new_source", "content")
+		ei.lines = len(splitLines(c))
+	}
+	return ei, nil
+}
+
+// patchText finds a patch body: Codex's freeform "input" or hook
+// "command" (a string, or an argv whose last word is the patch),
+// opencode's "patchText", or "patch".
+func patchText(m map[string]any) (string, bool) {
+	if s, ok := str(m, "input", "patch", "patchText", "patch_text", "command"); ok {
+		return s, true
+	}
+	if arr, ok := m["command"].([]any); ok && len(arr) > 0 {
+		if s, ok := arr[len(arr)-1].(string); ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// splitLines splits s into lines; a trailing newline does not start a new
+// line and "\r\n" counts once. "" has no lines.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.TrimSuffix(s, "\n")
+	return strings.Split(s, "\n")
+}
+
+// changedLines counts the lines an old→new replacement changes: after the
+// lines both share at the start and at the end, the larger of what remains.
+func changedLines(old, new string) int {
+	a, b := splitLines(old), splitLines(new)
+	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
+		a, b = a[1:], b[1:]
+	}
+	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
+		a, b = a[:len(a)-1], b[:len(b)-1]
+	}
+	return max(len(a), len(b))
+}
+
+// parsePatch reads a Codex patch ("*** Begin Patch", "*** Add File: p",
+// "*** Update File: p", "*** Delete File: p", "*** Move to: p") or a
+// unified diff ("--- a/p", "+++ b/p", "@@") and returns the files it
+// touches and the lines it changes (per hunk, the larger of added and
+// removed lines).
+func parsePatch(text string) (files []string, lines int) {
+	adds, dels := 0, 0
+	flush := func() {
+		lines += max(adds, dels)
+		adds, dels = 0, 0
+	}
+	seen := map[string]bool{}
+	add := func(p string) {
+		p = strings.TrimSpace(p)
+		if p == "" || p == "/dev/null" || seen[p] {
+			return
+		}
+		seen[p] = true
+		files = append(files, p)
+	}
+	lastMinus := ""
+	for _, ln := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(ln, "*** Add File: "):
+			flush()
+			add(ln[len("*** Add File: "):])
+		case strings.HasPrefix(ln, "*** Update File: "):
+			flush()
+			add(ln[len("*** Update File: "):])
+		case strings.HasPrefix(ln, "*** Delete File: "):
+			flush()
+			add(ln[len("*** Delete File: "):])
+		case strings.HasPrefix(ln, "*** Move to: "):
+			add(ln[len("*** Move to: "):])
+		case strings.HasPrefix(ln, "*** "):
+			flush()
+		case strings.HasPrefix(ln, "--- "):
+			flush()
+			lastMinus = stripDiffPrefix(strings.Fields(ln[4:] + " x")[0], "a/")
+		case strings.HasPrefix(ln, "+++ "):
+			p := stripDiffPrefix(strings.Fields(ln[4:] + " x")[0], "b/")
+			if p == "/dev/null" {
+				p = lastMinus
+			}
+			add(p)
+		case strings.HasPrefix(ln, "@@"):
+			flush()
+		case strings.HasPrefix(ln, "+"):
+			adds++
+		case strings.HasPrefix(ln, "-"):
+			dels++
+		}
+	}
+	flush()
+	return files, lines
+}
+
+func stripDiffPrefix(p, pre string) string {
+	if p == "/dev/null" {
+		return p
+	}
+	return strings.TrimPrefix(p, pre)
+}
+
+// readTargets returns the paths and patterns a read-type tool names.
+func readTargets(m map[string]any) []string {
+	var out []string
+	for _, k := range append(pathKeys, "pattern", "glob", "dir_path", "directory", "url") {
+		if s, ok := m[k].(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,339 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Harness names a coding-agent harness whose tool names the policy knows.
+type Harness string
+
+// Harnesses with an alias table.
+const (
+	ClaudeCode Harness = "claude-code"
+	Codex      Harness = "codex"
+	Cursor     Harness = "cursor"
+	OpenCode   Harness = "opencode"
+	Pi         Harness = "pi"
+)
+
+// Harnesses lists the supported harnesses.
+var Harnesses = []Harness{ClaudeCode, Codex, Cursor, OpenCode, Pi}
+
+// ParseHarness maps a harness name (or a common alias such as "claude") to a Harness.
+func ParseHarness(s string) (Harness, error) {
+	switch strings.ToLower(s) {
+	case "", "claude-code", "claude", "claudecode", "claude_code":
+		return ClaudeCode, nil
+	case "codex", "omx":
+		return Codex, nil
+	case "cursor":
+		return Cursor, nil
+	case "opencode":
+		return OpenCode, nil
+	case "pi":
+		return Pi, nil
+	}
+	return "", fmt.Errorf("unknown harness %q (want one of claude-code, codex, cursor, opencode, pi)", s)
+}
+
+// kind is the canonical tool a call is decided as.
+type kind uint8
+
+const (
+	kOther        kind = iota // a tool without canonical form (MCP tools, custom tools): allowed by exact name
+	kRead                     // Read
+	kWrite                    // Write (create or overwrite a whole file)
+	kEdit                     // Edit (replace a string in a file)
+	kMultiEdit                // MultiEdit
+	kNotebookEdit             // NotebookEdit (a write)
+	kApplyPatch               // a patch body (Codex apply_patch, opencode patch): an edit
+	kDelete                   // a file deletion tool (Cursor Delete): an edit
+	kBash                     // a shell command
+	kBashAux                  // BashOutput, KillShell: follow-ups of the agent's own shell
+	kWriteStdin               // write_stdin: input to a running process (exec)
+	kGrep                     // Grep
+	kGlob                     // Glob
+	kLS                       // LS
+	kWebFetch                 // WebFetch
+	kWebSearch                // WebSearch
+	kTask                     // Task / Agent: a subagent, allowed; its calls are decided like the parent's
+	kMeta                     // TodoWrite, AskUserQuestion, ExitPlanMode, Skill, update_plan: always allowed
+	kControl                  // statewright's own control tools
+	numKinds
+)
+
+// canonicalNames are the canonical names a workflow lists; the index is the kind.
+var canonicalNames = [numKinds]string{
+	kRead: "Read", kWrite: "Write", kEdit: "Edit", kMultiEdit: "MultiEdit",
+	kNotebookEdit: "NotebookEdit", kApplyPatch: "Edit", kDelete: "Edit",
+	kBash: "Bash", kBashAux: "Bash", kWriteStdin: "Bash", kGrep: "Grep", kGlob: "Glob", kLS: "LS",
+	kWebFetch: "WebFetch", kWebSearch: "WebSearch", kTask: "Task",
+}
+
+// toolBits is a set of kinds granted by a phase.
+type toolBits uint32
+
+func bit(k kind) toolBits { return 1 << k }
+
+// satisfiedBy lists, for each kind, the granted kinds that allow it.
+var satisfiedBy = [numKinds]toolBits{
+	kRead:         bit(kRead),
+	kWrite:        bit(kWrite),
+	kEdit:         bit(kEdit),
+	kMultiEdit:    bit(kMultiEdit) | bit(kEdit),
+	kNotebookEdit: bit(kNotebookEdit) | bit(kEdit) | bit(kWrite),
+	kApplyPatch:   bit(kApplyPatch) | bit(kEdit) | bit(kWrite) | bit(kMultiEdit),
+	kDelete:       bit(kDelete) | bit(kEdit),
+	kBash:         bit(kBash),
+	kBashAux:      bit(kBash),
+	kWriteStdin:   bit(kBash),
+	kGrep:         bit(kGrep),
+	kGlob:         bit(kGlob),
+	kLS:           bit(kLS) | bit(kGlob) | bit(kRead),
+	kWebFetch:     bit(kWebFetch),
+	kWebSearch:    bit(kWebSearch),
+	kTask:         bit(kTask),
+}
+
+// editTools are the kinds that unlock shell write and modify.
+const editTools = toolBits(1<<kWrite | 1<<kEdit | 1<<kMultiEdit | 1<<kNotebookEdit | 1<<kApplyPatch)
+
+// toolInfo is what an alias table says about a raw tool name.
+type toolInfo struct {
+	kind  kind
+	canon string // canonical name, or the raw name for kOther/kMeta
+}
+
+// harnessTools is one harness's alias table: raw tool name → canonical tool.
+type harnessTools map[string]toolInfo
+
+func table(entries map[kind][]string) harnessTools {
+	t := harnessTools{}
+	for k, names := range entries {
+		for _, n := range names {
+			c := canonicalNames[k]
+			if k == kMeta || k == kOther {
+				c = n
+			}
+			t[n] = toolInfo{kind: k, canon: c}
+		}
+	}
+	return t
+}
+
+// The alias tables, one per harness (DESIGN.md pipeline step 3). Names are
+// the raw names each harness reports to its hooks or plugins.
+var harnessTables = map[Harness]harnessTools{
+	ClaudeCode: table(map[kind][]string{
+		kRead:         {"Read", "NotebookRead", "ReadMcpResourceTool", "ListMcpResourcesTool"},
+		kWrite:        {"Write"},
+		kEdit:         {"Edit"},
+		kMultiEdit:    {"MultiEdit"},
+		kNotebookEdit: {"NotebookEdit"},
+		kBash:         {"Bash"},
+		kBashAux:      {"BashOutput", "KillShell", "KillBash"},
+		kGrep:         {"Grep"},
+		kGlob:         {"Glob"},
+		kLS:           {"LS"},
+		kWebFetch:     {"WebFetch"},
+		kWebSearch:    {"WebSearch"},
+		kTask:         {"Task", "Agent"},
+		kMeta:         {"TodoWrite", "TodoRead", "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "Skill", "SlashCommand", "ToolSearch", "SendMessage"},
+	}),
+	Codex: table(map[kind][]string{
+		kRead:       {"read_file", "view_image"},
+		kApplyPatch: {"apply_patch"},
+		kBash:       {"shell", "exec_command", "local_shell", "container.exec", "unified_exec", "Bash"},
+		kWriteStdin: {"write_stdin"},
+		kGrep:       {"grep_files"},
+		kLS:         {"list_dir"},
+		kWebSearch:  {"web_search"},
+		kWebFetch:   {"web.run"},
+		kTask:       {"spawn_agent"},
+		kMeta:       {"update_plan"},
+	}),
+	Cursor: table(map[kind][]string{
+		kRead:       {"Read", "ReadFile"},
+		kWrite:      {"Write"},
+		kEdit:       {"Edit", "StrReplace", "MultiStrReplace"},
+		kApplyPatch: {"ApplyPatch"},
+		kDelete:     {"Delete"},
+		kBash:       {"Shell"},
+		kGrep:       {"Grep", "SearchFiles", "SearchCodebase", "CodebaseSearch"},
+		kGlob:       {"Glob", "FileSearch"},
+		kLS:         {"LS", "ListDirectory"},
+		kWebFetch:   {"WebFetch"},
+		kWebSearch:  {"WebSearch"},
+		kTask:       {"Task"},
+		kMeta:       {"TodoWrite", "UpdateTodos"},
+	}),
+	OpenCode: table(map[kind][]string{
+		kRead:       {"read", "lsp"},
+		kWrite:      {"write"},
+		kEdit:       {"edit"},
+		kMultiEdit:  {"multiedit"},
+		kApplyPatch: {"patch", "apply_patch"},
+		kBash:       {"bash"},
+		kGrep:       {"grep"},
+		kGlob:       {"glob"},
+		kLS:         {"list"},
+		kWebFetch:   {"webfetch"},
+		kWebSearch:  {"websearch", "codesearch"},
+		kTask:       {"task"},
+		kMeta:       {"todowrite", "todoread", "skill", "question"},
+	}),
+	Pi: table(map[kind][]string{
+		kRead:  {"read"},
+		kWrite: {"write"},
+		kEdit:  {"edit"},
+		kBash:  {"bash"},
+		kGrep:  {"grep"},
+		kGlob:  {"find"},
+		kLS:    {"ls"},
+	}),
+}
+
+// lowerTables are the same tables keyed by lower-cased name, the fallback
+// when a harness reports a name in another case.
+var lowerTables = func() map[Harness]harnessTools {
+	out := map[Harness]harnessTools{}
+	for h, t := range harnessTables {
+		lt := harnessTools{}
+		for n, info := range t {
+			ln := strings.ToLower(n)
+			if _, dup := lt[ln]; !dup || n == ln {
+				lt[ln] = info
+			}
+		}
+		out[h] = lt
+	}
+	return out
+}()
+
+// workflowNames maps a lower-cased name a workflow may list to the kind it
+// grants: canonical names, every harness's raw names, and statewright's
+// adapter families (read_file, edit_file, run_command, ...).
+var workflowNames = func() map[string]kind {
+	m := map[string]kind{}
+	for _, h := range Harnesses {
+		for n, info := range harnessTables[h] {
+			if info.kind == kMeta || info.kind == kOther {
+				continue
+			}
+			ln := strings.ToLower(n)
+			if _, ok := m[ln]; !ok {
+				m[ln] = info.kind
+			}
+		}
+	}
+	// Canonical names win over raw names that happen to share them.
+	for k, c := range canonicalNames {
+		if c != "" && (kind(k) != kApplyPatch && kind(k) != kDelete && kind(k) != kBashAux && kind(k) != kWriteStdin) {
+			m[strings.ToLower(c)] = kind(k)
+		}
+	}
+	for _, e := range []struct {
+		k     kind
+		names []string
+	}{
+		{kRead, []string{"read_file", "cat"}},
+		{kEdit, []string{"edit_file", "str_replace", "patch_file", "create_or_update_file"}},
+		{kApplyPatch, []string{"apply_patch", "patch"}},
+		{kWrite, []string{"write_file", "create_file"}},
+		{kGrep, []string{"search_files", "grep_files"}},
+		{kGlob, []string{"find_files", "find"}},
+		{kLS, []string{"list_directory", "list_dir", "ls", "list"}},
+		{kBash, []string{"shell", "exec_command", "run_command", "local_shell", "bash"}},
+		{kWebFetch, []string{"fetch", "http_request", "web_fetch"}},
+		{kWebSearch, []string{"web_search"}},
+		{kTask, []string{"agent", "subagent", "task"}},
+	} {
+		for _, n := range e.names {
+			m[n] = e.k
+		}
+	}
+	return m
+}()
+
+// lookupTool maps a harness's raw tool name to its canonical tool. It does
+// not allocate for names in the harness's table.
+func lookupTool(h Harness, raw string) toolInfo {
+	t, ok := harnessTables[h]
+	if !ok {
+		t = harnessTables[ClaudeCode]
+		h = ClaudeCode
+	}
+	if info, ok := t[raw]; ok {
+		return info
+	}
+	if op, ok := controlOp(h, raw); ok {
+		return toolInfo{kind: kControl, canon: op}
+	}
+	if info, ok := lowerTables[h][strings.ToLower(raw)]; ok {
+		return info
+	}
+	return toolInfo{kind: kOther, canon: raw}
+}
+
+// Control tool prefixes: statewright's MCP server, matched exactly (never a
+// substring). opencode and Pi register the control tools inside their
+// plugin under a bare "statewright_" prefix.
+var controlPrefixes = []string{"mcp__statewright__", "mcp__plugin_statewright_statewright__"}
+
+func controlOp(h Harness, raw string) (string, bool) {
+	for _, p := range controlPrefixes {
+		if strings.HasPrefix(raw, p) {
+			return strings.TrimPrefix(raw[len(p):], "statewright_"), true
+		}
+	}
+	if (h == OpenCode || h == Pi) && strings.HasPrefix(raw, "statewright_") {
+		return raw[len("statewright_"):], true
+	}
+	return "", false
+}
+
+// controlClass classifies a control operation.
+type controlClass uint8
+
+const (
+	ctlUnknown controlClass = iota
+	ctlRead
+	ctlTransition
+	ctlStart
+	ctlHuman
+)
+
+var controlOps = map[string]controlClass{
+	"get_state": ctlRead, "get_status": ctlRead, "status": ctlRead, "list_workflows": ctlRead,
+	"get_usage": ctlRead, "search_docs": ctlRead, "search_references": ctlRead,
+	"get_model_traits": ctlRead, "explain": ctlRead, "history": ctlRead, "check": ctlRead,
+	"transition": ctlTransition,
+	"start":      ctlStart, "load_workflow": ctlStart, "start_workflow": ctlStart,
+	"deactivate": ctlHuman, "pause": ctlHuman, "resume": ctlHuman, "force_state": ctlHuman,
+	"create_workflow": ctlHuman, "approve": ctlHuman, "reject": ctlHuman, "off": ctlHuman,
+	"stop": ctlHuman, "run_agent": ctlHuman, "fork": ctlHuman, "reset": ctlHuman,
+}
+
+// AliasTable returns a harness's raw tool names with the canonical tool each
+// is decided as ("meta" for always-allowed meta-tools), sorted by raw name.
+func AliasTable(h Harness) [][2]string {
+	var out [][2]string
+	for n, info := range harnessTables[h] {
+		c := info.canon
+		switch info.kind {
+		case kMeta:
+			c = "meta (always allowed)"
+		case kTask:
+			c = "Task (allowed)"
+		case kWriteStdin:
+			c = "Bash + Exec"
+		case kApplyPatch:
+			c = "Edit (patch body)"
+		}
+		out = append(out, [2]string{n, c})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}

@@ -1,0 +1,419 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/statewright-go/statewright/shell"
+)
+
+// shellCall is a shell tool call, analysed once per decision.
+type shellCall struct {
+	src        string
+	analysis   *shell.Analysis
+	err        error // parse error (or analysis failure): the call is denied
+	internal   bool  // err is an analysis failure, not the command's fault
+	background bool  // the harness runs it in the background (run_in_background)
+}
+
+// analyze is shell.Analyze; a variable so tests can count calls.
+var analyze = shell.Analyze
+
+// shellCommand extracts the command line of a shell tool call: "command"
+// (a string, or an argv as Codex's shell tool sends it), "cmd"
+// (exec_command) or "action.command" (local_shell).
+func shellCommand(m map[string]any) (src string, argv []string, ok bool) {
+	if s, ok := m["command"].(string); ok {
+		return s, nil, true
+	}
+	if s, ok := m["cmd"].(string); ok {
+		return s, nil, true
+	}
+	arr, _ := m["command"].([]any)
+	if arr == nil {
+		if act, _ := m["action"].(map[string]any); act != nil {
+			arr, _ = act["command"].([]any)
+		}
+	}
+	if len(arr) == 0 {
+		return "", nil, false
+	}
+	for _, w := range arr {
+		s, ok := w.(string)
+		if !ok {
+			return "", nil, false
+		}
+		argv = append(argv, s)
+	}
+	switch path.Base(argv[0]) {
+	case "bash", "sh", "zsh", "dash":
+		if len(argv) == 3 && strings.HasPrefix(argv[1], "-") && strings.Contains(argv[1], "c") {
+			return argv[2], argv, true
+		}
+	}
+	q := make([]string, len(argv))
+	for i, w := range argv {
+		q[i] = shellQuote(w)
+	}
+	return strings.Join(q, " "), argv, true
+}
+
+// shellQuote quotes a word for bash when it needs it.
+func shellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' || r == '@' ||
+			'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// runAnalysis analyses src, turning a panic in the analyser into an
+// internal error (fail closed).
+func runAnalysis(src string) (a *shell.Analysis, err error, internal bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			a, err, internal = nil, fmt.Errorf("shell analysis failed: %v", r), true
+		}
+	}()
+	a, err = analyze(src)
+	if err == nil && a == nil {
+		return nil, fmt.Errorf("shell analysis returned nothing"), true
+	}
+	return a, err, false
+}
+
+const readOnlyClasses = shell.ClassRead | shell.ClassSearch | shell.ClassGitRead
+
+// needs maps operation classes to the capabilities they require beyond the
+// shell tool itself (DESIGN.md "Shell analysis").
+func needs(c shell.Class) capSet {
+	var n capSet
+	if c&(shell.ClassWrite|shell.ClassModify) != 0 {
+		n |= capWrite
+	}
+	if c&(shell.ClassDelete|shell.ClassProcess) != 0 {
+		n |= capDestructive
+	}
+	if c&shell.ClassNetwork != 0 {
+		n |= capNetwork
+	}
+	if c&shell.ClassGitWrite != 0 {
+		n |= capGitWrite
+	}
+	if c&(shell.ClassExec|shell.ClassUnknown) != 0 {
+		n |= capExec
+	}
+	if c&shell.ClassPrivilege != 0 {
+		n |= capPrivileged
+	}
+	if c&shell.ClassPackageInstall != 0 {
+		n |= capNetwork | capWrite
+	}
+	if c&shell.ClassBackground != 0 {
+		n |= capBackground
+	}
+	if c&shell.ClassNestedAgent != 0 {
+		n |= capNestedAgent
+	}
+	return n
+}
+
+// commandText renders a command for messages, at most 80 characters.
+func commandText(c *shell.Command) string {
+	return clip(strings.Join(c.Argv, " "), 80)
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-3]) + "..."
+}
+
+// readOnlySubcommands are statewright subcommands the agent may run from the shell.
+var readOnlySubcommands = map[string]bool{
+	"status": true, "explain": true, "check": true, "test": true, "version": true, "help": true,
+	"history": true, "validate": true, "doctor": true, "schema": true, "workflows": true,
+	"--help": true, "-h": true, "--version": true,
+}
+
+var readOnlyWorkflowsSub = map[string]bool{"list": true, "show": true, "validate": true, "schema": true, "": true}
+
+// statewrightMutates reports whether argv runs a statewright subcommand
+// other than the read-only ones.
+func statewrightMutates(argv []string) bool {
+	var words []string
+	for _, w := range argv[1:] {
+		if strings.HasPrefix(w, "-") && w != "--help" && w != "-h" && w != "--version" {
+			continue
+		}
+		words = append(words, w)
+	}
+	if len(words) == 0 {
+		return false
+	}
+	if !readOnlySubcommands[words[0]] {
+		return true
+	}
+	if words[0] == "workflows" {
+		sub := ""
+		if len(words) > 1 {
+			sub = words[1]
+		}
+		return !readOnlyWorkflowsSub[sub]
+	}
+	return false
+}
+
+// isStatewright reports whether a command runs the statewright binary.
+func (l *Law) isStatewright(c *shell.Command) bool {
+	if c.Program == "statewright" || c.Program == "statewright-gateway" {
+		return true
+	}
+	if c.Program == "" {
+		return false
+	}
+	for _, p := range l.protected {
+		if baseName(p) == strings.ToLower(c.Program) && strings.Contains(baseName(p), "statewright") {
+			return true
+		}
+	}
+	return false
+}
+
+// shellSelfProtect applies self-protection to an analysed command line.
+func (l *Law) shellSelfProtect(call *ToolCall, sc *shellCall) (string, bool) {
+	if sc.err != nil {
+		if l.hasMarker(sc.src) || containsFold(sc.src, "statewright") {
+			return "the command does not parse and names statewright's own files", true
+		}
+		return "", false
+	}
+	a := sc.analysis
+	for _, v := range a.EnvRefs {
+		if strings.HasPrefix(v, "STATEWRIGHT_") && (strings.Contains(v, "TOKEN") || strings.Contains(v, "SECRET") || strings.Contains(v, "KEY")) {
+			return "the command reads $" + v + ", an operator credential", true
+		}
+	}
+	check := func(c *shell.Command) (string, bool) {
+		if l.isStatewright(c) && statewrightMutates(c.Argv) {
+			return "`" + commandText(c) + "` runs a statewright subcommand that changes runs or settings; only a person may do that (read-only ones such as status, explain, check are fine)", true
+		}
+		for _, t := range c.Writes {
+			if t.Dynamic {
+				if l.hasMarker(t.Path) {
+					return "`" + commandText(c) + "` writes to " + t.Path + ", which may be one of statewright's protected files", true
+				}
+				continue
+			}
+			if l.isProtected(resolvePath(call, t.Path)) {
+				return "`" + commandText(c) + "` writes to " + t.Path + ", a protected file", true
+			}
+		}
+		for _, t := range c.Reads {
+			if isSecret(t.Path) {
+				return "`" + commandText(c) + "` reads an operator credential", true
+			}
+		}
+		for i, w := range c.Argv {
+			if i == 0 {
+				continue
+			}
+			if isSecret(w) {
+				return "`" + commandText(c) + "` reads an operator credential", true
+			}
+		}
+		if c.Classes&^(readOnlyClasses|shell.ClassTest) != 0 {
+			for i, w := range c.Argv {
+				if i == 0 || strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+					continue
+				}
+				if l.hasMarker(w) || !strings.ContainsAny(w, " \n$`") && l.isProtected(resolvePath(call, w)) {
+					return "`" + commandText(c) + "` names " + clip(w, 60) + ", one of statewright's protected files, in a command that can change it", true
+				}
+			}
+		}
+		return "", false
+	}
+	for i := range a.Commands {
+		if r, hit := check(&a.Commands[i]); hit {
+			return r, true
+		}
+	}
+	for _, t := range a.Writes {
+		if t.Dynamic && l.hasMarker(t.Path) || !t.Dynamic && l.isProtected(resolvePath(call, t.Path)) {
+			return "the command writes to " + t.Path + ", a protected file", true
+		}
+	}
+	return "", false
+}
+
+// matchEntry reports whether a simple command, as written, starts with the
+// entry's words (shell.Command.HasPrefix: literal words only, so `pytest
+// $(x)` never matches more than `pytest`). The first word also matches a
+// path to the program (`/usr/bin/pytest` matches `pytest`), never a longer
+// name (`pytestfoo`). Assignment prefixes (`PYTHONPATH=. pytest`) must
+// appear in the entry exactly; otherwise the command does not match.
+func matchEntry(c *shell.Command, entry []string) bool {
+	if len(entry) < len(c.Assigns) {
+		return false
+	}
+	for i, as := range c.Assigns {
+		if entry[i] != as {
+			return false
+		}
+	}
+	entry = entry[len(c.Assigns):]
+	if len(entry) == 0 {
+		return false
+	}
+	if c.HasPrefix(entry) {
+		return true
+	}
+	// /usr/bin/pytest -x matches "pytest".
+	if len(c.Words) < len(entry) || !c.Words[0].Literal || strings.Contains(entry[0], "/") || path.Base(c.Words[0].Text) != entry[0] {
+		return false
+	}
+	for i := 1; i < len(entry); i++ {
+		if !c.Words[i].Literal || c.Words[i].Text != entry[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isCompanion reports whether a command is a pure read filter that may join
+// a line whose other commands match allowed_commands (`pytest | tail -20`).
+func isCompanion(c *shell.Command) bool {
+	return !c.Dynamic && c.Classes != 0 && c.Classes&^readOnlyClasses == 0 && len(c.Writes) == 0
+}
+
+// shellFinding is the first problem found with a shell call.
+type shellFinding struct {
+	rule   Rule
+	reason string
+}
+
+// checkShell applies step 7 to a shell call: allowed_commands, capabilities,
+// blocked_env, then write targets against path scopes and edit limits.
+func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *shellCall, eff *Effects) *shellFinding {
+	a := sc.analysis
+	matched := make([]bool, len(a.Commands))
+	if cs.commands != nil {
+		anyMatched := false
+		for i := range a.Commands {
+			for _, e := range cs.commands {
+				if matchEntry(&a.Commands[i], e) {
+					matched[i] = true
+					anyMatched = true
+					break
+				}
+			}
+		}
+		for i := range a.Commands {
+			c := &a.Commands[i]
+			if matched[i] || anyMatched && isCompanion(c) {
+				continue
+			}
+			return &shellFinding{RuleAllowedCommands, "`" + commandText(c) + "` matches no entry of allowed_commands (" + strings.Join(cs.st.AllowedCommands, ", ") + ")"}
+		}
+	}
+	var union shell.Class
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		union |= c.Classes
+		n := needs(c.Classes)
+		if matched[i] {
+			n &^= capExec
+		}
+		if missing := n &^ cs.caps; missing != 0 {
+			return &shellFinding{RuleShellCapability, fmt.Sprintf("`%s` does %s, which needs the %s capability", commandText(c), strings.Join(c.Classes.Names(), "+"), strings.Join(missing.names(), " and "))}
+		}
+	}
+	rest := needs(a.Classes &^ union)
+	if sc.background {
+		rest |= capBackground
+	}
+	if missing := rest &^ cs.caps; missing != 0 {
+		what := strings.Join((a.Classes &^ union).Names(), "+")
+		if sc.background {
+			what = strings.TrimPrefix(what+"+background", "+")
+		}
+		return &shellFinding{RuleShellCapability, fmt.Sprintf("the command line does %s, which needs the %s capability", what, strings.Join(missing.names(), " and "))}
+	}
+	if cs.blockedEnv != nil {
+		for _, v := range a.EnvRefs {
+			if _, ok := cs.blockedEnv[v]; ok {
+				return &shellFinding{RuleBlockedEnv, "the command reads $" + v + ", which blocked_env forbids here"}
+			}
+		}
+		if a.IndirectEnv {
+			return &shellFinding{RuleBlockedEnv, "the command reads variables whose names are computed (${!X}), which could reveal blocked_env variables (" + strings.Join(cs.st.BlockedEnv, ", ") + ")"}
+		}
+		if a.DumpsEnv {
+			return &shellFinding{RuleBlockedEnv, "the command prints the whole environment, which would reveal blocked_env variables (" + strings.Join(cs.st.BlockedEnv, ", ") + ")"}
+		}
+	}
+	// Write targets count like edits.
+	var files []string
+	seen := map[string]bool{}
+	limited := len(cs.allowedPath) > 0 || len(cs.deniedPath) > 0 || cs.maxFiles >= 0 || cs.maxEdit >= 0
+	for _, t := range a.Writes {
+		if t.Dynamic {
+			if limited {
+				return &shellFinding{RuleUnknownTarget, "the command writes to " + t.Path + ", a target that cannot be known before it runs, and this phase limits which files may change"}
+			}
+			continue
+		}
+		abs := resolvePath(call, t.Path)
+		if !seen[abs] {
+			seen[abs] = true
+			files = append(files, abs)
+		}
+	}
+	if len(files) > 0 {
+		if f := l.checkFiles(cs, run, call, files); f != nil {
+			return f
+		}
+		if cs.maxEdit >= 0 {
+			return &shellFinding{RuleMaxEditLines, fmt.Sprintf("the command writes %s from the shell, where the lines it changes cannot be counted; this phase limits edits to %d lines, so use the edit tools", strings.Join(files, ", "), cs.maxEdit)}
+		}
+	}
+	eff.FilesEdited = files
+	return nil
+}
+
+// checkFiles applies path scopes and max_files_per_state to resolved targets.
+func (l *Law) checkFiles(cs *compiledState, run *RunState, call *ToolCall, files []string) *shellFinding {
+	newFiles := 0
+	for _, abs := range files {
+		rel := relPath(call, abs)
+		if len(cs.deniedPath) > 0 && matchScope(cs.deniedPath, abs, rel) {
+			return &shellFinding{RulePathScope, rel + " is in denied_paths (" + strings.Join(cs.st.DeniedPaths, ", ") + ")"}
+		}
+		if len(cs.allowedPath) > 0 && !matchScope(cs.allowedPath, abs, rel) {
+			return &shellFinding{RulePathScope, rel + " is outside allowed_paths (" + strings.Join(cs.st.AllowedPaths, ", ") + ")"}
+		}
+		if !contains(run.FilesEdited, abs) {
+			newFiles++
+		}
+	}
+	if cs.maxFiles >= 0 && newFiles > 0 && len(run.FilesEdited)+newFiles > cs.maxFiles {
+		return &shellFinding{RuleMaxFiles, fmt.Sprintf("%d files were edited in this phase already (%s) and max_files_per_state is %d", len(run.FilesEdited), clip(strings.Join(run.FilesEdited, ", "), 200), cs.maxFiles)}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

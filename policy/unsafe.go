@@ -1,0 +1,12 @@
+package policy
+
+import "unsafe"
+
+// unsafeString views b as a string without copying; the caller must not
+// retain the string past b's lifetime or mutate b meanwhile.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
