@@ -381,12 +381,21 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 			return f
 		}
 		if cs.maxEdit >= 0 {
-			return &shellFinding{RuleMaxEditLines, fmt.Sprintf("the command writes %s from the shell, where the lines it changes cannot be counted; this phase limits edits to %d lines, so use the edit tools", strings.Join(files, ", "), cs.maxEdit)}
+			for i := range a.Commands {
+				c := &a.Commands[i]
+				if len(c.Writes) > 0 && !linelessWriters[c.Program] {
+					return &shellFinding{RuleMaxEditLines, fmt.Sprintf("`%s` writes %s from the shell, where the lines it changes cannot be counted; this phase limits edits to %d lines, so use the edit tools", commandText(c), clip(strings.Join(files, ", "), 120), cs.maxEdit)}
+				}
+			}
 		}
 	}
 	eff.FilesEdited = files
 	return nil
 }
+
+// linelessWriters create paths without content (zero changed lines), so
+// max_edit_lines does not stop them; path scopes and max_files still apply.
+var linelessWriters = map[string]bool{"mkdir": true, "touch": true}
 
 // checkFiles applies path scopes and max_files_per_state to resolved targets.
 func (l *Law) checkFiles(cs *compiledState, run *RunState, call *ToolCall, files []string) *shellFinding {
