@@ -1,0 +1,346 @@
+package workflow
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func mustParse(t *testing.T, src string) (*Definition, Diagnostics) {
+	t.Helper()
+	def, diags, err := Parse([]byte(src), ParseOptions{Source: "wf.json"})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return def, diags
+}
+
+func TestParseGuardValueTypes(t *testing.T) {
+	for _, src := range []string{
+		`{"id":"x","initial":"a","states":{"a":{"type":"final"}},"guards":{
+		  "i":{"field":"f","op":"eq","value":1},
+		  "f":{"field":"f","op":"eq","value":1.0},
+		  "e":{"field":"f","op":"eq","value":1e2},
+		  "b":{"field":"f","op":"eq","value":true},
+		  "s":{"field":"f","op":"eq","value":"x"},
+		  "n":{"field":"f","op":"eq","value":null},
+		  "a":{"field":"f","op":"in","value":[1,"x",2.5]},
+		  "o":{"field":"f","op":"eq","value":{"k":[1]}},
+		  "big":{"field":"f","op":"eq","value":18446744073709551615}}}`,
+		"id: x\ninitial: a\nstates: {a: {type: final}}\nguards:\n" +
+			"  i: {field: f, op: eq, value: 1}\n" +
+			"  f: {field: f, op: eq, value: 1.0}\n" +
+			"  e: {field: f, op: eq, value: 1e2}\n" +
+			"  b: {field: f, op: eq, value: true}\n" +
+			"  s: {field: f, op: eq, value: x}\n" +
+			"  n: {field: f, op: eq, value: null}\n" +
+			"  a: {field: f, op: in, value: [1, x, 2.5]}\n" +
+			"  o: {field: f, op: eq, value: {k: [1]}}\n" +
+			"  big: {field: f, op: eq, value: 18446744073709551615}\n",
+	} {
+		def, _ := mustParse(t, src)
+		want := map[string]any{
+			"i": int64(1), "f": float64(1), "e": float64(100), "b": true, "s": "x", "n": nil,
+			"a": []any{int64(1), "x", 2.5}, "o": map[string]any{"k": []any{int64(1)}},
+			"big": float64(18446744073709551615),
+		}
+		for name, w := range want {
+			g := def.Guards[name]
+			if g == nil {
+				t.Fatalf("guard %q missing", name)
+			}
+			if !reflect.DeepEqual(g.Value, w) {
+				t.Errorf("guard %q value = %#v (%T), want %#v (%T)", name, g.Value, g.Value, w, w)
+			}
+		}
+	}
+}
+
+func TestParseDefaultsAndNames(t *testing.T) {
+	def, diags := mustParse(t, `{"id":"x","initial":"a","states":{
+	  "a":{"allowed_tools":[],"on":{"GO":"b"}},
+	  "b":{"type":"final"}},
+	  "meta":{"failure_states":["blocked"],"debug":true,"default_model":"m"}}`)
+	if len(diags) != 0 {
+		t.Errorf("diagnostics: %v", diags)
+	}
+	if def.Context == nil || len(def.Context) != 0 {
+		t.Errorf("Context = %#v, want empty non-nil map", def.Context)
+	}
+	if def.Source != "wf.json" {
+		t.Errorf("Source = %q", def.Source)
+	}
+	for name, s := range def.States {
+		if s.Name != name {
+			t.Errorf("state %q has Name %q", name, s.Name)
+		}
+		if !s.Pos.IsValid() {
+			t.Errorf("state %q has no Pos", name)
+		}
+	}
+	a := def.States["a"]
+	if a.AllowedTools == nil || len(a.AllowedTools) != 0 {
+		t.Errorf("allowed_tools [] must stay non-nil and empty, got %#v", a.AllowedTools)
+	}
+	if def.States["b"].AllowedTools != nil {
+		t.Errorf("absent allowed_tools must be nil")
+	}
+	if got := a.On["GO"]; got.Kind != TransitionSimple || got.Target != "b" || got.Pos != (Pos{Line: 2, Col: 39}) {
+		t.Errorf("GO = %+v", got)
+	}
+	want := map[string]any{"failure_states": []any{"blocked"}, "debug": true}
+	if !reflect.DeepEqual(def.Meta.Extra, want) {
+		t.Errorf("Meta.Extra = %#v, want %#v", def.Meta.Extra, want)
+	}
+	if def.Meta.DefaultModel != "m" {
+		t.Errorf("DefaultModel = %q", def.Meta.DefaultModel)
+	}
+}
+
+func TestParseTransitionShapes(t *testing.T) {
+	def, _ := mustParse(t, `{"id":"x","initial":"a","guards":{"g":{"field":"data.ok","op":"eq","value":true}},"states":{
+	  "a":{"on":{
+	    "S":"b",
+	    "F":{"target":"b","guard":"g","guards":["g"],"requires_approval":true,"approval_message":"ok?"},
+	    "G":[{"target":"b","guard":"g"},{"target":"a"}],
+	    "K":{"fork":{"branches":{"x":{"initial":"a","terminal":"b"}},"on_complete":"b"}},
+	    "I":{"invoke":"m","on_complete":"b","on_fail":"a","input":{"k":1}}}},
+	  "b":{"type":"final"}}}`)
+	on := def.States["a"].On
+	if on["S"].Kind != TransitionSimple || on["F"].Kind != TransitionFull || on["G"].Kind != TransitionGuarded ||
+		on["K"].Kind != TransitionFork || on["I"].Kind != TransitionInvoke {
+		t.Fatalf("kinds: S=%v F=%v G=%v K=%v I=%v", on["S"].Kind, on["F"].Kind, on["G"].Kind, on["K"].Kind, on["I"].Kind)
+	}
+	if f := on["F"]; !f.RequiresApproval || f.ApprovalMessage != "ok?" || !reflect.DeepEqual(f.GuardNames(), []string{"g", "g"}) {
+		t.Errorf("F = %+v", f)
+	}
+	if g := on["G"]; !reflect.DeepEqual(g.Targets(), []string{"b", "a"}) || g.Branches[0].Guard != "g" {
+		t.Errorf("G targets = %v", g.Targets())
+	}
+	if k := on["K"]; k.Fork.Join != JoinAll || k.Fork.Branches["x"].Initial != "a" || k.PrimaryTarget() != "b" {
+		t.Errorf("K = %+v", k.Fork)
+	}
+	if i := on["I"]; i.Invoke.Machine != "m" || i.Invoke.OnFail != "a" || !reflect.DeepEqual(i.Invoke.Input, map[string]any{"k": int64(1)}) {
+		t.Errorf("I = %+v", i.Invoke)
+	}
+}
+
+func TestParseCombinators(t *testing.T) {
+	def, _ := mustParse(t, `{"id":"x","initial":"a","states":{"a":{"type":"final"}},"context":{"n":1},"guards":{
+	  "base":{"field":"n","op":"gt","value":0},
+	  "c":{"all":["base",{"any":[{"field":"n","op":"lt","value":5},"base"]},{"not":"base"}]}}}`)
+	c := def.Guards["c"]
+	if len(c.All) != 3 || c.All[0].Ref != "base" || len(c.All[1].Any) != 2 || c.All[1].Any[1].Ref != "base" || c.All[2].Not.Ref != "base" {
+		t.Fatalf("combinator tree wrong: %+v", c)
+	}
+	if c.All[1].Any[0].Op != OpLt || c.All[1].Any[0].Value != int64(5) {
+		t.Errorf("nested comparison = %+v", c.All[1].Any[0])
+	}
+}
+
+func TestParseWrapperAndYAMLMatchJSON(t *testing.T) {
+	jsonSrc := `{"id":"x","initial":"a","context":{"n":1},"states":{"a":{"allowed_tools":["Read"],"max_iterations":3,"on":{"GO":{"target":"b","guard":"g"}}},"b":{"type":"final"}},"guards":{"g":{"field":"n","op":"eq","value":1}}}`
+	yamlSrc := "id: x\ninitial: a\ncontext: {n: 1}\nstates:\n  a:\n    allowed_tools: [Read]\n    max_iterations: 3\n    on:\n      GO: {target: b, guard: g}\n  b: {type: final}\nguards:\n  g: {field: n, op: eq, value: 1}\n"
+	wrapped := `{"definition":` + jsonSrc + `,"upstream_servers":[{"name":"fs"}]}`
+	var encoded []string
+	for _, src := range []string{jsonSrc, yamlSrc, wrapped} {
+		def, _ := mustParse(t, src)
+		b, err := json.Marshal(def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		encoded = append(encoded, string(b))
+	}
+	if encoded[0] != encoded[1] || encoded[0] != encoded[2] {
+		t.Errorf("JSON, YAML and wrapper parse differently:\n%s\n%s\n%s", encoded[0], encoded[1], encoded[2])
+	}
+}
+
+func TestParseRoundTrip(t *testing.T) {
+	src := `{"id":"x","initial":"a","trust_event_data":true,"context":{"n":1,"f":1.5},
+	  "guards":{"g":{"field":"n","op":"in","value":[1,2]},"h":{"any":["g",{"not":"g"}]},"e":{"all":[]}},
+	  "meta":{"danger_level":"moderate","approval_mode":"none","workspace":{"version":1,"mode":"git_worktree","cleanup":"never"}},
+	  "interrupts":{"i":{"trigger":{"file_pattern":"**/*.sql"},"target":"h","priority":-2}},
+	  "states":{
+	    "a":{"allowed_tools":[],"disallowed_tools":["Bash"],"max_iterations":0,"blocked_env":["T"],"env":{"A":"1"},
+	         "on":{"S":"b","F":{"target":"b","guard":"g","requires_approval":true},"G":[],"K":{"fork":{"branches":{"x":{"initial":"h","terminal":"b"}},"join":"any","on_complete":"b"}},"I":{"invoke":"m","on_complete":"b","input":[1]}}},
+	    "h":{"on":{"OK":"$return"}},
+	    "b":{"type":"final"}}}`
+	def, _ := mustParse(t, src)
+	b1, err := json.Marshal(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def2, _, err := Parse(b1, ParseOptions{Strict: true})
+	if err != nil {
+		t.Fatalf("re-parse of %s: %v", b1, err)
+	}
+	b2, err := json.Marshal(def2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b1) != string(b2) {
+		t.Errorf("round trip changed the definition:\n%s\n%s", b1, b2)
+	}
+	if def2.States["a"].AllowedTools == nil {
+		t.Error("round trip turned allowed_tools [] into absent (unrestricted)")
+	}
+	if def2.States["a"].On["G"].Kind != TransitionGuarded || def2.Guards["e"].All == nil {
+		t.Error("round trip lost an empty branch list or an empty all")
+	}
+	if def2.Meta.Extra["approval_mode"] != "none" {
+		t.Error("round trip lost meta extras")
+	}
+}
+
+func TestParseErrorsAndStrict(t *testing.T) {
+	src := "{\n  \"id\": \"x\", \"initial\": \"a\",\n  \"states\": {\"a\": {\"type\": \"final\", \"typ\": 1}}\n}"
+	def, diags, err := Parse([]byte(src), ParseOptions{Source: "w.json"})
+	if err != nil || def == nil {
+		t.Fatalf("non-strict: %v", err)
+	}
+	if len(diags) != 1 || diags[0].Severity != SeverityWarning || diags[0].Code != CodeUnknownKey {
+		t.Fatalf("diags = %v", diags)
+	}
+	if got, want := diags[0].String(), `w.json:3:37: warning: unknown key "typ" in state "a" (did you mean "type"?)`; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	def, _, err = Parse([]byte(src), ParseOptions{Source: "w.json", Strict: true})
+	var pe *ParseError
+	if def != nil || !errors.As(err, &pe) {
+		t.Fatalf("strict: def=%v err=%v", def, err)
+	}
+	if pe.Diagnostics[0].Severity != SeverityError || !strings.HasPrefix(err.Error(), "w.json:3:37: error: unknown key") {
+		t.Errorf("strict error = %v", err)
+	}
+
+	_, _, err = Parse([]byte(`{"id": 1, "initial": 2, "states": 3}`), ParseOptions{})
+	if !errors.As(err, &pe) || len(pe.Diagnostics) != 3 || !strings.Contains(err.Error(), "(and 2 more errors)") {
+		t.Errorf("multi-error = %v", err)
+	}
+	_, _, err = Parse([]byte("{\"id\": \"x\",\n \"initial\" \"a\"}"), ParseOptions{})
+	if !errors.As(err, &pe) || pe.Diagnostics[0].Code != CodeSyntax || pe.Diagnostics[0].Pos != (Pos{Line: 2, Col: 12}) {
+		t.Errorf("syntax error = %v (%+v)", err, pe)
+	}
+}
+
+func TestDiagnosticString(t *testing.T) {
+	for _, tc := range []struct {
+		d    Diagnostic
+		want string
+	}{
+		{Diagnostic{Severity: SeverityError, Message: "m", Pos: Pos{3, 7}, Source: "f.yaml"}, "f.yaml:3:7: error: m"},
+		{Diagnostic{Severity: SeverityWarning, Message: "m", Pos: Pos{3, 7}}, "3:7: warning: m"},
+		{Diagnostic{Severity: SeverityWarning, Message: "m", Source: "f"}, "f: warning: m"},
+		{Diagnostic{Severity: SeverityError, Message: "m"}, "error: m"},
+	} {
+		if got := tc.d.String(); got != tc.want {
+			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestValidateDeterministicAndSourced(t *testing.T) {
+	src := `{"id":"m","initial":"zz","states":{"a":{"on":{"X":"q","Y":"r","Z":"s"}},"b":{"on":{"X":"q"}},"c":{},"d":{}},
+	  "guards":{"g1":{"field":"u","op":"eq","value":1},"g2":{"field":"v","op":"eq","value":1}},
+	  "interrupts":{"i1":{"trigger":{"file_pattern":"["},"target":"t1"},"i2":{"trigger":{"file_pattern":"*"},"target":"t2"}}}`
+	def, _, err := Parse([]byte(src), ParseOptions{Source: "m.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := Validate(def)
+	if len(first) < 8 {
+		t.Fatalf("expected many findings, got %v", first)
+	}
+	for _, d := range first {
+		if d.Source != "m.json" || !d.Pos.IsValid() || d.Code == "" {
+			t.Errorf("finding without source, position or code: %+v", d)
+		}
+	}
+	for range 20 {
+		if again := Validate(def); !reflect.DeepEqual(first, again) {
+			t.Fatalf("Validate is not deterministic:\n%v\n%v", first, again)
+		}
+	}
+}
+
+func TestValidateHandBuiltDefinitions(t *testing.T) {
+	// Definitions built in Go (no positions, nil entries) must not panic.
+	defs := []*Definition{
+		nil,
+		{},
+		{Initial: "a", States: map[string]*State{"a": nil}},
+		{Initial: "a", States: map[string]*State{"a": {On: map[string]*Transition{
+			"F": {Kind: TransitionFork}, "I": {Kind: TransitionInvoke}, "G": {Kind: TransitionGuarded, Branches: []*Branch{nil}}, "N": nil,
+		}}}, Guards: map[string]*Guard{"g": nil, "h": {All: []*Guard{nil, {Ref: "h"}}}}, Interrupts: map[string]*Interrupt{"i": nil},
+			Meta: &Meta{DangerLevel: DangerDangerous}},
+	}
+	for i, d := range defs {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("definition %d: Validate panicked: %v", i, r)
+				}
+			}()
+			Validate(d)
+		}()
+	}
+}
+
+func TestToolPrivilege(t *testing.T) {
+	for _, tc := range []struct {
+		tool string
+		want int
+	}{
+		{"TodoWrite", 0}, {"mcp__statewright__transition", 0}, {"statewright_get_state", 0},
+		{"Read", 1}, {"grep", 1}, {"Glob", 1}, {"LS", 1}, {"read_file", 1}, {"Task", 1},
+		{"Edit", 2}, {"Write", 2}, {"MultiEdit", 2}, {"NotebookEdit", 2}, {"apply_patch", 2},
+		{"Bash", 3}, {"bash", 3}, {"Exec", 3}, {"GitWrite", 3}, {"run_command", 3}, {"mcp__github__create_pr", 3}, {"whatever", 3},
+		{"WebFetch", 4}, {"WebSearch", 4}, {"Network", 4}, {"Destructive", 4}, {"Privileged", 4}, {"deploy", 4},
+	} {
+		if got := ToolPrivilege(tc.tool); got != tc.want {
+			t.Errorf("ToolPrivilege(%q) = %d, want %d", tc.tool, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		s    *State
+		want int
+	}{
+		{&State{}, 4},
+		{&State{AllowedTools: []string{}}, 0},
+		{&State{AllowedTools: []string{"Read", "Edit"}}, 2},
+		{&State{AllowedTools: []string{"Read", "Edit"}, DisallowedTools: []string{"edit"}}, 1},
+		{&State{Type: StateFinal}, 0},
+	} {
+		if got := StatePrivilege(tc.s); got != tc.want {
+			t.Errorf("StatePrivilege(%+v) = %d, want %d", tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestEvidenceFields(t *testing.T) {
+	want := []string{EvidenceFilesEdited, EvidenceIterations, EvidenceLastCommandExitCode, EvidenceLastCommandProgram, EvidenceLastTestExitCode, EvidenceLastTestPassed}
+	if got := EvidenceFields(); !reflect.DeepEqual(got, want) {
+		t.Errorf("EvidenceFields() = %v", got)
+	}
+	if typ, ok := EvidenceFieldType(EvidenceLastTestPassed); !ok || typ != EvidenceBool {
+		t.Errorf("type of last_test.passed = %v %v", typ, ok)
+	}
+	if _, ok := EvidenceFieldType("runtime.nope"); ok || !IsEvidenceField("runtime.nope") || IsEvidenceField("runtimex") {
+		t.Error("evidence field classification wrong")
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	known := []string{"allowed_tools", "allowed_commands", "disallowed_tools", "instructions", "type", "on"}
+	for in, want := range map[string]string{
+		"allowed_tool": "allowed_tools", "Allowed_Tools": "allowed_tools", "instrutions": "instructions",
+		"tpye": "type", "owner": "", "x": "", "disalowed_tools": "disallowed_tools",
+	} {
+		if got := suggest(in, known); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
