@@ -28,6 +28,9 @@ type Case struct {
 	// Cwd and ProjectDir are the call's working directory and project root.
 	Cwd        string `yaml:"cwd" json:"cwd"`
 	ProjectDir string `yaml:"project_dir" json:"project_dir"`
+	// ResolvedPaths maps paths as written to the real paths the runtime
+	// resolved (symlinks).
+	ResolvedPaths map[string]string `yaml:"resolved_paths" json:"resolved_paths"`
 	// RunState overrides the fresh run in State.
 	RunState *CaseRunState `yaml:"run_state" json:"run_state"`
 	// Expect is allow, deny or ask.
@@ -163,7 +166,7 @@ func isJSONLines(b []byte) bool {
 
 var caseKeys = map[string]bool{
 	"name": true, "state": true, "harness": true, "tool": true, "input": true, "cwd": true,
-	"project_dir": true, "run_state": true, "expect": true, "rule": true, "next_events": true,
+	"project_dir": true, "resolved_paths": true, "run_state": true, "expect": true, "rule": true, "next_events": true,
 	"reason_contains": true, "files_edited": true, "interrupt": true,
 }
 
@@ -188,7 +191,7 @@ func (c *Case) ToolCall() (*ToolCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	call := &ToolCall{Harness: h, Tool: c.Tool, Cwd: c.Cwd, ProjectDir: c.ProjectDir}
+	call := &ToolCall{Harness: h, Tool: c.Tool, Cwd: c.Cwd, ProjectDir: c.ProjectDir, ResolvedPaths: c.ResolvedPaths}
 	if c.Input != nil {
 		b, err := json.Marshal(c.Input)
 		if err != nil {
