@@ -73,7 +73,8 @@ type Outcome struct {
 	// Context is the context after the step. It may share nested values with
 	// the snapshot's context; treat both as read-only.
 	Context map[string]any `json:"context,omitempty"`
-	// History is the interrupt stack after the step. It never aliases spare
+	// History is the interrupt stack once the run is in To (for a deferred
+	// invoke or fork: once it moves to on_complete). It never aliases spare
 	// capacity of the snapshot's history, so appending to it is safe.
 	History []Frame `json:"history,omitempty"`
 	// RequiresApproval means the caller must park the run in From until a
