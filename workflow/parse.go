@@ -131,6 +131,11 @@ func (d *decoder) unknownKey(m *member, where string, h handlers) {
 	for k := range h {
 		known = append(known, k)
 	}
+	d.unknownKeyIn(m, where, known)
+}
+
+// unknownKeyIn reports an unknown key, suggesting the closest of known.
+func (d *decoder) unknownKeyIn(m *member, where string, known []string) {
 	if s := suggest(m.key, known); s != "" {
 		d.lintf(m.keyPos, CodeUnknownKey, "unknown key %q %s (did you mean %q?)", m.key, where, s)
 		return
@@ -196,7 +201,7 @@ func (d *decoder) boolPtr(m *member, where string) *bool {
 
 // strList decodes an array of strings; null means absent (nil), and an
 // empty array is kept non-nil.
-func (d *decoder) strList(m *member, where string, fp fieldPos) []string {
+func (d *decoder) strList(m *member, where string, fp fieldPos, items bool) []string {
 	switch m.val.kind {
 	case kNull:
 		return nil
@@ -211,8 +216,8 @@ func (d *decoder) strList(m *member, where string, fp fieldPos) []string {
 			d.errorf(it.pos, CodeTypeMismatch, "%q %s must be an array of strings, but item %d is %s", m.key, where, i+1, it.describe())
 			continue
 		}
-		if fp != nil {
-			fp[fmt.Sprintf("%s[%d]", m.key, len(out))] = it.pos
+		if fp != nil && items {
+			fp[m.key+"["+strconv.Itoa(len(out))+"]"] = it.pos
 		}
 		out = append(out, it.s)
 	}
@@ -404,6 +409,14 @@ func (d *decoder) definition(n *node) *Definition {
 	return def
 }
 
+// stateKeys are the keys a state object may have.
+var stateKeys = []string{
+	"on", "type", "allowed_tools", "disallowed_tools", "instructions", "max_iterations", "safe_next",
+	"max_edit_lines", "allowed_commands", "allowed_commands_tool", "max_files_per_state",
+	"context_budget_bytes", "blocked_env", "deny_env", "env_overrides", "env", "model",
+	"thinking_level", "direct_execution", "model_ladder", "allowed_paths", "denied_paths",
+}
+
 func (d *decoder) state(name string, n *node) *State {
 	where := fmt.Sprintf("in state %q", name)
 	s := &State{Name: name, Pos: n.pos, fp: fieldPos{}}
@@ -431,41 +444,54 @@ func (d *decoder) state(name string, n *node) *State {
 			s.EnvOverrides[e.key] = e.val.s
 		}
 	}
-	blocked := func(m *member) { s.BlockedEnv = d.strList(m, where, s.fp) }
-	d.fields(n, where, handlers{
-		"on": func(m *member) {
+	for i := range n.keys {
+		m := &n.keys[i]
+		switch m.key {
+		case "on":
 			if !d.object(m, where) {
-				return
+				continue
 			}
-			s.On = map[string]*Transition{}
+			s.On = make(map[string]*Transition, len(m.val.keys))
 			for i := range m.val.keys {
 				em := &m.val.keys[i]
 				if t := d.transition(name, em); t != nil {
 					s.On[em.key] = t
 				}
 			}
-		},
-		"type": func(m *member) {
+		case "type":
 			s.Type = StateType(d.enum(m, where, s.fp, "final", "parallel"))
-		},
-		"allowed_tools":         func(m *member) { s.AllowedTools = d.strList(m, where, s.fp) },
-		"disallowed_tools":      func(m *member) { s.DisallowedTools = d.strList(m, where, s.fp) },
-		"instructions":          func(m *member) { s.Instructions = d.str(m, where, nil) },
-		"max_iterations":        func(m *member) { s.MaxIterations = d.u32(m, where, s.fp) },
-		"safe_next":             func(m *member) { s.SafeNext = d.str(m, where, s.fp) },
-		"max_edit_lines":        func(m *member) { s.MaxEditLines = d.u32(m, where, s.fp) },
-		"allowed_commands":      func(m *member) { s.AllowedCommands = d.strList(m, where, s.fp) },
-		"allowed_commands_tool": func(m *member) { s.AllowedCommandsTool = d.str(m, where, nil) },
-		"max_files_per_state":   func(m *member) { s.MaxFilesPerState = d.u32(m, where, s.fp) },
-		"context_budget_bytes":  func(m *member) { s.ContextBudgetBytes = d.u64(m, where) },
-		"blocked_env":           blocked,
-		"deny_env":              blocked,
-		"env_overrides":         env,
-		"env":                   env,
-		"model":                 func(m *member) { s.Model = d.str(m, where, nil) },
-		"thinking_level":        func(m *member) { s.ThinkingLevel = d.str(m, where, nil) },
-		"direct_execution":      func(m *member) { s.DirectExecution = d.boolean(m, where) },
-		"model_ladder": func(m *member) {
+		case "allowed_tools":
+			s.AllowedTools = d.strList(m, where, s.fp, false)
+		case "disallowed_tools":
+			s.DisallowedTools = d.strList(m, where, s.fp, false)
+		case "instructions":
+			s.Instructions = d.str(m, where, nil)
+		case "max_iterations":
+			s.MaxIterations = d.u32(m, where, s.fp)
+		case "safe_next":
+			s.SafeNext = d.str(m, where, s.fp)
+		case "max_edit_lines":
+			s.MaxEditLines = d.u32(m, where, s.fp)
+		case "allowed_commands":
+			s.AllowedCommands = d.strList(m, where, s.fp, true)
+		case "allowed_commands_tool":
+			s.AllowedCommandsTool = d.str(m, where, nil)
+		case "max_files_per_state":
+			s.MaxFilesPerState = d.u32(m, where, s.fp)
+		case "context_budget_bytes":
+			s.ContextBudgetBytes = d.u64(m, where)
+		case "blocked_env", "deny_env":
+			s.BlockedEnv = d.strList(m, where, s.fp, false)
+			s.fp["blocked_env"] = m.val.pos
+		case "env_overrides", "env":
+			env(m)
+		case "model":
+			s.Model = d.str(m, where, nil)
+		case "thinking_level":
+			s.ThinkingLevel = d.str(m, where, nil)
+		case "direct_execution":
+			s.DirectExecution = d.boolean(m, where)
+		case "model_ladder":
 			switch m.val.kind {
 			case kNull:
 			case kArray:
@@ -473,10 +499,14 @@ func (d *decoder) state(name string, n *node) *State {
 			default:
 				d.typeErr(m, where, "an array")
 			}
-		},
-		"allowed_paths": func(m *member) { s.AllowedPaths = d.strList(m, where, s.fp) },
-		"denied_paths":  func(m *member) { s.DeniedPaths = d.strList(m, where, s.fp) },
-	})
+		case "allowed_paths":
+			s.AllowedPaths = d.strList(m, where, s.fp, true)
+		case "denied_paths":
+			s.DeniedPaths = d.strList(m, where, s.fp, true)
+		default:
+			d.unknownKeyIn(m, where, stateKeys)
+		}
+	}
 	return s
 }
 
@@ -514,7 +544,7 @@ func (d *decoder) transition(state string, em *member) *Transition {
 			d.fields(it, bw, handlers{
 				"target":            func(m *member) { b.Target = d.str(m, bw, b.fp) },
 				"guard":             func(m *member) { b.Guard = d.str(m, bw, b.fp) },
-				"guards":            func(m *member) { b.Guards = d.strList(m, bw, b.fp) },
+				"guards":            func(m *member) { b.Guards = d.strList(m, bw, b.fp, true) },
 				"requires_approval": dropBranch,
 				"approval_message":  dropBranch,
 			})
@@ -534,7 +564,7 @@ func (d *decoder) transition(state string, em *member) *Transition {
 		d.fields(n, where, handlers{
 			"target":            func(m *member) { t.Target = d.str(m, where, t.fp) },
 			"guard":             func(m *member) { t.Guard = d.str(m, where, t.fp) },
-			"guards":            func(m *member) { t.Guards = d.strList(m, where, t.fp) },
+			"guards":            func(m *member) { t.Guards = d.strList(m, where, t.fp, true) },
 			"requires_approval": func(m *member) { t.RequiresApproval = d.boolean(m, where) },
 			"approval_message":  func(m *member) { t.ApprovalMessage = d.str(m, where, nil) },
 			"fork":              plain,
@@ -819,6 +849,7 @@ func (d *decoder) promotion(n *node) *PromotionPolicy {
 // suggest returns the candidate closest to s when it is close enough to be
 // a likely typo, or "".
 func suggest(s string, candidates []string) string {
+	candidates = append([]string(nil), candidates...)
 	sort.Strings(candidates)
 	best, bestDist := "", -1
 	for _, c := range candidates {
