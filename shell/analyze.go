@@ -445,6 +445,11 @@ func (w *walker) redir(r *syntax.Redirect) (Class, []Target, []Target) {
 	if r.Word == nil {
 		return 0, nil, nil
 	}
+	if len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			return 0, nil, nil // > >(cmd): a pipe to cmd, walked as code
+		}
+	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:

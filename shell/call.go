@@ -201,6 +201,10 @@ func (x *cmdCtx) run() {
 		name, trusted := progName(p.val)
 		x.c.Program = name
 		if !trusted || name == "" {
+			if IsTestRunner(literal(x.args)) {
+				x.c.Classes |= ClassTest // ./gradlew test, node_modules/.bin/jest
+				return
+			}
 			x.c.Classes |= ClassExec
 			return
 		}
@@ -268,6 +272,16 @@ func (x *cmdCtx) targetOf(a word) Target {
 	return x.w.pathTarget(a.val)
 }
 
+// writeFile records a written file and the write class, unless the file
+// is a harmless device (/dev/null, /dev/stdout, ...).
+func (x *cmdCtx) writeFile(a word) {
+	if a.lit && harmlessDevice(a.val) {
+		return
+	}
+	x.add(ClassWrite)
+	x.write(a)
+}
+
 func (x *cmdCtx) writeDyn(desc string) {
 	x.c.Writes = append(x.c.Writes, Target{Path: desc, Dynamic: true})
 }
@@ -329,7 +343,7 @@ func (x *cmdCtx) classify(name string) {
 	} else {
 		x.generic(sp)
 	}
-	if x.xargs && sp.ops != opNone && x.c.Classes&(ClassWrite|ClassModify|ClassDelete) != 0 {
+	if x.xargs && x.c.Classes&(ClassWrite|ClassModify|ClassDelete) != 0 {
 		x.writeDyn("{}")
 	}
 }

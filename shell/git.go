@@ -137,8 +137,7 @@ func progGit(x *cmdCtx) {
 	}
 	// --output writes a file; -o (format-patch) a directory.
 	for _, o := range p.all("--output") {
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 	}
 	if has("--ext-diff") || has("--textconv") && sub != "cat-file" || has("O", "--open-files-in-pager") && sub == "grep" {
 		x.add(ClassExec)
@@ -260,8 +259,7 @@ func progGit(x *cmdCtx) {
 		}
 	case "archive", "bundle":
 		if o, ok := p.get("o", "--output"); ok {
-			x.add(ClassWrite)
-			x.write(o)
+			x.writeFile(o)
 		} else if sub == "bundle" && first == "create" && len(ops) > 1 {
 			x.write(word{val: ops[1], lit: true})
 		} else if sub == "bundle" {

@@ -79,8 +79,17 @@ func isTestRunner(argv []string, depth int) bool {
 			}
 		}
 	case "cargo":
-		f := first()
-		return f == "test" || f == "t" || f == "nextest"
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "--config" || a == "-Z" || a == "--manifest-path" || a == "-C" || a == "--color":
+				i++
+			case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+			default:
+				return a == "test" || a == "t" || a == "nextest"
+			}
+		}
+		return false
 	case "npm", "pnpm", "yarn", "bun":
 		o := ops()
 		if len(o) == 0 {

@@ -116,7 +116,7 @@ func progAlias(x *cmdCtx) {
 func progTrap(x *cmdCtx) {
 	x.add(ClassRead)
 	p := getopt(x.rest(), "", nil, true)
-	if len(p.ops) >= 2 {
+	if len(p.ops) >= 2 && !(p.ops[0].lit && (p.ops[0].val == "-" || p.ops[0].val == "")) {
 		x.script(p.ops[0])
 	}
 }
@@ -492,8 +492,7 @@ func progNc(x *cmdCtx) {
 		x.add(ClassExec)
 	}
 	for _, o := range p.all("o", "--output") {
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 	}
 }
 
@@ -515,8 +514,7 @@ func progCurl(x *cmdCtx) {
 		if o.lit && o.val == "-" {
 			continue
 		}
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 	}
 	if p.has("O", "--remote-name", "--remote-name-all", "J") {
 		x.add(ClassWrite)
@@ -551,8 +549,7 @@ func progWget(x *cmdCtx) {
 		"user", "password", "header", "tries", "timeout", "wait", "level", "accept", "reject", "user-agent", "quota"}, false)
 	if o, ok := p.get("O", "--output-document"); ok {
 		if !(o.lit && o.val == "-") {
-			x.add(ClassWrite)
-			x.write(o)
+			x.writeFile(o)
 		}
 	} else if len(p.ops) > 0 && !p.has("spider", "--spider") {
 		x.add(ClassWrite)
@@ -563,8 +560,7 @@ func progWget(x *cmdCtx) {
 		}
 	}
 	for _, o := range p.all("o", "--output-file", "a", "--append-output", "--save-cookies") {
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 	}
 	for _, o := range p.all("i", "--input-file", "--post-file", "--body-file") {
 		x.add(ClassRead)
@@ -739,8 +735,7 @@ func progCpio(x *cmdCtx) {
 		return
 	}
 	if o, ok := p.get("O", "F", "--file"); ok {
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 		return
 	}
 	x.add(ClassRead)
@@ -779,8 +774,7 @@ func progTee(x *cmdCtx) {
 		if o.lit && harmlessDevice(o.val) {
 			continue
 		}
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 	}
 	if p.dyn {
 		x.add(ClassWrite)
@@ -795,8 +789,7 @@ func outputOpt(x *cmdCtx, short, long string, p parsed) {
 		if o.lit && harmlessDevice(o.val) {
 			continue
 		}
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 	}
 	if p.dyn {
 		x.add(ClassExec | ClassUnknown)
@@ -903,8 +896,7 @@ func progPatch(x *cmdCtx) {
 	}
 	x.add(ClassModify)
 	if o, ok := p.get("o", "--output"); ok {
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 	} else if len(p.ops) > 0 {
 		x.write(p.ops[0])
 	} else {
@@ -1081,6 +1073,9 @@ func progFind(x *cmdCtx) {
 		a := args[i]
 		if a.lit && (strings.HasPrefix(a.val, "-") || a.val == "(" || a.val == "!" || a.val == ")") {
 			break
+		}
+		if a.split {
+			x.add(ClassExec | ClassUnknown) // may expand to -exec/-delete
 		}
 		roots = append(roots, a)
 		i++

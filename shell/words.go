@@ -88,8 +88,12 @@ func unquotedLit(s string) (string, bool) {
 				}
 			}
 			continue
-		case '*', '?', '[':
+		case '*', '?':
 			ok = false
+		case '[':
+			if strings.IndexByte(s[i+1:], ']') >= 0 {
+				ok = false
+			}
 		case '{':
 			brace = i
 		case '}':

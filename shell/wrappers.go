@@ -136,8 +136,7 @@ func wrapTimeout(x *cmdCtx, args []word) ([]word, bool) {
 func wrapTime(x *cmdCtx, args []word) ([]word, bool) {
 	p := getopt(args, "of", []string{"output", "format"}, true)
 	for _, o := range p.all("o", "--output") {
-		x.add(ClassWrite)
-		x.write(o)
+		x.writeFile(o)
 	}
 	if len(p.ops) == 0 {
 		return nil, false
