@@ -277,12 +277,56 @@ func (l *Law) interruptFor(cs *compiledState, call *ToolCall, eff *Effects) {
 // operator credential; only then is it decoded (the hot path stays
 // allocation-free).
 func readGate(call *ToolCall) bool {
-	in := call.Input
 	if len(call.ResolvedPaths) > 0 {
 		return true
 	}
-	s := unsafeString(in)
-	return containsFold(s, "operator-token") || containsFold(s, "statewright") || strings.Contains(s, `\u`)
+	// One pass: a candidate is an 'o' (operator-token), an 's'
+	// (statewright) or a JSON \u escape that could hide either.
+	s := unsafeString(call.Input)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !gateBytes[c] {
+			continue
+		}
+		if c == '\\' {
+			if i+1 < len(s) && s[i+1] == 'u' {
+				return true
+			}
+			continue
+		}
+		switch c | 0x20 {
+		case 'o':
+			if hasFoldAt(s, i, "operator-token") {
+				return true
+			}
+		case 's':
+			if hasFoldAt(s, i, "statewright") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gateBytes are the bytes readGate looks at more closely.
+var gateBytes = [256]bool{'o': true, 'O': true, 's': true, 'S': true, '\\': true}
+
+// hasFoldAt reports whether s[i:] starts with the lower-case ASCII needle,
+// ignoring case.
+func hasFoldAt(s string, i int, needle string) bool {
+	if len(s)-i < len(needle) {
+		return false
+	}
+	for j := 0; j < len(needle); j++ {
+		c := s[i+j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != needle[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // selfProtect applies pipeline step 1. bad is set when the input cannot be

@@ -195,6 +195,12 @@ var harnessTables = map[Harness]harnessTools{
 	}),
 }
 
+// Direct references to the busiest tables (no map lookup on the hot path).
+var (
+	claudeTable = harnessTables[ClaudeCode]
+	codexTable  = harnessTables[Codex]
+)
+
 // lowerTables are the same tables keyed by lower-cased name, the fallback
 // when a harness reports a name in another case.
 var lowerTables = func() map[Harness]harnessTools {
@@ -260,10 +266,17 @@ var workflowNames = func() map[string]kind {
 // lookupTool maps a harness's raw tool name to its canonical tool. It does
 // not allocate for names in the harness's table.
 func lookupTool(h Harness, raw string) toolInfo {
-	t, ok := harnessTables[h]
-	if !ok {
-		t = harnessTables[ClaudeCode]
-		h = ClaudeCode
+	var t harnessTools
+	switch h {
+	case ClaudeCode, "":
+		t, h = claudeTable, ClaudeCode
+	case Codex:
+		t = codexTable
+	default:
+		var ok bool
+		if t, ok = harnessTables[h]; !ok {
+			t, h = claudeTable, ClaudeCode
+		}
 	}
 	if info, ok := t[raw]; ok {
 		return info
