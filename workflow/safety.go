@@ -338,6 +338,9 @@ func (v *validator) eventDataGuards(name string, g *Guard, seen map[string]bool,
 	if _, ok := v.def.Context[head]; ok {
 		return
 	}
+	if _, ok := v.def.Context[g.Field]; ok { // a dotted key that exists verbatim
+		return
+	}
 	seen[g.Field] = true
 	v.warnf(g.fp.at("field", g.Pos), CodeCompatEventData, "guard '%s' reads '%s', which the workflow's context does not define: under statewright only event data could satisfy it, but statewright-go puts event data under 'data.' — name 'data.%s' in the guard, or set \"trust_event_data\": true to merge event data into the context as statewright did", name, g.Field, g.Field)
 }
