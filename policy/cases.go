@@ -43,6 +43,8 @@ type Case struct {
 	ReasonContains []string `yaml:"reason_contains" json:"reason_contains"`
 	// FilesEdited, when set, are the expected Effects.FilesEdited.
 	FilesEdited []string `yaml:"files_edited" json:"files_edited"`
+	// CountIteration, when set, is the expected Effects.CountIteration.
+	CountIteration *bool `yaml:"count_iteration" json:"count_iteration"`
 	// Interrupt, when set, is the expected Effects.FireInterrupt ("-" for none).
 	Interrupt string `yaml:"interrupt" json:"interrupt"`
 	// Line is the case's line in its file (set by ParseCases for YAML and JSON lines).
@@ -167,7 +169,7 @@ func isJSONLines(b []byte) bool {
 var caseKeys = map[string]bool{
 	"name": true, "state": true, "harness": true, "tool": true, "input": true, "cwd": true,
 	"project_dir": true, "resolved_paths": true, "run_state": true, "expect": true, "rule": true, "next_events": true,
-	"reason_contains": true, "files_edited": true, "interrupt": true,
+	"reason_contains": true, "files_edited": true, "count_iteration": true, "interrupt": true,
 }
 
 // checkKeys rejects unknown keys in a YAML case (a typo must not turn a
@@ -230,6 +232,9 @@ func (l *Law) RunCase(c *Case) (Decision, []string) {
 	}
 	if c.FilesEdited != nil && !slices.Equal(d.Effects.FilesEdited, c.FilesEdited) && !(len(c.FilesEdited) == 0 && len(d.Effects.FilesEdited) == 0) {
 		bad = append(bad, fmt.Sprintf("files_edited %v, want %v", d.Effects.FilesEdited, c.FilesEdited))
+	}
+	if c.CountIteration != nil && d.Effects.CountIteration != *c.CountIteration {
+		bad = append(bad, fmt.Sprintf("count_iteration %v, want %v", d.Effects.CountIteration, *c.CountIteration))
 	}
 	if c.Interrupt != "" {
 		want := c.Interrupt

@@ -96,14 +96,52 @@ func isReadKind(k kind) bool {
 func (l *Law) Decide(run *RunState, call *ToolCall) Decision {
 	p := prepared{call: call, info: lookupTool(call.Harness, call.Tool)}
 	if p.info.kind == kBash {
-		// Codex sends apply_patch through its shell tool as an argv.
+		// Codex sends apply_patch through its shell tool, as an argv or as
+		// a here-document: decide it as the edit it is.
 		if m, err := p.input(); err == nil {
-			if _, argv, ok := shellCommand(m); ok && len(argv) >= 2 && (path.Base(argv[0]) == "apply_patch" || path.Base(argv[0]) == "applypatch") {
+			src, argv, ok := shellCommand(m)
+			if ok && len(argv) >= 2 && (path.Base(argv[0]) == "apply_patch" || path.Base(argv[0]) == "applypatch") {
 				p.info = toolInfo{kind: kApplyPatch, canon: "Edit"}
+			} else if body, ok := heredocPatch(src); ok {
+				p.info = toolInfo{kind: kApplyPatch, canon: "Edit"}
+				p.m = map[string]any{"input": body}
 			}
 		}
 	}
 	return l.decide(run, &p, true)
+}
+
+// heredocPatch recognises a command line that is exactly one apply_patch
+// with a here-document (`apply_patch <<'EOF'` … `EOF`) and returns the body.
+func heredocPatch(src string) (string, bool) {
+	src = strings.TrimSpace(src)
+	first, rest, ok := strings.Cut(src, "\n")
+	if !ok {
+		return "", false
+	}
+	prog, delim, ok := strings.Cut(strings.TrimSpace(first), "<<")
+	prog = strings.TrimSpace(prog)
+	if !ok || prog != "apply_patch" && prog != "applypatch" {
+		return "", false
+	}
+	delim = strings.Trim(strings.TrimSpace(strings.TrimPrefix(delim, "-")), `'"`)
+	if delim == "" || strings.ContainsAny(delim, " \t;&|<>$`") {
+		return "", false
+	}
+	lines := strings.Split(rest, "\n")
+	for i, ln := range lines {
+		if strings.TrimRight(ln, "\r") == delim {
+			if strings.TrimSpace(strings.Join(lines[i+1:], "\n")) != "" {
+				return "", false // something else follows the patch
+			}
+			body := strings.Join(lines[:i], "\n")
+			if !strings.Contains(body, "*** Begin Patch") {
+				return "", false
+			}
+			return body, true
+		}
+	}
+	return "", false
 }
 
 // decide runs the pipeline; suggest is false inside suggestion simulations.
@@ -353,6 +391,20 @@ func (l *Law) selfProtect(p *prepared) (what string, hit bool, bad error) {
 				return canonOrRaw(p) + " would change " + t + ", which is protected: agents cannot edit statewright's store, workflows, binary, harness settings and hooks, shell rc files or .git/config and .git/hooks", true, nil
 			}
 		}
+	case k == kOther && writeishName(call.Tool):
+		// MCP and custom tools that write (a filesystem server's
+		// write_file, move_file, ...): every path-like string argument
+		// is checked.
+		m, err := p.input()
+		if err != nil {
+			return "", false, nil
+		}
+		for _, v := range m {
+			if t, ok := v.(string); ok && t != "" && len(t) < 4096 && !strings.ContainsAny(t, "\n") && l.isProtected(resolvePath(call, t)) {
+				return call.Tool + " would change " + t + ", which is protected", true, nil
+			}
+		}
+		fallthrough
 	case isReadKind(k) || k == kBashAux || k == kWebFetch:
 		if !readGate(call) {
 			return "", false, nil
@@ -373,6 +425,18 @@ func (l *Law) selfProtect(p *prepared) (what string, hit bool, bad error) {
 		}
 	}
 	return "", false, nil
+}
+
+// writeishName reports whether a tool without canonical form looks like it
+// changes files (write_file, edit_file, move_file, create_directory, ...).
+func writeishName(tool string) bool {
+	lt := strings.ToLower(tool)
+	for _, w := range []string{"write", "edit", "create", "move", "rename", "delete", "remove", "patch", "put", "copy", "upload", "save"} {
+		if strings.Contains(lt, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func canonOrRaw(p *prepared) string {
@@ -453,6 +517,9 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) []sugge
 // phase where the call would be allowed.
 func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, what string, suggest bool) Decision {
 	d := Decision{Verdict: Deny, Rule: rule, AllowedTools: emptyList, NextEvents: emptyList, Tool: p.info.canon}
+	// Denied ordinary calls count toward max_iterations too.
+	d.Effects.CountIteration = run != nil && run.Active && cs != nil && !cs.final &&
+		p.info.kind != kControl && p.info.kind != kMeta && p.info.kind != kTask
 	var b strings.Builder
 	if cs != nil {
 		d.AllowedTools = cs.allowedList
