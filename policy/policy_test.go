@@ -274,3 +274,21 @@ func TestCompileErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsListEveryRule keeps docs/policy.md's rule table complete.
+func TestDocsListEveryRule(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "policy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range AllRules {
+		if !strings.Contains(string(doc), "| `"+string(r)+"` |") {
+			t.Errorf("docs/policy.md does not list rule %s", r)
+		}
+	}
+	for _, h := range Harnesses {
+		if !strings.Contains(string(doc), "### "+string(h)+"\n") {
+			t.Errorf("docs/policy.md has no alias table for %s", h)
+		}
+	}
+}
