@@ -392,7 +392,26 @@ func (w *walker) param(p *syntax.ParamExp) {
 		w.ref(p.Param.Value)
 	}
 	if p.Index != nil {
-		w.arith(p.Index)
+		arithNames(p.Index, w.ref) // substitutions inside are walked by node
+	}
+}
+
+// arithNames calls fn for every bare name in an arithmetic expression.
+func arithNames(x syntax.ArithmExpr, fn func(string)) {
+	switch t := x.(type) {
+	case *syntax.BinaryArithm:
+		arithNames(t.X, fn)
+		arithNames(t.Y, fn)
+	case *syntax.UnaryArithm:
+		arithNames(t.X, fn)
+	case *syntax.ParenArithm:
+		arithNames(t.X, fn)
+	case *syntax.Word:
+		if len(t.Parts) == 1 {
+			if l, ok := t.Parts[0].(*syntax.Lit); ok && isName(l.Value) {
+				fn(l.Value)
+			}
+		}
 	}
 }
 
@@ -449,6 +468,9 @@ func (w *walker) redir(r *syntax.Redirect) (Class, []Target, []Target) {
 		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
 			return 0, nil, nil // > >(cmd): a pipe to cmd, walked as code
 		}
+	}
+	if v, lit := wordValue(r.Word); lit && (strings.HasPrefix(v, "/dev/tcp/") || strings.HasPrefix(v, "/dev/udp/")) {
+		return ClassNetwork, nil, nil // bash opens a socket
 	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,

@@ -34,13 +34,19 @@ var codeLoadingVars = map[string]bool{
 	"GIT_CONFIG": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_PARAMETERS": true,
 	"GIT_CONFIG_COUNT": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "PAGER": true, "EDITOR": true,
 	"VISUAL": true, "PROMPT_COMMAND": true, "IFS": true, "SHELLOPTS": true, "BASHOPTS": true,
-	"GIT_DIR": true, "GIT_WORK_TREE": true,
+	"GIT_DIR": true, "GIT_WORK_TREE": true, "LESSOPEN": true, "LESSCLOSE": true, "MANPAGER": true,
+	"MANOPT": true, "BROWSER": true, "RUBYLIB": true, "NODE_PATH": true, "RUSTC_WRAPPER": true,
+	"RUSTC_WORKSPACE_WRAPPER": true, "CARGO_BUILD_RUSTC_WRAPPER": true, "GOFLAGS": true, "JAVA_TOOL_OPTIONS": true,
+	"_JAVA_OPTIONS": true, "DOTNET_STARTUP_HOOKS": true, "PYTEST_ADDOPTS": true, "PYTEST_PLUGINS": true,
+	"PERL5DB": true, "PYTHONBREAKPOINT": true, "CC": true, "CXX": true, "MAKEFLAGS": true, "SHELL": true,
+	"BASH_LOADABLES_PATH": true, "CDPATH": true, "HISTFILE": true,
 }
 
 func isCodeLoadingVar(name string) bool {
 	return codeLoadingVars[name] || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "LD_") ||
 		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
-		strings.HasPrefix(name, "BASH_FUNC_")
+		strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "NPM_CONFIG_") ||
+		strings.HasPrefix(name, "npm_config_")
 }
 
 func stdinOf(redirs []*syntax.Redirect) *stdinInfo {
@@ -205,6 +211,11 @@ func (x *cmdCtx) run() {
 				x.c.Classes |= ClassTest // ./gradlew test, node_modules/.bin/jest
 				return
 			}
+			if name == "statewright" {
+				progStatewright(x)
+			} else if _, ok := nestedAgents[name]; ok {
+				progAgent(x)
+			}
 			x.c.Classes |= ClassExec
 			return
 		}
@@ -299,7 +310,10 @@ func (x *cmdCtx) inner(argv []word, wrapper string, extraArgs bool) {
 		}
 	}
 	c := Command{Nested: x.c.Nested, Source: x.c.Source, Wrappers: []string{wrapper}}
-	c.Words = x.c.Words
+	c.Words = make([]Word, len(argv))
+	for i, a := range argv {
+		c.Words[i] = Word{Text: a.val, Literal: a.lit}
+	}
 	ix := &cmdCtx{w: x.w, c: &c, args: argv, xargs: extraArgs, hops: x.hops + 1}
 	ix.run()
 	c.Argv = make([]string, len(ix.args))

@@ -145,6 +145,13 @@ func progGit(x *cmdCtx) {
 	if has("--upload-pack", "--receive-pack", "--exec", "x") && (sub == "clone" || sub == "fetch" || sub == "pull" || sub == "push" || sub == "rebase" || sub == "ls-remote") {
 		x.add(ClassExec)
 	}
+	if sub == "clone" || sub == "submodule" {
+		for _, c := range p.all("c", "--config") {
+			if gitConfigKeyDangerous(c.val) {
+				x.add(ClassExec)
+			}
+		}
+	}
 	switch sub {
 	case "branch":
 		if has("d", "D", "--delete") {

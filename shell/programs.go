@@ -414,6 +414,18 @@ func progPhp(x *cmdCtx) {
 	}
 }
 
+// nestedAgents are the coding agents a shell may start.
+var nestedAgents = map[string]bool{
+	"aider": true, "amp": true, "claude": true, "codex": true, "copilot": true, "crush": true,
+	"cursor-agent": true, "gemini": true, "goose": true, "opencode": true, "pi": true, "qwen": true,
+}
+
+// agentPackages are npm packages of coding agents (npx @openai/codex).
+var agentPackages = map[string]bool{
+	"@anthropic-ai/claude-code": true, "@openai/codex": true, "opencode-ai": true, "@google/gemini-cli": true,
+	"@mariozechner/pi-coding-agent": true, "@qwen-code/qwen-code": true, "@sourcegraph/amp": true,
+}
+
 func progAgent(x *cmdCtx) {
 	x.add(ClassNestedAgent | ClassExec)
 }
@@ -1157,5 +1169,34 @@ func progRg(x *cmdCtx) {
 	x.read(ops...)
 	if p.dyn {
 		x.add(ClassExec | ClassUnknown)
+	}
+}
+
+func progHash(x *cmdCtx) {
+	x.add(ClassRead)
+	if getopt(x.rest(), "pt", nil, false).has("p") {
+		x.add(ClassExec) // hash -p PATH NAME maps a command name to any program
+	}
+}
+
+// progSsh: network; options that run local commands make it exec.
+func progSsh(x *cmdCtx) {
+	x.add(ClassNetwork)
+	p := getopt(x.rest(), "BbcDEeFIiJLlmOoPpQRSWw", nil, true)
+	if p.has("F") {
+		x.add(ClassExec) // a config file may hold ProxyCommand/LocalCommand
+	}
+	for _, o := range p.all("o") {
+		k := strings.ToLower(strings.TrimSpace(strings.SplitN(strings.SplitN(o.val, "=", 2)[0], " ", 2)[0]))
+		switch k {
+		case "proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand", "include", "match":
+			x.add(ClassExec)
+		}
+		if !o.lit {
+			x.add(ClassExec | ClassUnknown)
+		}
+	}
+	for _, o := range p.all("E") {
+		x.writeFile(o)
 	}
 }

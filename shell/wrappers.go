@@ -266,6 +266,15 @@ func wrapParallel(x *cmdCtx, args []word) ([]word, bool) {
 func wrapRunner(short string) wrapper {
 	return func(x *cmdCtx, args []word) ([]word, bool) {
 		p := getopt(args, short, []string{"package", "call"}, true)
+		if len(p.ops) > 0 && p.ops[0].lit {
+			pkg := p.ops[0].val
+			if i := strings.LastIndex(pkg, "@"); i > 0 {
+				pkg = pkg[:i] // drop @version
+			}
+			if agentPackages[pkg] {
+				x.add(ClassNestedAgent)
+			}
+		}
 		if len(p.ops) == 0 || !IsTestRunner(literal(p.ops)) {
 			return nil, false
 		}

@@ -1,0 +1,101 @@
+package shell
+
+import (
+	"errors"
+	"path"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// FuzzAnalyze checks that Analyze never panics, answers within bounds,
+// returns a *ParseError exactly when the input does not parse, and reports
+// every output redirection to a file that appears in the syntax tree.
+func FuzzAnalyze(f *testing.F) {
+	for _, c := range loadCorpus(f) {
+		f.Add(c.cmd)
+	}
+	f.Add("exec 3>f; echo x >&3; cat <&3")
+	f.Add("cd /etc && echo x > passwd")
+	f.Add("f() { echo > a; }; f > b 2>&1 | tee c")
+	f.Fuzz(func(t *testing.T, src string) {
+		a, err := Analyze(src)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			if a != nil {
+				t.Fatal("non-nil analysis with an error")
+			}
+			return
+		}
+		if a == nil {
+			t.Fatal("nil analysis with nil error")
+		}
+		file, perr := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+		if perr != nil {
+			t.Fatalf("Analyze accepted input the parser rejects: %v", perr)
+		}
+		if max := 16 * (len(src) + 1); len(a.Commands) > max {
+			t.Fatalf("%d commands for %d bytes", len(a.Commands), len(src))
+		}
+		for _, c := range a.Commands {
+			if c.Classes&^(ClassUnknown<<1-1) != 0 {
+				t.Fatalf("undefined class bits %b", c.Classes)
+			}
+		}
+		if a.Classes.Has(ClassUnknown) {
+			return // part of the tree was not analysed (depth bound); it is denied anyway
+		}
+		syntax.Walk(file, func(n syntax.Node) bool {
+			r, ok := n.(*syntax.Redirect)
+			if !ok || r.Word == nil {
+				return true
+			}
+			switch r.Op {
+			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
+				syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut, syntax.DplOut:
+			default:
+				return true
+			}
+			if len(r.Word.Parts) == 1 {
+				if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+					return true
+				}
+			}
+			v, lit := wordValue(r.Word)
+			if lit && (harmlessDevice(v) || strings.HasPrefix(v, "/dev/tcp/") || strings.HasPrefix(v, "/dev/udp/")) {
+				return true
+			}
+			if r.Op == syntax.DplOut && lit && (v == "-" || v != "" && strings.Trim(strings.TrimSuffix(v, "-"), "0123456789") == "") {
+				return true
+			}
+			if !reported(a.Writes, v, lit) {
+				t.Fatalf("redirect %q (literal %v) not among writes %v", v, lit, a.Writes)
+			}
+			return true
+		})
+	})
+}
+
+// reported reports whether a redirect target v appears among the writes
+// (joined to a followed cd, or as a dynamic target).
+func reported(ws []Target, v string, lit bool) bool {
+	for _, w := range ws {
+		if w.Dynamic {
+			if !lit || w.Path == v {
+				return true
+			}
+			continue
+		}
+		if !lit {
+			continue
+		}
+		if w.Path == v || strings.HasSuffix(w.Path, "/"+path.Clean(v)) || strings.HasSuffix(w.Path, path.Clean(v)) && !strings.HasPrefix(v, "/") {
+			return true
+		}
+	}
+	return false
+}
