@@ -130,7 +130,8 @@ func (s *jsonScanner) literal(word string) error {
 
 func (s *jsonScanner) object(n *node, depth int) error {
 	n.kind = kObject
-	n.keys = []member{}
+	ob := objectBuilder{keys: []member{}, dup: s.dup}
+	defer func() { n.keys = ob.keys }()
 	s.advance() // '{'
 	s.skipSpace()
 	if s.off < len(s.data) && s.data[s.off] == '}' {
@@ -162,7 +163,7 @@ func (s *jsonScanner) object(n *node, depth int) error {
 		if err != nil {
 			return err
 		}
-		n.keys = addMember(n.keys, member{key: key, keyPos: kpos, val: val}, s.dup)
+		ob.add(member{key: key, keyPos: kpos, val: val})
 		s.skipSpace()
 		if s.off >= len(s.data) {
 			return s.unexpected()

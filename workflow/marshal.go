@@ -71,6 +71,14 @@ func (g *Guard) MarshalJSON() ([]byte, error) {
 		Not   *Guard   `json:"not,omitempty"`
 	}
 	p := plain{Field: g.Field, Op: g.Op, Value: g.Value, All: g.All, Any: g.Any, Not: g.Not}
+	if g.Op != "" && g.All == nil && g.Any == nil && g.Not == nil {
+		// A comparison: field is required, even when empty.
+		return json.Marshal(struct {
+			Field string  `json:"field"`
+			Op    GuardOp `json:"op"`
+			Value any     `json:"value,omitempty"`
+		}{g.Field, g.Op, g.Value})
+	}
 	if g.Op == "" {
 		// Combinators: keep an empty all/any explicit so it parses back.
 		switch {

@@ -19,7 +19,7 @@ const maxDepth = 200
 
 // maxNodes bounds the number of values a document may expand to (YAML
 // aliases can multiply a small file into a huge tree).
-const maxNodes = 1_000_000
+const maxNodes = 200_000
 
 // nodeKind is the JSON type of a node.
 type nodeKind int
@@ -139,19 +139,46 @@ func (n *node) describe() string {
 	}
 }
 
-// addMember appends m, replacing (and reporting) an earlier member with the
-// same key.
-func addMember(keys []member, m member, dup func(string, Pos)) []member {
-	for i := range keys {
-		if keys[i].key == m.key {
-			if dup != nil {
-				dup(m.key, m.keyPos)
-			}
-			keys[i] = m
-			return keys
+// objectBuilder collects the members of an object, reporting (and
+// replacing) duplicate keys. It indexes keys once an object grows, so large
+// objects stay linear.
+type objectBuilder struct {
+	keys []member
+	idx  map[string]int
+	dup  func(string, Pos)
+}
+
+func (b *objectBuilder) add(m member) {
+	if b.idx == nil && len(b.keys) >= 16 {
+		b.idx = make(map[string]int, 2*len(b.keys))
+		for i, k := range b.keys {
+			b.idx[k.key] = i
 		}
 	}
-	return append(keys, m)
+	at := -1
+	if b.idx != nil {
+		if i, ok := b.idx[m.key]; ok {
+			at = i
+		}
+	} else {
+		for i := range b.keys {
+			if b.keys[i].key == m.key {
+				at = i
+				break
+			}
+		}
+	}
+	if at >= 0 {
+		if b.dup != nil {
+			b.dup(m.key, m.keyPos)
+		}
+		b.keys[at] = m
+		return
+	}
+	if b.idx != nil {
+		b.idx[m.key] = len(b.keys)
+	}
+	b.keys = append(b.keys, m)
 }
 
 // setNumber decodes a JSON number literal, keeping integers distinct from
@@ -273,7 +300,7 @@ func (c *yamlConv) conv(y *yaml.Node, depth int) (*node, error) {
 		}
 		return n, nil
 	case yaml.MappingNode:
-		n := &node{kind: kObject, pos: pos, keys: []member{}}
+		ob := objectBuilder{keys: []member{}, dup: c.dup}
 		for i := 0; i+1 < len(y.Content); i += 2 {
 			k, v := y.Content[i], y.Content[i+1]
 			kpos := Pos{Line: k.Line, Col: k.Column}
@@ -290,9 +317,9 @@ func (c *yamlConv) conv(y *yaml.Node, depth int) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
-			n.keys = addMember(n.keys, member{key: k.Value, keyPos: kpos, val: val}, c.dup)
+			ob.add(member{key: k.Value, keyPos: kpos, val: val})
 		}
-		return n, nil
+		return &node{kind: kObject, pos: pos, keys: ob.keys}, nil
 	case yaml.ScalarNode:
 		return yamlScalar(y, pos)
 	default:

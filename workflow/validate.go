@@ -363,41 +363,42 @@ func transitionTargets(t *Transition) []string {
 // states. A $return counts as a way back to any non-final state (an
 // interrupt may fire anywhere).
 func (v *validator) canReach(goal func(string) bool) map[string]bool {
+	reverse := map[string][]string{}
+	var returners []string
+	for _, sn := range v.states {
+		s := v.state(sn)
+		for _, n := range v.edges(s) {
+			reverse[n] = append(reverse[n], sn)
+		}
+		if usesReturn(s) {
+			returners = append(returners, sn)
+		}
+	}
 	ok := map[string]bool{}
+	var queue []string
+	mark := func(sn string) {
+		if !ok[sn] {
+			ok[sn] = true
+			queue = append(queue, sn)
+		}
+	}
 	for _, sn := range v.states {
 		if goal(sn) {
-			ok[sn] = true
+			mark(sn)
 		}
 	}
-	anyNonFinalOK := func() bool {
-		for _, sn := range v.states {
-			if ok[sn] && !v.state(sn).IsFinal() {
-				return true
+	returnsOK := false
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		if !returnsOK && !v.state(cur).IsFinal() {
+			returnsOK = true
+			for _, r := range returners {
+				mark(r)
 			}
 		}
-		return false
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, sn := range v.states {
-			if ok[sn] {
-				continue
-			}
-			s := v.state(sn)
-			hit := false
-			for _, n := range v.edges(s) {
-				if ok[n] {
-					hit = true
-					break
-				}
-			}
-			if !hit && usesReturn(s) && anyNonFinalOK() {
-				hit = true
-			}
-			if hit {
-				ok[sn] = true
-				changed = true
-			}
+		for _, p := range reverse[cur] {
+			mark(p)
 		}
 	}
 	return ok
