@@ -200,6 +200,7 @@ func (x *cmdCtx) run() {
 		}
 		p := x.args[0]
 		if !p.lit {
+			x.c.Program = ""
 			x.c.Dynamic = true
 			x.c.Classes |= ClassExec
 			return
