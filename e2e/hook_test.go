@@ -1,0 +1,145 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The test binary doubles as the PreToolUse hook the harness runs:
+//
+//	<test binary> e2e-hook LOGFILE
+//
+// It appends {"stdin": <hook input>, "env": {...}} to LOGFILE and decides by
+// the base name of tool_input.file_path:
+//
+//	contains "blocked"   exit 2, reason on stderr
+//	contains "jsondeny"  JSON permissionDecision "deny" with a reason
+//	contains "ask"       JSON permissionDecision "ask"
+//	contains "allow"     JSON permissionDecision "allow"
+//	otherwise            exit 0, no output (the harness decides)
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == "e2e-hook" {
+		os.Exit(runHook(os.Args[2], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// Reasons the test hook gives, which the model must be told.
+const (
+	reasonExit2 = "e2e-hook: files named blocked are forbidden in this phase"
+	reasonJSON  = "e2e-hook: json deny for jsondeny files"
+)
+
+// hookRecord is one line of the hook log.
+type hookRecord struct {
+	Stdin json.RawMessage   `json:"stdin"`
+	Env   map[string]string `json:"env"`
+}
+
+// hookEnvKeys are the variables the hook records, to document what the
+// harness hands a hook.
+var hookEnvKeys = []string{"CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_ENV_FILE", "PWD"}
+
+func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
+	in, err := io.ReadAll(stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "e2e-hook: read stdin:", err)
+		return 2
+	}
+	rec := hookRecord{Stdin: json.RawMessage(in), Env: map[string]string{}}
+	if !json.Valid(in) {
+		rec.Stdin, _ = json.Marshal(string(in))
+	}
+	for _, k := range hookEnvKeys {
+		if v, ok := os.LookupEnv(k); ok {
+			rec.Env[k] = v
+		}
+	}
+	line, _ := json.Marshal(rec)
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(stderr, "e2e-hook: log:", err)
+		return 2
+	}
+	_, werr := f.Write(append(line, '\n'))
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		fmt.Fprintln(stderr, "e2e-hook: log write failed")
+		return 2
+	}
+
+	var input struct {
+		ToolInput struct {
+			FilePath string `json:"file_path"`
+		} `json:"tool_input"`
+	}
+	_ = json.Unmarshal(in, &input)
+	name := filepath.Base(input.ToolInput.FilePath)
+	decide := func(decision, reason string) int {
+		out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}})
+		stdout.Write(out)
+		return 0
+	}
+	switch {
+	case input.ToolInput.FilePath == "":
+		return 0
+	case strings.Contains(name, "blocked"):
+		fmt.Fprintln(stderr, reasonExit2)
+		return 2
+	case strings.Contains(name, "jsondeny"):
+		return decide("deny", reasonJSON)
+	case strings.Contains(name, "ask"):
+		return decide("ask", "e2e-hook: asking about "+name)
+	case strings.Contains(name, "allow"):
+		return decide("allow", "e2e-hook: allowed "+name)
+	}
+	return 0
+}
+
+// hookSettings returns .claude/settings.json content registering the test
+// binary as the PreToolUse hook for every tool, logging to logPath.
+func hookSettings(t *testing.T, logPath string) []byte {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := fmt.Sprintf("'%s' e2e-hook '%s'", self, logPath)
+	b, err := json.MarshalIndent(map[string]any{"hooks": map[string]any{
+		"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{
+			map[string]any{"type": "command", "command": cmd, "timeout": 30}}}}}}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readHookLog returns the hook log's records with their stdin decoded.
+func readHookLog(t *testing.T, logPath string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatalf("hook log: %v (the hook never ran)", err)
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec hookRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("hook log line %q: %v", line, err)
+		}
+		var in map[string]any
+		if err := json.Unmarshal(rec.Stdin, &in); err != nil {
+			t.Fatalf("hook stdin is not a JSON object: %s", rec.Stdin)
+		}
+		in["_env"] = rec.Env
+		out = append(out, in)
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+// Package fakemodel provides scripted fake model servers for offline
+// end-to-end tests of coding-agent harnesses (Claude Code, and later Codex,
+// opencode and Pi).
+//
+// A server replays a [Script]: a list of [Turn]s, each the answer the model
+// gives to the next request that carries the main conversation. Requests that
+// do not (title generation, topic detection, quota probes and other side
+// calls a harness makes) get a fixed short text and do not consume a turn.
+// Every request is recorded, so a test can assert what the model was told:
+// the tool_result of a denied call, its is_error flag, the tools offered.
+//
+// The script and the recording are wire-neutral; each wire protocol is a
+// handler in this package. [NewAnthropic] serves the Anthropic Messages API;
+// OpenAI Responses, Chat Completions and Ollama handlers fit beside it.
+package fakemodel
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Script is what a fake model server replays.
+type Script struct {
+	// Turns are answered in order, one per main-conversation request.
+	Turns []Turn
+
+	// IsMain decides whether a request carries the main conversation and so
+	// consumes the next turn. Nil means the protocol's default; for the
+	// Anthropic handler that is [AnthropicMain] (the request offers tools and
+	// is not a one-token probe).
+	IsMain func(*Request) bool
+
+	// SideText answers every request that is not main. Empty means "OK".
+	SideText string
+
+	// ExhaustedText answers main requests that arrive after the last turn
+	// (with stop reason end_turn, so the harness stops). Empty means
+	// "fakemodel: script exhausted". Such requests are recorded with
+	// Turn == -1 and counted by [Server.Overruns].
+	ExhaustedText string
+}
+
+// Turn is one scripted model answer: optional text followed by zero or more
+// tool calls. Several tool calls in one turn are parallel tool calls. A turn
+// with tool calls ends with stop reason tool_use, otherwise end_turn.
+type Turn struct {
+	Text     string
+	ToolUses []ToolUse
+}
+
+// ToolUse is one tool call the model makes.
+type ToolUse struct {
+	// ID is the tool-use id. Empty means a deterministic id derived from the
+	// turn and position ("toolu_fake_T_I"), which [Server.ToolUseID] reports.
+	ID string
+	// Name is the tool name as the harness knows it ("Write", "Bash",
+	// "mcp__statewright__transition").
+	Name string
+	// Input is the tool input; it must marshal to a JSON object.
+	Input any
+}
+
+// Say returns a turn that only answers with text (end_turn).
+func Say(text string) Turn { return Turn{Text: text} }
+
+// Call returns a turn that makes the given tool calls in parallel.
+func Call(uses ...ToolUse) Turn { return Turn{ToolUses: uses} }
+
+// Tool returns a tool call of name with input.
+func Tool(name string, input any) ToolUse { return ToolUse{Name: name, Input: input} }
+
+// inputJSON marshals the tool input to a JSON object.
+func (u ToolUse) inputJSON() (json.RawMessage, error) {
+	var raw json.RawMessage
+	switch in := u.Input.(type) {
+	case nil:
+		raw = json.RawMessage(`{}`)
+	case json.RawMessage:
+		raw = in
+	case []byte:
+		raw = json.RawMessage(in)
+	case string:
+		raw = json.RawMessage(in)
+	default:
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("fakemodel: tool %s input: %w", u.Name, err)
+		}
+		raw = b
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("fakemodel: tool %s input is not a JSON object: %s", u.Name, raw)
+	}
+	return raw, nil
+}
+
+// toolUseID returns the id the server sends for tool call i of turn t.
+func (u ToolUse) toolUseID(t, i int) string {
+	if u.ID != "" {
+		return u.ID
+	}
+	return fmt.Sprintf("toolu_fake_%d_%d", t, i)
+}
+
+// validate checks every tool input once, when the server is made, so a bad
+// script fails the test at once instead of confusing the harness.
+func (s *Script) validate() error {
+	for t, turn := range s.Turns {
+		for _, u := range turn.ToolUses {
+			if u.Name == "" {
+				return fmt.Errorf("fakemodel: turn %d: tool call without a name", t)
+			}
+			if _, err := u.inputJSON(); err != nil {
+				return fmt.Errorf("fakemodel: turn %d: %w", t, err)
+			}
+		}
+	}
+	return nil
+}

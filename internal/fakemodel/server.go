@@ -1,0 +1,250 @@
+package fakemodel
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Kind says how the server classified a request.
+type Kind string
+
+// Request kinds.
+const (
+	// KindMain is a model request carrying the main conversation: it was
+	// answered with a scripted turn (or, past the end, the exhausted text).
+	KindMain Kind = "main"
+	// KindSide is a model request that is not the main conversation (title
+	// generation, topic detection, quota probes): answered with SideText.
+	KindSide Kind = "side"
+	// KindAux is a non-generation endpoint the server answers (token
+	// counting, model listing, a HEAD probe).
+	KindAux Kind = "aux"
+	// KindUnknown is anything else: answered 404 and worth a look.
+	KindUnknown Kind = "unknown"
+)
+
+// Request is one recorded HTTP request and how it was answered.
+type Request struct {
+	// Seq numbers requests in arrival order, from 0.
+	Seq int
+	// Time is when the request arrived.
+	Time time.Time
+	// Method, Path and RawQuery are the request line.
+	Method, Path, RawQuery string
+	// Header is the request's header.
+	Header http.Header
+	// Body is the request body as received.
+	Body []byte
+	// Kind is how the server classified the request.
+	Kind Kind
+	// Turn is the index of the scripted turn answered, or -1.
+	Turn int
+	// Stream reports whether the answer was streamed (server-sent events).
+	Stream bool
+	// Status is the HTTP status answered.
+	Status int
+}
+
+// Option configures a server.
+type Option func(*Server)
+
+// WithLog sends one line per request (and per script problem) to logf,
+// e.g. testing.T.Logf. Unknown endpoints are logged with their body.
+func WithLog(logf func(format string, args ...any)) Option {
+	return func(s *Server) { s.logf = logf }
+}
+
+// Server is a running fake model server on a loopback port, in the manner of
+// httptest.Server.
+type Server struct {
+	// URL is the base URL, e.g. "http://127.0.0.1:40123" (no trailing slash,
+	// no /v1): what ANTHROPIC_BASE_URL takes.
+	URL string
+
+	hs     *httptest.Server
+	script Script
+	proto  protocol
+	logf   func(string, ...any)
+
+	mu       sync.Mutex
+	requests []Request
+	next     int // next turn to serve
+	overruns int
+}
+
+// protocol is one wire API: it classifies and answers requests, and turns
+// the script into that API's wire format.
+type protocol interface {
+	// serve answers r, whose body has been read into req.Body, and fills
+	// req.Kind, req.Stream and req.Status. It calls s.takeTurn for main
+	// requests.
+	serve(s *Server, w http.ResponseWriter, r *http.Request, req *Request)
+	// defaultIsMain is the main-conversation test used when Script.IsMain
+	// is nil.
+	defaultIsMain(*Request) bool
+	// toolResults returns the tool results a request carries.
+	toolResults(*Request) []ToolResult
+}
+
+func newServer(script Script, proto protocol, opts []Option) *Server {
+	if err := script.validate(); err != nil {
+		panic(err)
+	}
+	if script.IsMain == nil {
+		script.IsMain = proto.defaultIsMain
+	}
+	if script.SideText == "" {
+		script.SideText = "OK"
+	}
+	if script.ExhaustedText == "" {
+		script.ExhaustedText = "fakemodel: script exhausted"
+	}
+	s := &Server{script: script, proto: proto}
+	for _, o := range opts {
+		o(s)
+	}
+	s.hs = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.URL = s.hs.URL
+	return s
+}
+
+// Close shuts the server down and blocks until all requests have finished.
+func (s *Server) Close() { s.hs.Close() }
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := Request{
+		Time:     time.Now(),
+		Method:   r.Method,
+		Path:     r.URL.Path,
+		RawQuery: r.URL.RawQuery,
+		Header:   r.Header.Clone(),
+		Body:     body,
+		Turn:     -1,
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	s.proto.serve(s, w, r, &req)
+	s.mu.Lock()
+	req.Seq = len(s.requests)
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+	if req.Kind == KindUnknown {
+		s.log("fakemodel: unknown %s %s?%s -> %d body=%.2000s", req.Method, req.Path, req.RawQuery, req.Status, body)
+	} else {
+		s.log("fakemodel: %s %s kind=%s turn=%d stream=%v -> %d", req.Method, req.Path, req.Kind, req.Turn, req.Stream, req.Status)
+	}
+}
+
+func (s *Server) log(format string, args ...any) {
+	if s.logf != nil {
+		s.logf(format, args...)
+	}
+}
+
+// takeTurn returns the next scripted turn and its index, or ok == false when
+// the script is exhausted.
+func (s *Server) takeTurn() (turn Turn, index int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next >= len(s.script.Turns) {
+		s.overruns++
+		return Turn{}, -1, false
+	}
+	index = s.next
+	s.next++
+	return s.script.Turns[index], index, true
+}
+
+// Requests returns a copy of every request received so far, in arrival
+// order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// MainRequests returns the requests that carried the main conversation, in
+// arrival order (including those past the end of the script).
+func (s *Server) MainRequests() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Kind == KindMain {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Unknown returns the requests to endpoints the server does not implement.
+func (s *Server) Unknown() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Kind == KindUnknown {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Served returns how many scripted turns have been answered.
+func (s *Server) Served() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next
+}
+
+// Overruns returns how many main requests arrived after the script ran out.
+func (s *Server) Overruns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overruns
+}
+
+// ToolUseID returns the tool-use id sent for tool call i of turn t.
+func (s *Server) ToolUseID(t, i int) string {
+	return s.script.Turns[t].ToolUses[i].toolUseID(t, i)
+}
+
+// ToolResult is what the harness told the model about one tool call.
+type ToolResult struct {
+	// ToolUseID is the id of the tool call this result answers.
+	ToolUseID string
+	// Content is the result as text.
+	Content string
+	// IsError reports whether the harness marked the result as an error
+	// (as it does for a call a hook denied).
+	IsError bool
+	// Seq is the Seq of the first request that carried it.
+	Seq int
+}
+
+// ToolResult returns the result the harness reported for the tool call id,
+// taken from the first main request that carried it.
+func (s *Server) ToolResult(id string) (ToolResult, bool) {
+	for _, r := range s.MainRequests() {
+		for _, tr := range s.proto.toolResults(&r) {
+			if tr.ToolUseID == id {
+				tr.Seq = r.Seq
+				return tr, true
+			}
+		}
+	}
+	return ToolResult{}, false
+}
+
+// Summary describes every request in one line each, for test failure
+// messages.
+func (s *Server) Summary() string {
+	var b bytes.Buffer
+	for _, r := range s.Requests() {
+		fmt.Fprintf(&b, "#%d %s %s kind=%s turn=%d stream=%v status=%d len=%d\n",
+			r.Seq, r.Method, r.Path, r.Kind, r.Turn, r.Stream, r.Status, len(r.Body))
+	}
+	return b.String()
+}

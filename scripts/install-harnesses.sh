@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the coding-agent harnesses the end-to-end tests drive, at pinned
+# versions, into a project-local prefix ($REPO/.harnesses, gitignored).
+#
+# Idempotent: a harness already present at its pinned version is left alone.
+# Prints, one per line, NAME=ABSOLUTE_BINARY_PATH for each harness, e.g.
+#   claude=/repo/.harnesses/node_modules/.bin/claude
+#
+# Environment:
+#   STATEWRIGHT_HARNESS_PREFIX  install prefix (default: $REPO/.harnesses)
+#
+# The Claude Code CLI is a native binary shipped in a per-platform optional
+# dependency of @anthropic-ai/claude-code: never install with --omit=optional.
+set -euo pipefail
+
+CLAUDE_CODE_VERSION=2.1.332
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+prefix=${STATEWRIGHT_HARNESS_PREFIX:-$repo/.harnesses}
+
+log() { echo "install-harnesses: $*" >&2; }
+
+command -v npm >/dev/null || { log "npm not found: install Node.js (apt-get install nodejs npm)"; exit 1; }
+
+installed_version() { # package name
+  local pj="$prefix/node_modules/$1/package.json"
+  [ -f "$pj" ] || return 0
+  node -e 'process.stdout.write(require(process.argv[1]).version || "")' "$pj" 2>/dev/null || true
+}
+
+mkdir -p "$prefix"
+# A package.json of our own keeps npm from walking up into the repository.
+[ -f "$prefix/package.json" ] || echo '{"name":"statewright-harnesses","private":true}' >"$prefix/package.json"
+
+claude_bin=$prefix/node_modules/.bin/claude
+if [ "$(installed_version @anthropic-ai/claude-code)" = "$CLAUDE_CODE_VERSION" ] && [ -x "$claude_bin" ]; then
+  log "claude-code $CLAUDE_CODE_VERSION already installed"
+else
+  log "installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION into $prefix"
+  (cd "$prefix" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >&2)
+fi
+
+# Check the binary really runs (the optional native package must be there).
+got=$(DISABLE_AUTOUPDATER=1 timeout 30 "$claude_bin" --version 2>/dev/null || true)
+case "$got" in
+  "$CLAUDE_CODE_VERSION"*) ;;
+  *) log "claude --version printed '$got', want $CLAUDE_CODE_VERSION (was the optional native package skipped?)"; exit 1 ;;
+esac
+
+echo "claude=$claude_bin"
