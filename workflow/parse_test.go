@@ -344,3 +344,81 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// corpusDef parses one corpus case by archive and name.
+func corpusDef(t *testing.T, archive, name string) *Definition {
+	t.Helper()
+	for _, c := range loadCorpus(t) {
+		if strings.HasSuffix(c.archive, "/"+archive) && c.name == name {
+			def, _, err := Parse(c.data, ParseOptions{})
+			if err != nil {
+				t.Fatalf("%s/%s: %v", archive, name, err)
+			}
+			return def
+		}
+	}
+	t.Fatalf("no corpus case %s/%s", archive, name)
+	return nil
+}
+
+// TestTypesRSValues checks the parsed values the reference's types.rs and
+// interrupt.rs parsing tests assert (§6.5, §6.4 15–17).
+func TestTypesRSValues(t *testing.T) {
+	def := corpusDef(t, "types_rs.txtar", "state_def_model_field")
+	if def.States["a"].Model != "claude-sonnet-4-5" || def.States["done"].Model != "" {
+		t.Errorf("state_def_deserializes_model_field: %q %q", def.States["a"].Model, def.States["done"].Model)
+	}
+	def = corpusDef(t, "examples.txtar", "bugfix_config")
+	for name, s := range def.States {
+		if s.Model != "" {
+			t.Errorf("state_def_model_defaults_to_none: state %s has model %q", name, s.Model)
+		}
+	}
+	def = corpusDef(t, "types_rs.txtar", "meta_default_model")
+	if def.Meta.DefaultModel != "gpt-5" || def.States["a"].Model != "gpt-5-mini" {
+		t.Errorf("meta_default_model_deserializes: %q %q", def.Meta.DefaultModel, def.States["a"].Model)
+	}
+	def = corpusDef(t, "types_rs.txtar", "thinking_level")
+	if def.States["a"].ThinkingLevel != "high" || def.States["b"].ThinkingLevel != "off" || def.States["done"].ThinkingLevel != "" {
+		t.Errorf("state_def_thinking_level_deserializes: %+v", def.States)
+	}
+	def = corpusDef(t, "types_rs.txtar", "delivery_policies_typed")
+	if ws := def.Meta.Workspace; ws == nil || ws.Cleanup != "after_promoted" || ws.Mode != "git_worktree" || ws.Version != 1 {
+		t.Errorf("workspace = %+v", def.Meta.Workspace)
+	}
+	if pv := def.Meta.Preview; pv == nil || pv.Mode != "taskfile" || pv.PrepareState != "a" {
+		t.Errorf("preview = %+v", def.Meta.Preview)
+	}
+	if pr := def.Meta.Promotion; pr == nil || pr.Mode != "squash" || pr.PromoteState != "a" || pr.Required {
+		t.Errorf("promotion = %+v", def.Meta.Promotion)
+	}
+	def = corpusDef(t, "types_rs.txtar", "interrupts_parse_without_validation")
+	if len(def.Interrupts) != 2 {
+		t.Fatalf("interrupts = %v", def.Interrupts)
+	}
+	if in := def.Interrupts["pb_check"]; in.Trigger.FilePattern != "site/pb/**/*.pb.js" || in.Target != "pb_validating" || in.Priority != 1 {
+		t.Errorf("pb_check = %+v", in)
+	}
+	if in := def.Interrupts["env_audit"]; in.Target != "env_handler" || in.Priority != -1 {
+		t.Errorf("env_audit = %+v", in)
+	}
+	def = corpusDef(t, "validate_statewright.txtar", "accepts_valid_machine")
+	if def.Interrupts != nil && len(def.Interrupts) != 0 {
+		t.Errorf("machine_definition_without_interrupts_defaults_empty: %v", def.Interrupts)
+	}
+	def = corpusDef(t, "examples.txtar", "research")
+	if got := def.States["scoping"].DisallowedTools; !reflect.DeepEqual(got, []string{"Edit", "Write", "Bash"}) || def.States["scoping"].AllowedTools != nil {
+		t.Errorf("research scoping: allowed=%v disallowed=%v", def.States["scoping"].AllowedTools, got)
+	}
+	if def.Meta.Extra["orchestration"] != "plugin" || def.Meta.Extra["autonomous"] != true || !def.Meta.CaptureOutput {
+		t.Errorf("research meta = %+v", def.Meta)
+	}
+	def = corpusDef(t, "examples.txtar", "agentic_engineering_default")
+	impl := def.States["implement"]
+	if *impl.MaxEditLines != 400 || !impl.DirectExecution || len(impl.ModelLadder) != 2 || *def.States["localize"].ContextBudgetBytes != 200000 {
+		t.Errorf("agentic implement = %+v", impl)
+	}
+	if trim, ok := def.Context["trim"].(map[string]any); !ok || trim["keep_last"] != int64(6) {
+		t.Errorf("nested context = %#v", def.Context)
+	}
+}
