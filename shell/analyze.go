@@ -18,6 +18,10 @@ const (
 	// Deeper strings are not parsed; their command is classified exec and
 	// unknown.
 	MaxNesting = 8
+	// maxParenDepth bounds how deeply parentheses may nest in the source
+	// (counted without regard to quoting); the parser's time grows quickly
+	// with nesting, so deeper input is refused before parsing.
+	maxParenDepth = 128
 	// maxStructDepth bounds the walk of nested compound commands and
 	// substitutions; deeper code is classified exec and unknown.
 	maxStructDepth = 200
@@ -57,6 +61,9 @@ func toParseError(err error) *ParseError {
 func Analyze(src string) (*Analysis, error) {
 	if len(src) > MaxInputSize {
 		return nil, &ParseError{Line: 1, Col: 1, Msg: "command is larger than 1 MiB"}
+	}
+	if line, col, deep := tooNested(src); deep {
+		return nil, &ParseError{Line: line, Col: col, Msg: "parentheses nested too deeply"}
 	}
 	f, err := parse(src)
 	if err != nil {
@@ -574,6 +581,9 @@ func (w *walker) nestedScript(src string) bool {
 	if w.level+1 > MaxNesting {
 		return false
 	}
+	if _, _, deep := tooNested(src); deep {
+		return false
+	}
 	f, err := parse(src)
 	if err != nil {
 		return false
@@ -582,4 +592,29 @@ func (w *walker) nestedScript(src string) bool {
 		env: w.env, funcs: w.funcs, cwd: w.cwd, cwdDyn: w.cwdDyn, cond: w.cond}
 	n.stmts(f.Stmts)
 	return true
+}
+
+// tooNested reports whether parentheses in src nest deeper than
+// maxParenDepth, and where. Quotes are not considered, so the count can only
+// be too high: a refusal, never a miss.
+func tooNested(src string) (line, col int, deep bool) {
+	depth := 0
+	line, col = 1, 0
+	for i := 0; i < len(src); i++ {
+		col++
+		switch src[i] {
+		case '\n':
+			line, col = line+1, 0
+		case '(':
+			depth++
+			if depth > maxParenDepth {
+				return line, col, true
+			}
+		case ')':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return 0, 0, false
 }

@@ -85,20 +85,39 @@ func TestBounds(t *testing.T) {
 			t.Errorf("classes %s, want delete found through %d levels", a.Classes, MaxNesting)
 		}
 	})
-	t.Run("deep subshells", func(t *testing.T) {
+	t.Run("deep groups", func(t *testing.T) {
 		n := maxStructDepth * 3
-		a := mustAnalyze(t, strings.Repeat("( ", n)+"rm x"+strings.Repeat(" )", n))
+		a := mustAnalyze(t, strings.Repeat("{ ", n)+"rm x;"+strings.Repeat(" }", n))
 		if !a.Has(ClassExec | ClassUnknown) {
 			t.Errorf("classes %s, want exec|unknown past the depth bound", a.Classes)
 		}
 	})
-	t.Run("deep substitutions", func(t *testing.T) {
+	t.Run("deep ifs", func(t *testing.T) {
 		n := maxStructDepth * 2
-		a := mustAnalyze(t, "echo "+strings.Repeat("$(echo ", n)+"x"+strings.Repeat(")", n))
+		a := mustAnalyze(t, strings.Repeat("if true; then ", n)+"rm x"+strings.Repeat("; fi", n))
 		if !a.Has(ClassExec | ClassUnknown) {
 			t.Errorf("classes %s", a.Classes)
 		}
 	})
+	t.Run("parentheses within the bound", func(t *testing.T) {
+		n := maxParenDepth / 2
+		a := mustAnalyze(t, strings.Repeat("( ", n)+"rm x"+strings.Repeat(" )", n))
+		if !a.Has(ClassDelete) || a.Any(ClassUnknown) {
+			t.Errorf("classes %s", a.Classes)
+		}
+	})
+	for _, src := range []string{
+		strings.Repeat("( ", maxParenDepth+1) + "x" + strings.Repeat(" )", maxParenDepth+1),
+		"echo " + strings.Repeat("$(echo ", maxParenDepth+1) + "x" + strings.Repeat(")", maxParenDepth+1),
+		"echo " + strings.Repeat("$((", maxParenDepth) + "1" + strings.Repeat("))", maxParenDepth),
+		"ls\n" + strings.Repeat("(", 100000),
+	} {
+		_, err := Analyze(src)
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Line < 1 {
+			t.Errorf("deeply nested parentheses: err = %v, want a positioned *ParseError", err)
+		}
+	}
 }
 
 // shQuote single-quotes s for bash.
