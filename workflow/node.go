@@ -333,12 +333,20 @@ func yamlScalar(y *yaml.Node, pos Pos) (*node, error) {
 	case "!!null":
 		n.kind = kNull
 	case "!!bool":
+		if y.Value == "true" || y.Value == "false" { // fast path, no reflection
+			n.kind, n.b = kBool, y.Value == "true"
+			break
+		}
 		var b bool
 		if err := y.Decode(&b); err != nil {
 			return nil, &syntaxError{pos: pos, msg: "invalid boolean " + strconv.Quote(y.Value)}
 		}
 		n.kind, n.b = kBool, b
 	case "!!int":
+		if i, err := strconv.ParseInt(y.Value, 10, 64); err == nil {
+			n.kind, n.i = kInt, i
+			break
+		}
 		var i int64
 		if err := y.Decode(&i); err == nil {
 			n.kind, n.i = kInt, i
@@ -351,8 +359,11 @@ func yamlScalar(y *yaml.Node, pos Pos) (*node, error) {
 		}
 		return nil, &syntaxError{pos: pos, msg: "integer " + strconv.Quote(y.Value) + " is out of range"}
 	case "!!float":
-		var f float64
-		if err := y.Decode(&f); err != nil {
+		f, err := strconv.ParseFloat(y.Value, 64)
+		if err != nil {
+			err = y.Decode(&f)
+		}
+		if err != nil {
 			return nil, &syntaxError{pos: pos, msg: "invalid number " + strconv.Quote(y.Value)}
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
