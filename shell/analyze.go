@@ -71,6 +71,7 @@ func Analyze(src string) (*Analysis, error) {
 	}
 	a := &Analysis{Commands: []Command{}}
 	w := &walker{a: a, src: src, env: map[string]struct{}{}, funcs: map[string]bool{}}
+	w.a.Commands = make([]Command, 0, 4)
 	w.stmts(f.Stmts)
 	w.finish()
 	return a, nil
@@ -93,22 +94,15 @@ type walker struct {
 
 func (w *walker) finish() {
 	a := w.a
-	seenW := map[Target]bool{}
-	seenR := map[Target]bool{}
+	var seenW, seenR map[Target]bool
 	for i := range a.Commands {
 		c := &a.Commands[i]
 		a.Classes |= c.Classes
 		for _, t := range c.Writes {
-			if !seenW[t] {
-				seenW[t] = true
-				a.Writes = append(a.Writes, t)
-			}
+			a.Writes, seenW = addTarget(a.Writes, seenW, t)
 		}
 		for _, t := range c.Reads {
-			if !seenR[t] {
-				seenR[t] = true
-				a.Reads = append(a.Reads, t)
-			}
+			a.Reads, seenR = addTarget(a.Reads, seenR, t)
 			if isEnvironFile(t.Path) {
 				a.DumpsEnv = true
 			}
@@ -118,6 +112,30 @@ func (w *walker) finish() {
 		a.EnvRefs = append(a.EnvRefs, k)
 	}
 	sort.Strings(a.EnvRefs)
+}
+
+// addTarget appends t unless present; it scans short lists and switches to
+// a set for long ones.
+func addTarget(list []Target, seen map[Target]bool, t Target) ([]Target, map[Target]bool) {
+	if seen == nil && len(list) < 16 {
+		for _, x := range list {
+			if x == t {
+				return list, nil
+			}
+		}
+		return append(list, t), nil
+	}
+	if seen == nil {
+		seen = make(map[Target]bool, 2*len(list))
+		for _, x := range list {
+			seen[x] = true
+		}
+	}
+	if seen[t] {
+		return list, seen
+	}
+	seen[t] = true
+	return append(list, t), seen
 }
 
 // isEnvironFile reports whether p is /proc/<pid>/environ (or a glob of it).

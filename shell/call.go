@@ -338,7 +338,9 @@ func (x *cmdCtx) script(a word) {
 
 // classify looks the program up in the table and applies it.
 func (x *cmdCtx) classify(name string) {
-	if argv := literal(x.args); IsTestRunner(argv) {
+	if !testRunnerNames[name] {
+		// not a runner: skip the argv copy
+	} else if argv := literal(x.args); IsTestRunner(argv) {
 		x.add(ClassTest)
 		if testRunnerExec(argv) {
 			x.add(ClassExec)

@@ -20,6 +20,23 @@ var verbRunners = map[string]bool{
 	"meson": true, "mix": true, "ninja": true, "pnpm": true, "rake": true, "sbt": true, "swift": true, "yarn": true,
 }
 
+// testRunnerNames are the program names IsTestRunner may accept.
+var testRunnerNames = map[string]bool{
+	"python": true, "pypy": true, "cargo": true, "npm": true, "pnpm": true, "yarn": true, "bun": true,
+	"node": true, "make": true, "gmake": true, "mvn": true, "mvnw": true, "gradle": true, "gradlew": true,
+	"npx": true, "bunx": true, "pnpx": true, "uv": true, "poetry": true, "pipenv": true, "pdm": true,
+	"hatch": true, "bundle": true,
+}
+
+func init() {
+	for n := range standaloneRunners {
+		testRunnerNames[n] = true
+	}
+	for n := range verbRunners {
+		testRunnerNames[n] = true
+	}
+}
+
 // IsTestRunner reports whether argv (already unwrapped, literal words)
 // runs a known test runner: pytest, python -m pytest, go test, cargo test,
 // npm test, npm run test, yarn test, pnpm test, jest, vitest, mocha, rspec,
