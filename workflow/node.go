@@ -84,9 +84,6 @@ func (n *node) get(key string) *member {
 	return nil
 }
 
-// isNumber reports whether n is a number of any kind.
-func (n *node) isNumber() bool { return n.kind == kInt || n.kind == kUint || n.kind == kFloat }
-
 // value converts n to the plain Go value documented on Guard.Value.
 func (n *node) value() any {
 	switch n.kind {

@@ -626,11 +626,11 @@ func evidenceMismatch(g *Guard, typ EvidenceType) string {
 		}
 	case OpGt, OpGte, OpLt, OpLte:
 		if typ != EvidenceInt {
-			return fmt.Sprintf("uses op '%s' on %s, which is a %s", g.Op, g.Field, typ)
+			return fmt.Sprintf("uses op '%s' on %s (%s)", g.Op, g.Field, typ)
 		}
 	case OpMatches, OpContains:
 		if typ != EvidenceString {
-			return fmt.Sprintf("uses op '%s' on %s, which is a %s", g.Op, g.Field, typ)
+			return fmt.Sprintf("uses op '%s' on %s (%s)", g.Op, g.Field, typ)
 		}
 	case OpIn:
 		if list, ok := g.Value.([]any); ok {
@@ -640,7 +640,7 @@ func evidenceMismatch(g *Guard, typ EvidenceType) string {
 				}
 			}
 			if len(list) > 0 {
-				return fmt.Sprintf("looks %s (%s) up in a list with no %s", g.Field, typ, typ)
+				return fmt.Sprintf("looks %s (%s) up in a list that holds no %s value", g.Field, typ, typ)
 			}
 		}
 	}
