@@ -274,7 +274,7 @@ func TestValidateHandBuiltDefinitions(t *testing.T) {
 		{Initial: "a", States: map[string]*State{"a": nil}},
 		{Initial: "a", States: map[string]*State{"a": {On: map[string]*Transition{
 			"F": {Kind: TransitionFork}, "I": {Kind: TransitionInvoke}, "G": {Kind: TransitionGuarded, Branches: []*Branch{nil}}, "N": nil,
-		}}}, Guards: map[string]*Guard{"g": nil, "h": {All: []*Guard{nil, {Ref: "h"}}}}, Interrupts: map[string]*Interrupt{"i": nil},
+		}}, "nil": nil}, Guards: map[string]*Guard{"g": nil, "h": {All: []*Guard{nil, {Ref: "h"}}}}, Interrupts: map[string]*Interrupt{"i": nil},
 			Meta: &Meta{DangerLevel: DangerDangerous}},
 	}
 	for i, d := range defs {

@@ -61,8 +61,8 @@ func (v *validator) safety() {
 	}
 	// Check 5.
 	approval := false
-	for _, s := range def.States {
-		for _, t := range s.On {
+	for _, sn := range v.states {
+		for _, t := range v.state(sn).On {
 			if t != nil && t.Kind == TransitionFull && t.RequiresApproval {
 				approval = true
 			}
