@@ -13,6 +13,7 @@ type syntaxError struct {
 	msg string
 }
 
+// Error renders the position and the message.
 func (e *syntaxError) Error() string { return e.pos.String() + ": " + e.msg }
 
 // jsonScanner is a small recursive-descent JSON reader (RFC 8259) that

@@ -35,6 +35,7 @@ const (
 	kObject
 )
 
+// String names the JSON type, for messages.
 func (k nodeKind) String() string {
 	switch k {
 	case kNull:
