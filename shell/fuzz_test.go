@@ -72,7 +72,7 @@ func FuzzAnalyze(f *testing.F) {
 			if r.Op == syntax.DplOut && lit && (v == "-" || v != "" && strings.Trim(strings.TrimSuffix(v, "-"), "0123456789") == "") {
 				return true
 			}
-			if !reported(a.Writes, v, lit) {
+			if !reported(src, a.Writes, v, lit) {
 				t.Fatalf("redirect %q (literal %v) not among writes %v", v, lit, a.Writes)
 			}
 			return true
@@ -80,22 +80,30 @@ func FuzzAnalyze(f *testing.F) {
 	})
 }
 
-// reported reports whether a redirect target v appears among the writes
-// (joined to a followed cd, or as a dynamic target).
-func reported(ws []Target, v string, lit bool) bool {
+// reported reports whether a redirect target v appears among the writes.
+// A relative target may have been joined to a directory the line changed to
+// with cd, so it is matched by base name; after a cd to /dev it may have
+// become a harmless device.
+func reported(src string, ws []Target, v string, lit bool) bool {
 	for _, w := range ws {
-		if w.Dynamic {
-			if !lit || w.Path == v {
-				return true
-			}
-			continue
-		}
-		if !lit {
-			continue
-		}
-		if w.Path == v || strings.HasSuffix(w.Path, "/"+path.Clean(v)) || strings.HasSuffix(w.Path, path.Clean(v)) && !strings.HasPrefix(v, "/") {
+		if w.Dynamic && (!lit || w.Path == v) {
 			return true
 		}
+	}
+	if !lit {
+		return false
+	}
+	clean := path.Clean(v)
+	if clean == "." || clean == ".." || clean == "/" {
+		return true
+	}
+	for _, w := range ws {
+		if !w.Dynamic && (w.Path == v || !strings.HasPrefix(v, "/") && path.Base(w.Path) == path.Base(clean)) {
+			return true
+		}
+	}
+	if !strings.HasPrefix(v, "/") && (strings.Contains(src, "cd") || strings.Contains(src, "pushd")) {
+		return harmlessDevice("/dev/"+strings.TrimPrefix(clean, "dev/")) || harmlessDevice("/"+clean)
 	}
 	return false
 }

@@ -1200,3 +1200,12 @@ func progSsh(x *cmdCtx) {
 		x.writeFile(o)
 	}
 }
+
+// progMapfile: mapfile/readarray -C CALLBACK evaluates the callback.
+func progMapfile(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "dnOsuCc", nil, false)
+	if c, ok := p.get("C"); ok {
+		x.script(c)
+	}
+}
