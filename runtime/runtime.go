@@ -1,0 +1,227 @@
+// Package runtime is statewright's service layer: it starts runs, decides
+// tool calls, records their results, transitions, and handles approvals —
+// each operation one transaction over the store. Harness adapters (Claude
+// Code hooks, the MCP server, ...) translate wire formats and call it; they
+// hold no state of their own.
+//
+// Every decision re-reads the run from the store, calls the pure policy and
+// engine, and writes the new run and its events atomically, so separate hook
+// processes and long-lived servers agree.
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/store"
+)
+
+// Errors returned by the Service, errors.Is-able. Store errors
+// (store.ErrBusy, store.ErrStoreMismatch, ...) pass through wrapped.
+var (
+	// ErrNoRun: the session has no live run.
+	ErrNoRun = errors.New("runtime: no active run for this session")
+	// ErrRunActive: a run is already live for the session.
+	ErrRunActive = errors.New("runtime: a run is already active for this session")
+	// ErrNotAllowed: the actor may not do this (an agent asking for a
+	// human-only operation, a workflow the project does not allow).
+	ErrNotAllowed = errors.New("runtime: not allowed")
+	// ErrNoApproval: no approval is pending, or the id does not match, or it expired.
+	ErrNoApproval = errors.New("runtime: no such pending approval")
+	// ErrApprovalPending: a transition was requested while an approval is pending.
+	ErrApprovalPending = errors.New("runtime: a transition is awaiting approval")
+)
+
+// ActorKind says who asks for an operation.
+type ActorKind string
+
+// Actor kinds.
+const (
+	// ActorAgent is the governed agent (through a hook, the MCP server, a plugin).
+	ActorAgent ActorKind = "agent"
+	// ActorHuman is a person, authenticated by the channel (a terminal
+	// confirmation, an operator token, the TUI, the web page with CSRF checks).
+	ActorHuman ActorKind = "human"
+)
+
+// Actor identifies who asked for an operation and through which channel
+// ("cli", "tui", "web", "mcp", "hook:claude-code", ...). It is recorded with
+// every event. Adapters must only claim ActorHuman when their channel proves it.
+type Actor struct {
+	Kind    ActorKind `json:"kind"`
+	Channel string    `json:"channel"`
+	Name    string    `json:"name,omitempty"`
+}
+
+// WorkflowSource resolves workflow names to definitions and says which ones
+// an agent may start. The default resolves bundled templates and files.
+type WorkflowSource interface {
+	// Load returns the workflow's source bytes and a canonical source name
+	// ("template:bugfix", an absolute path).
+	Load(name string) (src []byte, source string, err error)
+	// AgentMayStart reports whether an agent may start this workflow
+	// (DESIGN pipeline step 4: only a workflow the project allows).
+	AgentMayStart(name string) bool
+}
+
+// Options configure a Service.
+type Options struct {
+	// Policy options: RequireWorkflow, ProtectedPaths (store file, workflow
+	// files, the binary) are passed to every compiled law.
+	Policy policy.Options
+	// AuditOnly records what would be denied without denying (rollout mode).
+	AuditOnly bool
+	// DefaultWorkflow, when set, is started for a session at SessionStart.
+	DefaultWorkflow string
+	// Workflows resolves workflow names; nil means templates and files.
+	Workflows WorkflowSource
+	// ApprovalTTL is how long an approval request stays valid (default 24h).
+	ApprovalTTL time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service is the runtime. It is safe for concurrent use.
+type Service struct {
+	st   store.Store
+	opts Options
+}
+
+// New returns a Service over st.
+func New(st store.Store, opts Options) *Service {
+	panic("runtime.New: not implemented yet")
+}
+
+// RunView is a read-only view of a run for status displays and control tools.
+type RunView struct {
+	Run *store.Run `json:"run"`
+	// IsFinal reports whether the run's state is final.
+	IsFinal bool `json:"is_final"`
+	// AllowedTools is the state's allowed_tools (nil = any).
+	AllowedTools []string `json:"allowed_tools"`
+	// Instructions is the state's guidance for the agent.
+	Instructions string `json:"instructions,omitempty"`
+	// NextEvents are the events available from the state.
+	NextEvents []engine.EventInfo `json:"next_events"`
+	// MaxIterations is the state's limit, when set.
+	MaxIterations *uint32 `json:"max_iterations,omitempty"`
+}
+
+// ToolCall is a tool call to decide, as the adapter decoded it.
+type ToolCall struct {
+	// Session is the harness session key (e.g. "claude-code:<session_id>").
+	Session string
+	// Call is the policy's view of the call (harness, tool, input, cwd, tool_use_id).
+	Call policy.ToolCall
+	// Actor is who makes the call (normally the agent through a hook).
+	Actor Actor
+}
+
+// DecideResult is a decision plus what the adapter needs to answer the harness.
+type DecideResult struct {
+	policy.Decision
+	// Enforced is false in audit-only mode (the call is allowed, the would-be
+	// decision is recorded).
+	Enforced bool `json:"enforced"`
+	// Replayed is true when the decision was recorded before for the same
+	// tool_use_id and is answered again without counting twice.
+	Replayed bool `json:"replayed"`
+	// State is the run's state at the decision ("" when dormant).
+	State string `json:"state"`
+}
+
+// ToolResult is what PostToolUse / PostToolUseFailure report about a call.
+type ToolResult struct {
+	Session   string
+	ToolUseID string
+	Call      policy.ToolCall
+	// Failed is true for PostToolUseFailure.
+	Failed bool
+	// ExitCode is the shell command's exit status when known.
+	ExitCode *int
+	// Output is the tool's response (for byte budgets); may be empty.
+	Output json.RawMessage
+	Actor  Actor
+}
+
+// TransitionResult reports a transition request.
+type TransitionResult struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Parked is true when the transition awaits human approval; ApprovalID names it.
+	Parked     bool   `json:"parked"`
+	ApprovalID string `json:"approval_id,omitempty"`
+	Message    string `json:"message,omitempty"`
+	// Outcome is the engine's outcome.
+	Outcome engine.Outcome `json:"outcome"`
+	// Interrupt is set when the transition was an interrupt.
+	Final bool `json:"final"`
+}
+
+// errNotImplemented marks operations not written yet.
+var errNotImplemented = errors.New("runtime: not implemented yet")
+
+// Start starts workflow for session. An agent may start only when no run
+// is live (or the last one ended) and only a workflow the project allows.
+func (s *Service) Start(ctx context.Context, session, workflow string, by Actor) (*RunView, error) {
+	return nil, errNotImplemented
+}
+
+// Decide decides a tool call (PreToolUse): reads the run, calls the
+// policy, reserves the effects, appends the decision event. Idempotent on
+// the call's tool_use_id. Any error means the adapter must deny.
+func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, error) {
+	return DecideResult{}, errNotImplemented
+}
+
+// RecordResult settles a call (PostToolUse / PostToolUseFailure):
+// evidence (exit codes, test results, files edited), interrupts after edits.
+func (s *Service) RecordResult(ctx context.Context, res ToolResult) error {
+	return errNotImplemented
+}
+
+// Transition resolves an event through the engine; approval gates park
+// the run. Agents' data lands under data.*.
+func (s *Service) Transition(ctx context.Context, session, event string, data map[string]any, by Actor) (TransitionResult, error) {
+	return TransitionResult{}, errNotImplemented
+}
+
+// Approve and Reject resolve a pending approval (human actors only).
+func (s *Service) Approve(ctx context.Context, session, approvalID string, by Actor) (TransitionResult, error) {
+	return TransitionResult{}, errNotImplemented
+}
+
+func (s *Service) Reject(ctx context.Context, session, approvalID, reason string, by Actor) error {
+	return errNotImplemented
+}
+
+// Pause, Resume and Deactivate are human-only.
+func (s *Service) Pause(ctx context.Context, session string, by Actor) error {
+	return errNotImplemented
+}
+
+func (s *Service) Resume(ctx context.Context, session string, by Actor) error {
+	return errNotImplemented
+}
+
+func (s *Service) Deactivate(ctx context.Context, session string, by Actor) error {
+	return errNotImplemented
+}
+
+// Status returns the session's live run view (ErrNoRun when none).
+func (s *Service) Status(ctx context.Context, session string) (*RunView, error) {
+	return nil, errNotImplemented
+}
+
+// Runs lists runs; History lists a session's events.
+func (s *Service) Runs(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
+	return nil, errNotImplemented
+}
+
+func (s *Service) History(ctx context.Context, session string) ([]store.Event, error) {
+	return nil, errNotImplemented
+}
