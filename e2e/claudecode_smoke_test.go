@@ -20,15 +20,22 @@ const claudeTimeout = 90 * time.Second
 // HOME for Claude Code.
 type claudeProject struct {
 	bin, dir, home, hookLog string
+	hookTimeout             int
 }
 
 func newClaudeProject(t *testing.T) *claudeProject {
+	return newClaudeProjectTimeout(t, 30)
+}
+
+// newClaudeProjectTimeout is newClaudeProject with the hook timeout in
+// seconds.
+func newClaudeProjectTimeout(t *testing.T, hookTimeout int) *claudeProject {
 	t.Helper()
 	bin, err := ClaudeBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &claudeProject{bin: bin, dir: t.TempDir(), home: t.TempDir()}
+	p := &claudeProject{bin: bin, dir: t.TempDir(), home: t.TempDir(), hookTimeout: hookTimeout}
 	// Resolve symlinks so paths compare equal to what the harness reports.
 	if p.dir, err = filepath.EvalSymlinks(p.dir); err != nil {
 		t.Fatal(err)
@@ -37,7 +44,7 @@ func newClaudeProject(t *testing.T) *claudeProject {
 	if err := os.MkdirAll(filepath.Join(p.dir, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(p.dir, ".claude", "settings.json"), hookSettings(t, p.hookLog), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.dir, ".claude", "settings.json"), hookSettings(t, p.hookLog, p.hookTimeout), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := ClaudeHome(p.home, p.dir); err != nil {

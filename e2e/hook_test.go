@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The test binary doubles as the PreToolUse hook the harness runs:
@@ -23,10 +24,15 @@ import (
 //	contains "jsondeny"  JSON permissionDecision "deny" with a reason
 //	contains "ask"       JSON permissionDecision "ask"
 //	contains "allow"     JSON permissionDecision "allow"
+//	contains "crash"     exit 1, message on stderr (a broken hook)
+//	contains "slow"      sleep 20 s, then exit 2 (outlives the hook timeout)
 //	otherwise            exit 0, no output (the harness decides)
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "e2e-hook" {
 		os.Exit(runHook(os.Args[2], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) == 3 && os.Args[1] == "e2e-mcp" {
+		os.Exit(runMCPProbe(os.Args[2], os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }
@@ -90,6 +96,13 @@ func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case input.ToolInput.FilePath == "":
 		return 0
+	case strings.Contains(name, "crash"):
+		fmt.Fprintln(stderr, "e2e-hook: crashed on purpose")
+		return 1
+	case strings.Contains(name, "slow"):
+		time.Sleep(20 * time.Second)
+		fmt.Fprintln(stderr, "e2e-hook: slow deny")
+		return 2
 	case strings.Contains(name, "blocked"):
 		fmt.Fprintln(stderr, reasonExit2)
 		return 2
@@ -104,8 +117,9 @@ func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // hookSettings returns .claude/settings.json content registering the test
-// binary as the PreToolUse hook for every tool, logging to logPath.
-func hookSettings(t *testing.T, logPath string) []byte {
+// binary as the PreToolUse hook for every tool, logging to logPath, with the
+// given hook timeout in seconds.
+func hookSettings(t *testing.T, logPath string, timeoutSec int) []byte {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -114,7 +128,7 @@ func hookSettings(t *testing.T, logPath string) []byte {
 	cmd := fmt.Sprintf("'%s' e2e-hook '%s'", self, logPath)
 	b, err := json.MarshalIndent(map[string]any{"hooks": map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{
-			map[string]any{"type": "command", "command": cmd, "timeout": 30}}}}}}, "", "  ")
+			map[string]any{"type": "command", "command": cmd, "timeout": timeoutSec}}}}}}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
