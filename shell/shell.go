@@ -190,6 +190,7 @@ type ParseError struct {
 	Msg       string
 }
 
+// Error formats the error with its line and column.
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("shell parse error at %d:%d: %s", e.Line, e.Col, e.Msg)
 }

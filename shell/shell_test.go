@@ -378,3 +378,39 @@ func TestScanAwk(t *testing.T) {
 		}
 	}
 }
+
+func TestWrappers(t *testing.T) {
+	tests := []struct {
+		cmd      string
+		program  string
+		wrappers []string
+		argv     string
+	}{
+		{"env -i -- A=1 rm x", "rm", []string{"env"}, "rm x"},
+		{"env -u HOME rm x", "rm", []string{"env"}, "rm x"},
+		{"sudo -u bob -- nice -n 5 rm x", "rm", []string{"sudo", "nice"}, "rm x"},
+		{"timeout -s KILL 10s curl u", "curl", []string{"timeout"}, "curl u"},
+		{"nohup setsid stdbuf -oL ionice -c3 make", "make", []string{"nohup", "setsid", "stdbuf", "ionice"}, "make"},
+		{"command -p builtin exec -a n ls", "ls", []string{"command", "builtin", "exec"}, "ls"},
+		{"xargs -0 -n1 -I{} cp {} d", "cp", []string{"xargs"}, "cp {} d"},
+		{"xargs", "echo", []string{"xargs"}, "echo"},
+		{"busybox toybox rm x", "rm", []string{"busybox", "toybox"}, "rm x"},
+		{"flock -w 5 /tmp/l make", "make", []string{"flock"}, "make"},
+		{"chroot --userspec=a /srv ls", "ls", []string{"chroot"}, "ls"},
+		{"/usr/bin/time -o t -f %e ls", "ls", []string{"time"}, "ls"},
+		{"watch -x -n 1 ls", "ls", []string{"watch"}, "ls"},
+		{"doas -u root rm x", "rm", []string{"doas"}, "rm x"},
+		{"npx --yes jest", "jest", []string{"npx"}, "jest"},
+		{"env", "env", nil, "env"},
+		{"sudo -l", "sudo", nil, "sudo -l"},
+		{"command -v ls", "command", nil, "command -v ls"},
+		{"timeout 5", "timeout", nil, "timeout 5"},
+	}
+	for _, tt := range tests {
+		a := mustAnalyze(t, tt.cmd)
+		c := a.Commands[0]
+		if c.Program != tt.program || !reflect.DeepEqual(c.Wrappers, tt.wrappers) || strings.Join(c.Argv, " ") != tt.argv {
+			t.Errorf("%q: program %q wrappers %v argv %q; want %q %v %q", tt.cmd, c.Program, c.Wrappers, c.Argv, tt.program, tt.wrappers, tt.argv)
+		}
+	}
+}
