@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,4 +132,51 @@ func TestSchemaRejectsTypo(t *testing.T) {
 	if !strings.Contains(err.Error(), "max_iterations") {
 		t.Errorf("schema error does not name the field: %v", err)
 	}
+}
+
+var hugeExponent = regexp.MustCompile(`[0-9][eE][+-]?0*[0-9]{4,}`)
+
+// FuzzSchemaAgreement checks that the JSON Schema and Parse agree on every
+// JSON input, apart from what JSON Schema cannot see (duplicate keys,
+// numbers beyond float64, nesting deeper than the parser allows, a byte
+// order mark).
+func FuzzSchemaAgreement(f *testing.F) {
+	for _, c := range loadCorpus(f) {
+		if c.isJSON() {
+			f.Add(c.data)
+		}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(JSONSchema()))
+	if err != nil {
+		f.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(SchemaURL, doc); err != nil {
+		f.Fatal(err)
+	}
+	sch, err := c.Compile(SchemaURL)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		trimmed := bytes.TrimLeft(data, " \t\r\n")
+		if len(trimmed) == 0 || trimmed[0] != '{' {
+			return // YAML: not a schema matter
+		}
+		if hugeExponent.Match(data) {
+			return // the schema library's big.Rat arithmetic would take ages
+		}
+		_, _, perr := Parse(data, ParseOptions{})
+		if pe, ok := perr.(*ParseError); ok {
+			for _, d := range pe.Diagnostics {
+				if d.Code == CodeDuplicateKey || strings.Contains(d.Message, "out of range") || strings.Contains(d.Message, "nests deeper") {
+					return
+				}
+			}
+		}
+		ok, serr := schemaAccepts(sch, data)
+		if (perr == nil) != ok {
+			t.Fatalf("parser ok=%v (%v), schema ok=%v (%v)", perr == nil, perr, ok, serr)
+		}
+	})
 }
