@@ -368,7 +368,7 @@ func isName(s string) bool {
 }
 
 func (w *walker) ref(name string) {
-	if isName(name) {
+	if isName(name) && name != "_" {
 		w.env[name] = struct{}{}
 	}
 }

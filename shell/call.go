@@ -168,7 +168,7 @@ func (w *walker) decl(d *syntax.DeclClause) {
 	if names == 0 && !strings.ContainsAny(flags, "fFn") {
 		w.a.DumpsEnv = true
 	}
-	if strings.Contains(flags, "n") {
+	if strings.Contains(flags, "n") && d.Variant.Value != "export" {
 		w.a.IndirectEnv = true
 	}
 	w.a.Commands = append(w.a.Commands, c)

@@ -154,6 +154,10 @@ func checkExpect(a *Analysis, err error, e string) string {
 		if !a.DumpsEnv {
 			return "DumpsEnv is false"
 		}
+	case e == "noenv":
+		if len(a.EnvRefs) > 0 || a.DumpsEnv || a.IndirectEnv {
+			return fmt.Sprintf("env refs %v, dumps %v, indirect %v", a.EnvRefs, a.DumpsEnv, a.IndirectEnv)
+		}
 	case e == "indirect":
 		if !a.IndirectEnv {
 			return "IndirectEnv is false"
