@@ -109,7 +109,7 @@ func (v *validator) deadlocks() {
 			continue
 		}
 		var ways []way
-		for _, ev := range sortedKeys(s.On) {
+		for _, ev := range v.eventsOf(s) {
 			t := s.On[ev]
 			if t == nil {
 				continue

@@ -64,7 +64,7 @@ func Validate(def *Definition) Diagnostics {
 	if def == nil {
 		return nil
 	}
-	v := &validator{def: def, states: sortedKeys(def.States)}
+	v := &validator{def: def, states: sortedKeys(def.States), events: map[*State][]string{}, edgeCache: map[*State][]string{}}
 	v.structural()
 	v.gaps()
 	v.safety()
@@ -73,9 +73,21 @@ func Validate(def *Definition) Diagnostics {
 }
 
 type validator struct {
-	def    *Definition
-	states []string // sorted state names
-	diags  Diagnostics
+	def       *Definition
+	states    []string            // sorted state names
+	events    map[*State][]string // sorted event names per state
+	edgeCache map[*State][]string // edges per state
+	diags     Diagnostics
+}
+
+// eventsOf returns the sorted event names of s.
+func (v *validator) eventsOf(s *State) []string {
+	evs, ok := v.events[s]
+	if !ok {
+		evs = sortedKeys(s.On)
+		v.events[s] = evs
+	}
+	return evs
 }
 
 func (v *validator) add(sev Severity, pos Pos, code, format string, args ...any) {
@@ -117,7 +129,7 @@ func (v *validator) state(name string) *State {
 func (v *validator) forEachTransition(f func(state, event string, s *State, t *Transition)) {
 	for _, sn := range v.states {
 		s := v.state(sn)
-		for _, ev := range sortedKeys(s.On) {
+		for _, ev := range v.eventsOf(s) {
 			if t := s.On[ev]; t != nil {
 				f(sn, ev, s, t)
 			}
@@ -259,13 +271,22 @@ func guardNamePos(fp fieldPos, hasGuard bool, i int, fallback Pos) Pos {
 // fork branch states and on_fail, invoke on_fail, and safe_next. $return
 // and nonexistent names are left out.
 func (v *validator) edges(s *State) []string {
+	if out, ok := v.edgeCache[s]; ok {
+		return out
+	}
+	out := v.computeEdges(s)
+	v.edgeCache[s] = out
+	return out
+}
+
+func (v *validator) computeEdges(s *State) []string {
 	var out []string
 	add := func(n string) {
 		if n != "" && n != ReturnTarget && v.exists(n) {
 			out = append(out, n)
 		}
 	}
-	for _, ev := range sortedKeys(s.On) {
+	for _, ev := range v.eventsOf(s) {
 		t := s.On[ev]
 		if t == nil {
 			continue
@@ -469,7 +490,7 @@ func (v *validator) gaps() {
 			if s.SafeNext == ReturnTarget {
 				v.warnf(s.fp.at("safe_next", s.Pos), CodeReturnOutside, "state '%s' safe_next is '$return', but no interrupt leads to state '%s', so there is nothing to return to", sn, sn)
 			}
-			for _, ev := range sortedKeys(s.On) {
+			for _, ev := range v.eventsOf(s) {
 				t := s.On[ev]
 				if t == nil {
 					continue
@@ -482,7 +503,7 @@ func (v *validator) gaps() {
 				}
 			}
 		}
-		for _, ev := range sortedKeys(s.On) {
+		for _, ev := range v.eventsOf(s) {
 			for _, prefix := range reservedEventPrefixes {
 				if strings.HasPrefix(ev, prefix) && s.On[ev] != nil {
 					v.warnf(s.On[ev].Pos, CodeReservedEvent, "state '%s' event '%s' starts with the reserved prefix '%s': the runtime handles such events itself, so this transition never fires", sn, ev, prefix)
