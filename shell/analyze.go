@@ -376,10 +376,29 @@ func (w *walker) ref(name string) {
 // word walks a word for command and process substitutions (which run
 // commands) and parameter expansions (which reference variables).
 func (w *walker) word(wd *syntax.Word) {
-	if wd == nil {
+	if wd == nil || plainWord(wd) {
 		return
 	}
 	w.node(wd)
+}
+
+// plainWord reports whether a word has no expansion of any kind, so walking
+// it would find nothing.
+func plainWord(wd *syntax.Word) bool {
+	for _, p := range wd.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, dp := range x.Parts {
+				if _, ok := dp.(*syntax.Lit); !ok {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (w *walker) node(n syntax.Node) {
