@@ -122,3 +122,19 @@ func (m *Meta) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(out)
 }
+
+// MarshalJSON encodes a definition; "trust_event_data" is written whenever
+// the source set it, even to false, so that a round trip keeps the file's
+// declaration of statewright-go semantics.
+func (d *Definition) MarshalJSON() ([]byte, error) {
+	type plain Definition // drops the methods, keeps the tags
+	out := struct {
+		*plain
+		TrustEventData *bool `json:"trust_event_data,omitempty"`
+	}{plain: (*plain)(d)}
+	if d.TrustEventData || d.TrustEventDataSet {
+		b := d.TrustEventData
+		out.TrustEventData = &b
+	}
+	return json.Marshal(out)
+}

@@ -193,6 +193,17 @@ func TestParseRoundTrip(t *testing.T) {
 	if def2.Meta.Extra["approval_mode"] != "none" {
 		t.Error("round trip lost meta extras")
 	}
+	def3, _ := mustParse(t, `{"id":"x","initial":"a","trust_event_data":false,"states":{"a":{"type":"final"}}}`)
+	b3, err := json.Marshal(def3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b3), `"trust_event_data":false`) {
+		t.Errorf("explicit trust_event_data false lost: %s", b3)
+	}
+	if b4, _ := json.Marshal(&Definition{ID: "y", States: map[string]*State{}}); strings.Contains(string(b4), "trust_event_data") {
+		t.Errorf("unset trust_event_data encoded: %s", b4)
+	}
 }
 
 func TestParseErrorsAndStrict(t *testing.T) {
