@@ -204,6 +204,9 @@ func (l *Law) shellSelfProtect(call *ToolCall, sc *shellCall) (string, bool) {
 		if l.isStatewright(c) && statewrightMutates(c.Argv) {
 			return "`" + commandText(c) + "` runs a statewright subcommand that changes runs or settings; only a person may do that (read-only ones such as status, explain, check are fine)", true
 		}
+		if c.Program == "git" && c.Subcommand == "config" && c.Classes&shell.ClassGitWrite != 0 {
+			return "`" + commandText(c) + "` changes git configuration (.git/config can point hooks, pagers and ssh at any program); reading it with `git config --get` is fine", true
+		}
 		for _, t := range c.Writes {
 			if t.Dynamic {
 				if l.hasMarker(t.Path) {
