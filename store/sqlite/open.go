@@ -1,0 +1,345 @@
+// Package sqlite is statewright's default store backend: one SQLite file
+// (modernc.org/sqlite, pure Go, no cgo) in WAL mode, shared by every hook
+// process, the MCP server and the CLI.
+//
+// Write transactions begin as writes (BEGIN IMMEDIATE), so concurrent
+// processes queue on the file lock for up to the busy timeout instead of
+// failing on a lock upgrade; within one process writers queue on a mutex.
+// Schema migrations are embedded and versioned with PRAGMA user_version;
+// Open skips them when the file is current, so opening is cheap enough for a
+// hook process that opens the store on every call.
+//
+// See docs/store.md.
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sqlitedrv "modernc.org/sqlite"
+
+	"github.com/statewright-go/statewright/store"
+)
+
+// DefaultBusyTimeout is how long a writer waits for the file lock before
+// failing with store.ErrBusy. It must stay below the hook's own deadline,
+// which stays below the harness's hook timeout.
+const DefaultBusyTimeout = 2 * time.Second
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Options configure Open.
+type Options struct {
+	// MustExist makes Open fail with store.ErrNoStore when the file does not
+	// exist or was never initialised, instead of creating it. Hooks open
+	// with MustExist: they must never silently start on a fresh, empty store.
+	MustExist bool
+	// ExpectID, when set, makes Open fail with store.ErrStoreMismatch unless
+	// the store's id equals it.
+	ExpectID string
+	// BusyTimeout bounds the wait for the write lock (DefaultBusyTimeout when 0).
+	BusyTimeout time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Store is a store.Store on one SQLite file.
+type Store struct {
+	db     *sql.DB
+	path   string
+	id     string
+	now    func() time.Time
+	mu     sync.Mutex // serialises this process's writers
+	closed atomic.Bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// SchemaVersion is the schema version this package writes (PRAGMA user_version).
+func SchemaVersion() int {
+	n, _ := migrationFiles()
+	return len(n)
+}
+
+func migrationFiles() ([]string, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Open opens (and, unless opts.MustExist, creates) the store at path. A new
+// file is created with mode 0600 in a directory created with mode 0700.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("store: open: %w: empty path", store.ErrInvalid)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := prepareFile(abs, opts.MustExist); err != nil {
+		return nil, err
+	}
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	db, err := sql.Open("sqlite", dsn(abs, busy))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4)
+	s := &Store{db: db, path: abs, now: now}
+	if err := s.init(ctx, opts.MustExist); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if opts.ExpectID != "" && opts.ExpectID != s.id {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w: the store's id is %s, expected %s (was the store deleted or recreated?)",
+			abs, store.ErrStoreMismatch, s.id, opts.ExpectID)
+	}
+	return s, nil
+}
+
+// prepareFile makes sure the store file exists (creating it 0600 in a 0700
+// directory) or, with mustExist, that it does.
+func prepareFile(abs string, mustExist bool) error {
+	fi, err := os.Stat(abs)
+	switch {
+	case err == nil:
+		if fi.IsDir() {
+			return fmt.Errorf("store: open %s: %w: is a directory", abs, store.ErrCorrupt)
+		}
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("store: open %s: %w", abs, err)
+	case mustExist:
+		return fmt.Errorf("store: open %s: %w: the file does not exist (run `statewright init`, or check --store / %s)",
+			abs, store.ErrNoStore, store.EnvStore)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return fmt.Errorf("store: create directory for %s: %w", abs, err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) { // another process created it first
+			return nil
+		}
+		return fmt.Errorf("store: create %s: %w", abs, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("store: create %s: %w", abs, err)
+	}
+	return nil
+}
+
+// dsn builds a file: URI with mode=rw, so SQLite never creates the file
+// itself (prepareFile does, with the right mode), and the per-connection
+// settings: BEGIN IMMEDIATE for write transactions, the busy timeout,
+// synchronous=NORMAL (durable across crashes of the process in WAL mode)
+// and foreign keys.
+func dsn(abs string, busy time.Duration) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	q := "mode=rw&_txlock=immediate" +
+		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	return u.String() + "?" + q
+}
+
+// init reads the schema version and migrates when needed.
+func (s *Store) init(ctx context.Context, mustExist bool) error {
+	want := SchemaVersion()
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return mapErr("open "+s.path, err)
+	}
+	switch {
+	case v == want:
+		return s.loadID(ctx)
+	case v > want:
+		return fmt.Errorf("store: open %s: %w: schema version %d is newer than this binary's %d (upgrade statewright)",
+			s.path, store.ErrCorrupt, v, want)
+	}
+	if v == 0 {
+		// Never take over another application's database.
+		var n int
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+			return mapErr("open "+s.path, err)
+		}
+		if n > 0 {
+			return fmt.Errorf("store: open %s: %w: an SQLite database that is not a statewright store", s.path, store.ErrCorrupt)
+		}
+		if mustExist {
+			return fmt.Errorf("store: open %s: %w: the file is not an initialised store", s.path, store.ErrNoStore)
+		}
+	}
+	if err := s.migrate(ctx, want); err != nil {
+		return err
+	}
+	return s.loadID(ctx)
+}
+
+func (s *Store) loadID(ctx context.Context) error {
+	if err := s.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'store_id'").Scan(&s.id); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: open %s: %w: no store id", s.path, store.ErrCorrupt)
+		}
+		return mapErr("open "+s.path, err)
+	}
+	return nil
+}
+
+// migrate applies the embedded migrations above the file's version in one
+// write transaction (re-reading the version inside it, since another process
+// may have migrated meanwhile).
+func (s *Store) migrate(ctx context.Context, want int) error {
+	names, err := migrationFiles()
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return mapErr("migrate "+s.path, err)
+	}
+	defer conn.Close()
+	// journal_mode is persistent and cannot change inside a transaction.
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return mapErr("migrate "+s.path+": set WAL", err)
+	}
+	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		return mapErr("migrate "+s.path+": begin", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return mapErr("migrate "+s.path, err)
+	}
+	if v == 0 {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+			return mapErr("migrate "+s.path, err)
+		}
+		if n > 0 {
+			return fmt.Errorf("store: open %s: %w: an SQLite database that is not a statewright store", s.path, store.ErrCorrupt)
+		}
+	}
+	if v > want {
+		return fmt.Errorf("store: open %s: %w: schema version %d is newer than this binary's %d", s.path, store.ErrCorrupt, v, want)
+	}
+	for i := v; i < want; i++ {
+		b, err := migrationFS.ReadFile(names[i])
+		if err != nil {
+			return fmt.Errorf("store: migrate: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, string(b)); err != nil {
+			return mapErr(fmt.Sprintf("migrate %s: %s", s.path, names[i]), err)
+		}
+	}
+	if v == 0 {
+		id, err := newID("st_", 16)
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC().Format(time.RFC3339Nano)
+		if _, err := tx.ExecContext(ctx,
+			"INSERT INTO meta (key, value) VALUES ('store_id', ?), ('created_at', ?)", id, now); err != nil {
+			return mapErr("migrate "+s.path, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(want)); err != nil {
+		return mapErr("migrate "+s.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return mapErr("migrate "+s.path+": commit", err)
+	}
+	return nil
+}
+
+// StoreID returns the store's id (created once with the store).
+func (s *Store) StoreID() string { return s.id }
+
+// Path returns the store file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. Further calls fail with store.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) check(op string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("store: %s: %w", op, store.ErrClosed)
+	}
+	return nil
+}
+
+// SQLite primary result codes (the low byte of an extended code).
+const (
+	codeCorrupt    = 11
+	codeBusy       = 5
+	codeLocked     = 6
+	codeNotADB     = 26
+	codeConstraint = 19
+	codeReadOnly   = 8
+)
+
+func sqliteCode(err error) int {
+	var se *sqlitedrv.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+// mapErr wraps err with op and, where it applies, a store sentinel.
+func mapErr(op string, err error) error {
+	switch sqliteCode(err) {
+	case codeBusy, codeLocked:
+		return fmt.Errorf("store: %s: %w (another writer held the lock past the busy timeout): %w", op, store.ErrBusy, err)
+	case codeNotADB, codeCorrupt:
+		return fmt.Errorf("store: %s: %w: %w", op, store.ErrCorrupt, err)
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+func isConstraint(err error) bool { return sqliteCode(err) == codeConstraint }
+
+func newID(prefix string, n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("store: random id: %w", err)
+	}
+	return prefix + hex.EncodeToString(b), nil
+}

@@ -1,0 +1,420 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/statewright-go/statewright/store"
+)
+
+// Run returns the run with this id.
+func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
+	if err := s.check("run"); err != nil {
+		return nil, err
+	}
+	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: run %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, mapErr("run "+id, err)
+	}
+	return r, nil
+}
+
+// LiveRun returns the session's live run.
+func (s *Store) LiveRun(ctx context.Context, sessionKey string) (*store.Run, error) {
+	if err := s.check("live run"); err != nil {
+		return nil, err
+	}
+	r, err := scanRun(s.db.QueryRowContext(ctx,
+		"SELECT "+runColumns+" FROM runs WHERE session_key = ? AND status IN "+liveStatusSQL, sessionKey))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: live run of %s: %w", sessionKey, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, mapErr("live run of "+sessionKey, err)
+	}
+	return r, nil
+}
+
+// Runs lists runs, newest first.
+func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
+	if err := s.check("runs"); err != nil {
+		return nil, err
+	}
+	var (
+		where []string
+		args  []any
+	)
+	if f.SessionKey != "" {
+		where = append(where, "session_key = ?")
+		args = append(args, f.SessionKey)
+	}
+	if f.LiveOnly {
+		where = append(where, "status IN "+liveStatusSQL)
+	}
+	if len(f.Statuses) > 0 {
+		where = append(where, "status IN ("+placeholders(len(f.Statuses))+")")
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	q := "SELECT " + runColumns + " FROM runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at DESC, id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, mapErr("runs", err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, mapErr("runs", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr("runs", err)
+	}
+	return out, nil
+}
+
+// Revision returns a run's revision.
+func (s *Store) Revision(ctx context.Context, runID string) (int64, error) {
+	if err := s.check("revision"); err != nil {
+		return 0, err
+	}
+	var rev int64
+	err := s.db.QueryRowContext(ctx, "SELECT revision FROM runs WHERE id = ?", runID).Scan(&rev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("store: revision of %s: %w", runID, store.ErrNotFound)
+	}
+	if err != nil {
+		return 0, mapErr("revision of "+runID, err)
+	}
+	return rev, nil
+}
+
+// Calls lists a run's call records, oldest first.
+func (s *Store) Calls(ctx context.Context, runID string) ([]store.Call, error) {
+	if err := s.check("calls"); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+callColumns+" FROM calls WHERE run_id = ? ORDER BY created_at, tool_use_id, phase DESC", runID)
+	if err != nil {
+		return nil, mapErr("calls of "+runID, err)
+	}
+	defer rows.Close()
+	var out []store.Call
+	for rows.Next() {
+		c, err := scanCall(rows)
+		if err != nil {
+			return nil, mapErr("calls of "+runID, err)
+		}
+		out = append(out, *c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr("calls of "+runID, err)
+	}
+	return out, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+const eventColumns = `seq, run_id, session_key, time, kind, state, tool, input_digest, decision, rule, reason,
+	tool_use_id, data, prev_hash, hash`
+
+func scanEvent(sc rowScanner, e *store.Event) error {
+	var (
+		t    int64
+		kind string
+		data []byte
+	)
+	if err := sc.Scan(&e.Seq, &e.RunID, &e.SessionKey, &t, &kind, &e.State, &e.Tool, &e.InputDigest,
+		&e.Decision, &e.Rule, &e.Reason, &e.ToolUseID, &data, &e.PrevHash, &e.Hash); err != nil {
+		return err
+	}
+	e.Time = fromNanos(t)
+	e.Kind = store.EventKind(kind)
+	e.Data = rawOrNil(data)
+	return nil
+}
+
+// Events lists events matching f in Seq order.
+func (s *Store) Events(ctx context.Context, f store.EventFilter) ([]store.Event, error) {
+	if err := s.check("events"); err != nil {
+		return nil, err
+	}
+	var (
+		where []string
+		args  []any
+	)
+	if f.RunID != "" {
+		where = append(where, "run_id = ?")
+		args = append(args, f.RunID)
+	}
+	if f.SessionKey != "" {
+		where = append(where, "session_key = ?")
+		args = append(args, f.SessionKey)
+	}
+	if f.ToolUseID != "" {
+		where = append(where, "tool_use_id = ?")
+		args = append(args, f.ToolUseID)
+	}
+	if len(f.Kinds) > 0 {
+		where = append(where, "kind IN ("+placeholders(len(f.Kinds))+")")
+		for _, k := range f.Kinds {
+			args = append(args, string(k))
+		}
+	}
+	if f.AfterSeq > 0 {
+		where = append(where, "seq > ?")
+		args = append(args, f.AfterSeq)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, "time >= ?")
+		args = append(args, f.Since.UnixNano())
+	}
+	q := "SELECT " + eventColumns + " FROM events"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	if f.Newest && f.Limit > 0 {
+		q += " ORDER BY seq DESC LIMIT " + strconv.Itoa(f.Limit)
+		q = "SELECT * FROM (" + q + ") ORDER BY seq"
+	} else {
+		q += " ORDER BY seq"
+		if f.Limit > 0 {
+			q += " LIMIT " + strconv.Itoa(f.Limit)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, mapErr("events", err)
+	}
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		var e store.Event
+		if err := scanEvent(rows, &e); err != nil {
+			return nil, mapErr("events", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr("events", err)
+	}
+	return out, nil
+}
+
+// readSnapshot runs fn in a read transaction (BEGIN DEFERRED on a dedicated
+// connection), so the anchor and the events it reads belong to one snapshot
+// of the file, without taking the write lock.
+func (s *Store) readSnapshot(ctx context.Context, op string, fn func(conn *sql.Conn) error) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return mapErr(op, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		return mapErr(op+": begin", err)
+	}
+	ferr := fn(conn)
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil && ferr == nil {
+		return mapErr(op+": end", err)
+	}
+	return ferr
+}
+
+// eachEvent streams the whole log in Seq order with its anchor.
+func (s *Store) eachEvent(ctx context.Context, op string, start func(anchorSeq int64, anchorHash string), fn func(e *store.Event) error) error {
+	return s.readSnapshot(ctx, op, func(conn *sql.Conn) error {
+		seq, hash, err := readAnchor(ctx, conn)
+		if err != nil {
+			return mapErr(op+": anchor", err)
+		}
+		start(seq, hash)
+		rows, err := conn.QueryContext(ctx, "SELECT "+eventColumns+" FROM events ORDER BY seq")
+		if err != nil {
+			return mapErr(op, err)
+		}
+		defer rows.Close()
+		var e store.Event
+		for rows.Next() {
+			e = store.Event{}
+			if err := scanEvent(rows, &e); err != nil {
+				return mapErr(op, err)
+			}
+			if err := fn(&e); err != nil {
+				return err
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return mapErr(op, err)
+		}
+		return nil
+	})
+}
+
+// ExportJSONL writes the whole event log as JSON lines in Seq order.
+func (s *Store) ExportJSONL(ctx context.Context, w io.Writer) error {
+	if err := s.check("export"); err != nil {
+		return err
+	}
+	return s.eachEvent(ctx, "export", func(int64, string) {}, func(e *store.Event) error {
+		return store.WriteEventJSONL(w, e)
+	})
+}
+
+// VerifyChain verifies the whole event log from its anchor.
+func (s *Store) VerifyChain(ctx context.Context) (store.ChainStatus, error) {
+	if err := s.check("verify"); err != nil {
+		return store.ChainStatus{}, err
+	}
+	var v *store.ChainVerifier
+	err := s.eachEvent(ctx, "verify",
+		func(seq int64, hash string) { v = store.NewChainVerifier(seq, hash) },
+		func(e *store.Event) error { return v.Next(e) })
+	if v == nil {
+		return store.ChainStatus{}, err
+	}
+	if err != nil {
+		return v.Status(), fmt.Errorf("store: verify: %w", err)
+	}
+	return v.Status(), nil
+}
+
+// Retention returns the stored retention setting (zero when never set).
+func (s *Store) Retention(ctx context.Context) (store.Retention, error) {
+	var r store.Retention
+	if err := s.check("retention"); err != nil {
+		return r, err
+	}
+	var v string
+	err := s.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'retention'").Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, nil
+	}
+	if err != nil {
+		return r, mapErr("retention", err)
+	}
+	if err := json.Unmarshal([]byte(v), &r); err != nil {
+		return r, fmt.Errorf("store: retention: %w: %v", store.ErrCorrupt, err)
+	}
+	return r, nil
+}
+
+// SetRetention stores the retention setting.
+func (s *Store) SetRetention(ctx context.Context, r store.Retention) error {
+	if err := s.check("set retention"); err != nil {
+		return err
+	}
+	if r.MaxAge < 0 || r.Keep < 0 {
+		return fmt.Errorf("store: set retention: %w: negative retention", store.ErrInvalid)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("store: set retention: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.db.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('retention', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", string(b)); err != nil {
+		return mapErr("set retention", err)
+	}
+	return nil
+}
+
+// Prune removes the prefix of the log that r no longer retains, anchoring
+// the chain at the last removed event, and appends an admin event that
+// records the prune. Call records older than r.MaxAge are removed unless
+// they are still reserved by a live run.
+func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, error) {
+	var p store.Pruned
+	if err := s.check("prune"); err != nil {
+		return p, err
+	}
+	if r.MaxAge < 0 || r.Keep < 0 {
+		return p, fmt.Errorf("store: prune: %w: negative retention", store.ErrInvalid)
+	}
+	if r.MaxAge == 0 && r.Keep == 0 {
+		return p, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sqlTx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return p, mapErr("prune: begin", err)
+	}
+	defer sqlTx.Rollback()
+	now := s.now().UTC()
+	anchorSeq, _, err := readAnchor(ctx, sqlTx)
+	if err != nil {
+		return p, mapErr("prune: anchor", err)
+	}
+	var head int64
+	if err := sqlTx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events").Scan(&head); err != nil {
+		return p, mapErr("prune", err)
+	}
+	var cut int64
+	if r.MaxAge > 0 {
+		if err := sqlTx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE time < ?",
+			now.Add(-r.MaxAge).UnixNano()).Scan(&cut); err != nil {
+			return p, mapErr("prune", err)
+		}
+	}
+	if r.Keep > 0 && head-r.Keep > cut {
+		cut = head - r.Keep
+	}
+	if cut > anchorSeq {
+		var hash string
+		if err := sqlTx.QueryRowContext(ctx, "SELECT hash FROM events WHERE seq = ?", cut).Scan(&hash); err != nil {
+			return p, mapErr("prune: new anchor", err)
+		}
+		if _, err := sqlTx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('anchor_seq', ?), ('anchor_hash', ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.FormatInt(cut, 10), hash); err != nil {
+			return p, mapErr("prune: write anchor", err)
+		}
+		res, err := sqlTx.ExecContext(ctx, "DELETE FROM events WHERE seq <= ?", cut)
+		if err != nil {
+			return p, mapErr("prune: delete events", err)
+		}
+		p.Events, _ = res.RowsAffected()
+		p.AnchorSeq, p.AnchorHash = cut, hash
+	}
+	if r.MaxAge > 0 {
+		res, err := sqlTx.ExecContext(ctx, `DELETE FROM calls WHERE created_at < ? AND (status <> 'reserved'
+			OR run_id NOT IN (SELECT id FROM runs WHERE status IN `+liveStatusSQL+`))`, now.Add(-r.MaxAge).UnixNano())
+		if err != nil {
+			return p, mapErr("prune: delete calls", err)
+		}
+		p.Calls, _ = res.RowsAffected()
+	}
+	if p.Events > 0 || p.Calls > 0 {
+		data, _ := json.Marshal(map[string]any{"action": "prune", "events": p.Events, "calls": p.Calls,
+			"anchor_seq": p.AnchorSeq, "max_age": r.MaxAge.String(), "keep": r.Keep})
+		t := &tx{ctx: ctx, s: s, tx: sqlTx, key: "", now: now}
+		if err := t.Append(&store.Event{Kind: store.KindAdmin, Reason: "retention: pruned the event log", Data: data}); err != nil {
+			return p, err
+		}
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return p, mapErr("prune: commit", err)
+	}
+	return p, nil
+}

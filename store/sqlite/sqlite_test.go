@@ -1,0 +1,474 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/storetest"
+)
+
+var bg = context.Background()
+
+// helperEnv selects a helper mode when the test binary re-executes itself.
+const helperEnv = "STATEWRIGHT_STORE_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "decide" {
+		if err := decideWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func openTemp(t testing.TB, opts Options) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(bg, path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
+		s, _ := openTemp(t, Options{Now: now})
+		return s
+	})
+}
+
+// rawDB opens the file without the store, as a tamperer (or sqlite3) would.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestOpenCreatesPrivateWALStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state", "statewright")
+	path := filepath.Join(dir, "state.db")
+	s, err := Open(bg, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := s.StoreID()
+	if !strings.HasPrefix(id, "st_") || len(id) != 3+32 {
+		t.Errorf("StoreID = %q", id)
+	}
+	storetest.Create(t, s, "cc:perm")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]fs.FileMode{dir: 0o700, path: 0o600} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s mode = %v, want %v", p, got, want)
+		}
+	}
+	db := rawDB(t, path)
+	var mode string
+	var version int
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != SchemaVersion() || version < 1 {
+		t.Errorf("user_version = %d, %v; want %d", version, err, SchemaVersion())
+	}
+	db.Close()
+	// Reopening keeps the id and the data, and does not migrate again.
+	s2, err := Open(bg, path, Options{MustExist: true, ExpectID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.StoreID() != id {
+		t.Errorf("reopened StoreID = %s, want %s", s2.StoreID(), id)
+	}
+	if _, err := s2.LiveRun(bg, "cc:perm"); err != nil {
+		t.Errorf("reopened store lost the run: %v", err)
+	}
+}
+
+func TestConnectionSettings(t *testing.T) {
+	s, _ := openTemp(t, Options{BusyTimeout: 1500 * time.Millisecond})
+	conn, err := s.db.Conn(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for pragma, want := range map[string]int{"busy_timeout": 1500, "synchronous": 1, "foreign_keys": 1} {
+		var got int
+		if err := conn.QueryRowContext(bg, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %d, %v; want %d", pragma, got, err, want)
+		}
+	}
+}
+
+func TestMustExist(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope", "state.db")
+	if _, err := Open(bg, missing, Options{MustExist: true}); !errors.Is(err, store.ErrNoStore) {
+		t.Errorf("missing file: err = %v, want ErrNoStore", err)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("MustExist created the directory (stat err %v)", err)
+	}
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(bg, empty, Options{MustExist: true}); !errors.Is(err, store.ErrNoStore) {
+		t.Errorf("empty file: err = %v, want ErrNoStore", err)
+	}
+	if b, _ := os.ReadFile(empty); len(b) != 0 {
+		t.Errorf("MustExist wrote %d bytes into an uninitialised file", len(b))
+	}
+	// Without MustExist the empty file becomes a store.
+	s, err := Open(bg, empty, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(bg, empty, Options{MustExist: true})
+	if err != nil {
+		t.Fatalf("initialised store: %v", err)
+	}
+	s.Close()
+	if _, err := Open(bg, "", Options{}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("empty path: err = %v, want ErrInvalid", err)
+	}
+}
+
+func TestOpenCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign.db")
+	db, err := sql.Open("sqlite", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine')"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	newer, _ := openTemp(t, Options{})
+	newerPath := newer.Path()
+	if _, err := newer.db.Exec("PRAGMA user_version = 999"); err != nil {
+		t.Fatal(err)
+	}
+	newer.Close()
+	noID, _ := openTemp(t, Options{})
+	noIDPath := noID.Path()
+	if _, err := noID.db.Exec("DELETE FROM meta WHERE key = 'store_id'"); err != nil {
+		t.Fatal(err)
+	}
+	noID.Close()
+
+	garbage := bytes.Repeat([]byte("this is not an SQLite database\n"), 200)
+	cases := []struct {
+		name  string
+		setup func(t *testing.T) string
+	}{
+		{"garbage", func(t *testing.T) string {
+			p := filepath.Join(dir, "garbage.db")
+			if err := os.WriteFile(p, garbage, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{"truncated header", func(t *testing.T) string {
+			p := filepath.Join(dir, "trunc.db")
+			if err := os.WriteFile(p, []byte("SQLite format 3\x00\x10\x00garbage"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{"directory", func(t *testing.T) string { return dir }},
+		{"another application's database", func(t *testing.T) string { return foreign }},
+		{"newer schema", func(t *testing.T) string { return newerPath }},
+		{"no store id", func(t *testing.T) string { return noIDPath }},
+	}
+	for _, tc := range cases {
+		for _, must := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/mustexist=%v", tc.name, must), func(t *testing.T) {
+				p := tc.setup(t)
+				before, _ := os.ReadFile(p)
+				s, err := Open(bg, p, Options{MustExist: must})
+				if err == nil {
+					s.Close()
+					t.Fatal("Open succeeded")
+				}
+				if !errors.Is(err, store.ErrCorrupt) {
+					t.Errorf("err = %v, want ErrCorrupt", err)
+				}
+				if !strings.Contains(err.Error(), p) {
+					t.Errorf("error %q does not name the file", err)
+				}
+				if after, _ := os.ReadFile(p); !bytes.Equal(before, after) {
+					t.Error("Open modified the file")
+				}
+			})
+		}
+	}
+	// The foreign database is untouched (no statewright tables).
+	db = rawDB(t, foreign)
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE name = 'runs'").Scan(&n); err != nil || n != 0 {
+		t.Errorf("statewright tables in a foreign database: %d, %v", n, err)
+	}
+}
+
+func TestRecreatedStoreHasNewID(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	id1 := s.StoreID()
+	s.Close()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
+	// A hook in MustExist mode does not silently recreate it.
+	if _, err := Open(bg, path, Options{MustExist: true, ExpectID: id1}); !errors.Is(err, store.ErrNoStore) {
+		t.Fatalf("deleted store: err = %v, want ErrNoStore", err)
+	}
+	s2, err := Open(bg, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2 := s2.StoreID()
+	s2.Close()
+	if id2 == id1 || id2 == "" {
+		t.Fatalf("recreated store id %q, old %q", id2, id1)
+	}
+	_, err = Open(bg, path, Options{MustExist: true, ExpectID: id1})
+	if !errors.Is(err, store.ErrStoreMismatch) {
+		t.Errorf("ExpectID of the old store: err = %v, want ErrStoreMismatch", err)
+	}
+	s3, err := Open(bg, path, Options{MustExist: true, ExpectID: id2})
+	if err != nil {
+		t.Errorf("ExpectID of the current store: %v", err)
+	} else {
+		s3.Close()
+	}
+}
+
+func TestEventsAreAppendOnly(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	storetest.Create(t, s, "cc:ao")
+	for i := 0; i < 5; i++ {
+		if _, _, err := storetest.Decide(bg, s, "cc:ao", fmt.Sprintf("t%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := rawDB(t, path)
+	for _, q := range []string{
+		"UPDATE events SET reason = 'nothing to see' WHERE seq = 3",
+		"DELETE FROM events WHERE seq = 3",
+		"DELETE FROM events",
+	} {
+		if _, err := db.Exec(q); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: err = %v, want the append-only trigger", q, err)
+		}
+	}
+	if st, err := s.VerifyChain(bg); err != nil || st.Events != 5 {
+		t.Fatalf("VerifyChain = %+v, %v", st, err)
+	}
+	// Someone who drops the triggers is still caught by the chain.
+	tamper := []struct {
+		name string
+		sql  string
+		seq  string
+	}{
+		{"edited reason", "UPDATE events SET reason = 'deny' WHERE seq = 3", "seq 3"},
+		{"edited time", "UPDATE events SET time = time + 1 WHERE seq = 2", "seq 2"},
+		{"deleted middle", "DELETE FROM events WHERE seq = 4", "seq 5"},
+		{"rehashed without relinking", "UPDATE events SET hash = 'x' WHERE seq = 1", "seq 1"},
+	}
+	for _, tc := range tamper {
+		t.Run(tc.name, func(t *testing.T) {
+			s, path := openTemp(t, Options{})
+			storetest.Create(t, s, "cc:t")
+			for i := 0; i < 5; i++ {
+				if _, _, err := storetest.Decide(bg, s, "cc:t", fmt.Sprintf("t%d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db := rawDB(t, path)
+			if _, err := db.Exec("DROP TRIGGER events_no_update; DROP TRIGGER events_prune_only; " + tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.VerifyChain(bg)
+			if !errors.Is(err, store.ErrChainBroken) || !strings.Contains(err.Error(), tc.seq) {
+				t.Errorf("VerifyChain err = %v, want ErrChainBroken at %s", err, tc.seq)
+			}
+		})
+	}
+}
+
+func TestBusyTimeout(t *testing.T) {
+	s, path := openTemp(t, Options{BusyTimeout: 150 * time.Millisecond})
+	storetest.Create(t, s, "cc:busy")
+	db := rawDB(t, path)
+	conn, err := db.Conn(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err = storetest.Decide(bg, s, "cc:busy", "toolu_busy")
+	waited := time.Since(start)
+	if !errors.Is(err, store.ErrBusy) {
+		t.Errorf("Decide under a held write lock: err = %v, want ErrBusy", err)
+	}
+	if waited < 100*time.Millisecond || waited > 5*time.Second {
+		t.Errorf("waited %v for a 150ms busy timeout", waited)
+	}
+	// Readers are not blocked by a writer (WAL).
+	if _, err := s.LiveRun(bg, "cc:busy"); err != nil {
+		t.Errorf("read during a write lock: %v", err)
+	}
+	if _, err := conn.ExecContext(bg, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := storetest.Decide(bg, s, "cc:busy", "toolu_busy"); err != nil {
+		t.Errorf("after the lock is released: %v", err)
+	}
+	if r, _ := s.LiveRun(bg, "cc:busy"); r == nil || r.Iterations != 1 {
+		t.Errorf("run after busy failure and retry: %+v", r)
+	}
+}
+
+func TestContextCancelled(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	storetest.Create(t, s, "cc:ctx")
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	if _, _, err := storetest.Decide(ctx, s, "cc:ctx", "toolu_c"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: err = %v, want context.Canceled", err)
+	}
+	if r, _ := s.LiveRun(bg, "cc:ctx"); r.Iterations != 0 {
+		t.Errorf("cancelled decide counted: %+v", r)
+	}
+}
+
+// decideWorker is one helper process of TestManyProcesses: it opens the
+// store like a hook (MustExist, ExpectID) and decides N calls, each twice
+// (the second must replay), on one session.
+func decideWorker() error {
+	path, id, key := os.Getenv("SW_PATH"), os.Getenv("SW_ID"), os.Getenv("SW_KEY")
+	n, err := strconv.Atoi(os.Getenv("SW_N"))
+	if err != nil {
+		return err
+	}
+	worker := os.Getenv("SW_WORKER")
+	for i := 0; i < n; i++ {
+		// Each call opens the store afresh, as a hook process does.
+		s, err := Open(bg, path, Options{MustExist: true, ExpectID: id})
+		if err != nil {
+			return err
+		}
+		tid := fmt.Sprintf("toolu_%s_%d", worker, i)
+		_, rep, err := storetest.Decide(bg, s, key, tid)
+		if err == nil && rep {
+			err = fmt.Errorf("%s: first decide was a replay", tid)
+		}
+		if err == nil {
+			_, rep, err = storetest.Decide(bg, s, key, tid)
+			if err == nil && !rep {
+				err = fmt.Errorf("%s: retry was counted again", tid)
+			}
+		}
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestManyProcesses(t *testing.T) {
+	const procs, per = 16, 40
+	s, path := openTemp(t, Options{})
+	run := storetest.Create(t, s, "cc:many")
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]*bytes.Buffer, procs)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), helperEnv+"=decide", "SW_PATH="+path, "SW_ID="+s.StoreID(),
+			"SW_KEY=cc:many", "SW_N="+strconv.Itoa(per), "SW_WORKER="+strconv.Itoa(i))
+		outs[i] = new(bytes.Buffer)
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		cmds[i] = cmd
+	}
+	start := time.Now()
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := 0
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			failed++
+			t.Errorf("worker %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	t.Logf("%d processes x %d calls (each decided twice) in %v", procs, per, time.Since(start))
+	if failed > 0 {
+		t.FailNow()
+	}
+	got, err := s.Run(bg, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Iterations != procs*per || got.Revision != procs*per+1 {
+		t.Errorf("iterations %d revision %d; want %d and %d", got.Iterations, got.Revision, procs*per, procs*per+1)
+	}
+	evs, err := s.Events(bg, store.EventFilter{RunID: run.ID, Kinds: []store.EventKind{store.KindDecision}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != procs*per {
+		t.Errorf("decision events = %d, want %d", len(evs), procs*per)
+	}
+	seen := map[string]bool{}
+	for _, e := range evs {
+		if seen[e.ToolUseID] {
+			t.Errorf("tool_use_id %s decided twice", e.ToolUseID)
+		}
+		seen[e.ToolUseID] = true
+	}
+	calls, err := s.Calls(bg, run.ID)
+	if err != nil || len(calls) != procs*per {
+		t.Errorf("call records = %d, %v; want %d", len(calls), err, procs*per)
+	}
+	st, err := s.VerifyChain(bg)
+	if err != nil || st.Events != procs*per {
+		t.Errorf("VerifyChain = %+v, %v", st, err)
+	}
+}
