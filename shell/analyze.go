@@ -71,7 +71,7 @@ func Analyze(src string) (*Analysis, error) {
 	}
 	a := &Analysis{Commands: []Command{}}
 	w := &walker{a: a, src: src, env: map[string]struct{}{}, funcs: map[string]bool{}}
-	w.a.Commands = make([]Command, 0, 4)
+	w.a.Commands = make([]Command, 0, min(len(src)/24+2, 4096)) // about one command per 24 bytes
 	w.stmts(f.Stmts)
 	w.finish()
 	return a, nil
