@@ -16,6 +16,17 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/golden
 // loadLaw parses a workflow from testdata and compiles it.
 func loadLaw(t testing.TB, rel string, opts Options) *Law {
 	t.Helper()
+	if name, ok := strings.CutPrefix(rel, "template:"); ok {
+		def, err := workflow.LoadTemplate(name)
+		if err != nil {
+			t.Fatalf("template %s: %v", name, err)
+		}
+		l, err := Compile(def, opts)
+		if err != nil {
+			t.Fatalf("compile template %s: %v", name, err)
+		}
+		return l
+	}
 	data, err := os.ReadFile(filepath.Join("testdata", rel))
 	if err != nil {
 		t.Fatal(err)
