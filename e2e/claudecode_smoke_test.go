@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,37 +21,58 @@ const claudeTimeout = 90 * time.Second
 // HOME for Claude Code.
 type claudeProject struct {
 	bin, dir, home, hookLog string
-	hookTimeout             int
+	// env is appended to ClaudeEnv's environment for every run.
+	env []string
+}
+
+// hookOpts says how the test hook is registered.
+type hookOpts struct {
+	// timeout is the hook's "timeout" field in seconds (0: 30).
+	timeout int
+	// failClosed appends "|| exit 2" to the hook command, the wrapper that
+	// turns a crashing hook into a deny.
+	failClosed bool
 }
 
 func newClaudeProject(t *testing.T) *claudeProject {
-	return newClaudeProjectTimeout(t, 30)
+	return newClaudeProjectWith(t, hookOpts{})
 }
 
-// newClaudeProjectTimeout is newClaudeProject with the hook timeout in
-// seconds.
-func newClaudeProjectTimeout(t *testing.T, hookTimeout int) *claudeProject {
+func newClaudeProjectWith(t *testing.T, opts hookOpts) *claudeProject {
 	t.Helper()
 	bin, err := ClaudeBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &claudeProject{bin: bin, dir: t.TempDir(), home: t.TempDir(), hookTimeout: hookTimeout}
+	p := &claudeProject{bin: bin, dir: t.TempDir(), home: t.TempDir()}
 	// Resolve symlinks so paths compare equal to what the harness reports.
 	if p.dir, err = filepath.EvalSymlinks(p.dir); err != nil {
 		t.Fatal(err)
 	}
 	p.hookLog = filepath.Join(t.TempDir(), "hook.jsonl")
-	if err := os.MkdirAll(filepath.Join(p.dir, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
+	if opts.timeout == 0 {
+		opts.timeout = 30
 	}
-	if err := os.WriteFile(filepath.Join(p.dir, ".claude", "settings.json"), hookSettings(t, p.hookLog, p.hookTimeout), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p.writeSettings(t, hookSettings(t, p.hookLog, opts.timeout, opts.failClosed))
 	if err := ClaudeHome(p.home, p.dir); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// writeSettings writes the project's .claude/settings.json.
+func (p *claudeProject) writeSettings(t *testing.T, settings map[string]any) {
+	t.Helper()
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(p.dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, ".claude", "settings.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // run runs claude -p prompt with args against srv and fails the test if it
@@ -58,7 +80,7 @@ func newClaudeProjectTimeout(t *testing.T, hookTimeout int) *claudeProject {
 func (p *claudeProject) run(t *testing.T, srv *fakemodel.Server, prompt string, args ...string) *Run {
 	t.Helper()
 	argv := append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose"}, args...)
-	r, err := RunCommand(context.Background(), claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL), p.bin, argv...)
+	r, err := RunCommand(context.Background(), claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL, p.env...), p.bin, argv...)
 	if err != nil {
 		t.Fatalf("start claude: %v", err)
 	}

@@ -118,21 +118,20 @@ func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // hookSettings returns .claude/settings.json content registering the test
 // binary as the PreToolUse hook for every tool, logging to logPath, with the
-// given hook timeout in seconds.
-func hookSettings(t *testing.T, logPath string, timeoutSec int) []byte {
+// given hook timeout in seconds; failClosed appends "|| exit 2".
+func hookSettings(t *testing.T, logPath string, timeoutSec int, failClosed bool) map[string]any {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := fmt.Sprintf("'%s' e2e-hook '%s'", self, logPath)
-	b, err := json.MarshalIndent(map[string]any{"hooks": map[string]any{
-		"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{
-			map[string]any{"type": "command", "command": cmd, "timeout": timeoutSec}}}}}}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
+	if failClosed {
+		cmd += " || exit 2"
 	}
-	return b
+	return map[string]any{"hooks": map[string]any{
+		"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{
+			map[string]any{"type": "command", "command": cmd, "timeout": timeoutSec}}}}}}
 }
 
 // readHookLog returns the hook log's records with their stdin decoded.
