@@ -360,8 +360,8 @@ func (x *cmdCtx) classify(name string) {
 	} else {
 		x.generic(sp)
 	}
-	if x.xargs && x.c.Classes&(ClassWrite|ClassModify|ClassDelete) != 0 {
-		x.writeDyn("{}")
+	if x.xargs && x.c.Classes&(ClassWrite|ClassModify|ClassDelete) != 0 && !hasDynamic(x.c.Writes) {
+		x.writeDyn("{}") // the arguments xargs or find add
 	}
 }
 
@@ -402,4 +402,13 @@ func (x *cmdCtx) generic(sp spec) {
 	if sp.sensitive && p.dyn {
 		x.add(ClassExec | ClassUnknown)
 	}
+}
+
+func hasDynamic(ts []Target) bool {
+	for _, t := range ts {
+		if t.Dynamic {
+			return true
+		}
+	}
+	return false
 }
