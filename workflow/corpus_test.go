@@ -160,7 +160,7 @@ func TestCorpusCoversEveryCode(t *testing.T) {
 		CodeUnknownSafeNext, CodeUnknownInvokeState, CodeReturnOutside, CodeCannotReachFinal, CodeFinalTransitions,
 		CodeMaxIterationsZero, CodeGuardValue, CodeGuardCycle, CodeUnknownEvidence, CodeEvidenceType, CodeInvalidGlob,
 		CodeParallelState, CodeDeadlock, CodeReservedEvent,
-		CodeSafetyFailedState, CodeSafetyFailPath, CodeSafetyInitialPrivilge, CodeSafetyNoApproval, CodeSafetyEscalation,
+		CodeSafetyFailedState, CodeSafetyFailPath, CodeSafetyInitialPrivilege, CodeSafetyNoApproval, CodeSafetyEscalation,
 		CodeCompatEventData, CodeCompatMaxIterations, CodeCompatAllowedCommands, CodeCompatDisallowedTools, CodeCompatBlockedEnv,
 	}
 	var all bytes.Buffer

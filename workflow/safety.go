@@ -56,7 +56,7 @@ func (v *validator) safety() {
 			}
 		}
 		if len(found) > 0 {
-			v.add(sev, init.fp.at("allowed_tools", init.Pos), CodeSafetyInitialPrivilge, "initial state must not have write/execute tools (found: %s)", strings.Join(found, ", "))
+			v.add(sev, init.fp.at("allowed_tools", init.Pos), CodeSafetyInitialPrivilege, "initial state must not have write/execute tools (found: %s)", strings.Join(found, ", "))
 		}
 	}
 	// Check 5.

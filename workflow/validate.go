@@ -41,11 +41,11 @@ const (
 	CodeReservedEvent      = "reserved-event"
 
 	// Safety validator (privilege ladder).
-	CodeSafetyFailedState     = "safety-failed-state"
-	CodeSafetyFailPath        = "safety-fail-path"
-	CodeSafetyInitialPrivilge = "safety-initial-privilege"
-	CodeSafetyNoApproval      = "safety-no-approval"
-	CodeSafetyEscalation      = "safety-escalation"
+	CodeSafetyFailedState      = "safety-failed-state"
+	CodeSafetyFailPath         = "safety-fail-path"
+	CodeSafetyInitialPrivilege = "safety-initial-privilege"
+	CodeSafetyNoApproval       = "safety-no-approval"
+	CodeSafetyEscalation       = "safety-escalation"
 
 	// Compatibility notes: where statewright-go behaves differently.
 	CodeCompatEventData       = "compat-event-data"
