@@ -282,9 +282,82 @@ func progGit(x *cmdCtx) {
 			x.add(ClassGitWrite)
 		}
 	}
+	gitTargets(x, sub, first, ops, p, rest)
 	if p.dyn {
 		x.add(ClassExec | ClassUnknown)
 	}
+}
+
+// worktreeVerbs rewrite files of the working tree that the command line
+// does not name.
+var worktreeVerbs = map[string]bool{
+	"am": true, "apply": true, "cherry-pick": true, "merge": true, "pull": true, "rebase": true,
+	"revert": true, "switch": true, "read-tree": true, "checkout-index": true, "filter-branch": true,
+	"bisect": true,
+}
+
+// gitTargets records the paths a git subcommand writes in the working tree.
+func gitTargets(x *cmdCtx, sub, first string, ops []string, p parsed, rest []word) {
+	if x.c.Classes&(ClassGitWrite|ClassWrite|ClassModify|ClassDelete) == 0 {
+		return
+	}
+	paths := afterDashDash(rest)
+	switch {
+	case sub == "checkout" || sub == "restore":
+		if paths == nil && sub == "restore" {
+			paths = p.ops
+		}
+		if paths == nil && len(p.ops) > 1 {
+			paths = p.ops[1:] // git checkout TREE-ISH PATH...
+		}
+		if len(paths) > 0 {
+			x.write(paths...)
+		} else if sub == "checkout" && !p.has("b", "B", "--orphan") {
+			x.writeDyn("git working tree") // switching branches rewrites files
+		}
+	case sub == "reset":
+		if p.has("--hard", "--merge", "--keep") {
+			x.writeDyn("git working tree")
+		}
+	case sub == "stash":
+		if first == "" || first == "push" || first == "save" || first == "pop" || first == "apply" {
+			x.writeDyn("git working tree")
+		}
+	case sub == "clean":
+		if len(p.ops) > 0 {
+			x.write(p.ops...)
+		} else {
+			x.writeDyn("untracked files")
+		}
+	case sub == "clone":
+		if len(ops) > 1 {
+			x.write(word{val: ops[1], lit: true})
+		} else {
+			x.writeDyn("clone directory")
+		}
+	case sub == "init":
+		if len(ops) > 0 {
+			x.write(word{val: ops[0], lit: true})
+		} else {
+			x.write(word{val: ".git", lit: true})
+		}
+	case sub == "worktree" && first == "add" && len(ops) > 1:
+		x.write(word{val: ops[1], lit: true})
+	case sub == "submodule" && (first == "add" || first == "update"):
+		x.writeDyn("submodule directories")
+	case worktreeVerbs[sub]:
+		x.writeDyn("git working tree")
+	}
+}
+
+// afterDashDash returns the words after a "--", or nil.
+func afterDashDash(ws []word) []word {
+	for i, w := range ws {
+		if w.lit && w.val == "--" {
+			return ws[i+1:]
+		}
+	}
+	return nil
 }
 
 func containsDashDash(ws []word) bool {
