@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/statewright-go/statewright/engine"
 	"gopkg.in/yaml.v3"
 )
 
@@ -53,12 +54,12 @@ type Case struct {
 
 // CaseRunState is the run state of a case; every field is optional.
 type CaseRunState struct {
-	Active          *bool     `yaml:"active" json:"active"`
-	State           string    `yaml:"state" json:"state"`
-	Iterations      uint32    `yaml:"iterations" json:"iterations"`
-	FilesEdited     []string  `yaml:"files_edited" json:"files_edited"`
-	PendingApproval *Approval `yaml:"pending_approval" json:"pending_approval"`
-	History         []string  `yaml:"history" json:"history"`
+	Active          *bool          `yaml:"active" json:"active"`
+	State           string         `yaml:"state" json:"state"`
+	Iterations      uint32         `yaml:"iterations" json:"iterations"`
+	FilesEdited     []string       `yaml:"files_edited" json:"files_edited"`
+	PendingApproval *Approval      `yaml:"pending_approval" json:"pending_approval"`
+	History         []engine.Frame `yaml:"history" json:"history"`
 }
 
 // RunState returns the run state a case describes: a fresh active run in

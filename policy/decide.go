@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/workflow"
 )
 
@@ -281,7 +282,7 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 	}
 
 	if len(eff.FilesEdited) > 0 {
-		l.interruptFor(cs, p.call, &eff)
+		l.interruptFor(cs, run, p.call, &eff)
 	}
 	return Decision{Verdict: Allow, Rule: RuleAllow, Reason: cs.allowReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon, Effects: eff}
 }
@@ -294,13 +295,14 @@ func (l *Law) allow(cs *compiledState, rule Rule, reason string, info toolInfo) 
 	return d
 }
 
-// interruptFor names the first interrupt an edited file triggers, unless the
-// run is already in that interrupt's target state.
-func (l *Law) interruptFor(cs *compiledState, call *ToolCall, eff *Effects) {
+// interruptFor names the first interrupt an edited file triggers, with the
+// engine's rule: an interrupt fires unless its frame is already on the
+// history stack or the run is already in its target state.
+func (l *Law) interruptFor(cs *compiledState, run *RunState, call *ToolCall, eff *Effects) {
 	for _, f := range eff.FilesEdited {
 		rel := relPath(call, f)
 		for _, in := range l.interrupts {
-			if in.target == cs.name {
+			if in.target == cs.name || engine.Active(run.History, in.name) {
 				continue
 			}
 			if ok, _ := doublestar.Match(in.pattern, rel); ok {
@@ -496,7 +498,7 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) []sugge
 				if len(run.History) == 0 {
 					continue
 				}
-				target = run.History[len(run.History)-1]
+				target = run.History[len(run.History)-1].Return
 			}
 			ts := l.states[target]
 			if ts == nil || ts.final || target == cs.name {

@@ -18,6 +18,8 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/statewright-go/statewright/engine"
 )
 
 // Verdict is the outcome of a decision.
@@ -223,8 +225,8 @@ type RunState struct {
 	FilesEdited []string `json:"files_edited,omitempty"`
 	// PendingApproval is set while the run awaits a human approval.
 	PendingApproval *Approval `json:"pending_approval,omitempty"`
-	// History is the interrupt return stack, innermost last.
-	History []string `json:"history,omitempty"`
+	// History is the interrupt stack, innermost last (the engine's frames).
+	History []engine.Frame `json:"history,omitempty"`
 }
 
 // ToolCall is one tool call as the harness reported it.

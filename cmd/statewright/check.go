@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/workflow"
 )
@@ -66,7 +67,7 @@ type checkRunState struct {
 	Iterations      uint32           `json:"iterations"`
 	FilesEdited     []string         `json:"files_edited"`
 	PendingApproval *policy.Approval `json:"pending_approval"`
-	History         []string         `json:"history"`
+	History         []engine.Frame   `json:"history"`
 }
 
 func decodeJSONStrict(data []byte, v any) error {
