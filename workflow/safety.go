@@ -8,20 +8,20 @@ import (
 
 // safety runs the six checks of statewright's agent-safety validator over
 // the privilege ladder. Check 1 (structural validation) is Validate itself.
-// Checks 2–3 are errors for moderate/dangerous workflows and warnings
-// otherwise; checks 4–6 run only for moderate (warnings) and dangerous
-// (errors) workflows.
+// Checks 2–3 are errors for moderate and dangerous workflows; checks 4–6
+// are warnings for moderate and errors for dangerous ones. A workflow that
+// declares no danger level (or "safe") gets none of them: the engine does not
+// require a 'failed' state, and most statewright files have none.
 func (v *validator) safety() {
 	def := v.def
 	level := DangerLevel("")
 	if def.Meta != nil {
 		level = def.Meta.DangerLevel
 	}
-	risky := level == DangerModerate || level == DangerDangerous
-	sev23 := SeverityWarning
-	if risky {
-		sev23 = SeverityError
+	if level != DangerModerate && level != DangerDangerous {
+		return
 	}
+	sev23 := SeverityError
 	// Checks 2 and 3.
 	if failed := def.States["failed"]; failed == nil || !failed.IsFinal() {
 		pos := def.fp.at("states", def.Pos)
@@ -36,9 +36,6 @@ func (v *validator) safety() {
 				v.add(sev23, v.state(sn).Pos, CodeSafetyFailPath, "state '%s' has no path to 'failed' state (every state must be able to fail)", sn)
 			}
 		}
-	}
-	if !risky {
-		return
 	}
 	sev := SeverityWarning
 	if level == DangerDangerous {
