@@ -108,6 +108,7 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 	c := Command{Words: full, Assigns: assigns, Nested: w.nested, Source: w.text(ce)}
 	x := &cmdCtx{w: w, c: &c, args: words, stdin: stdinOf(s.Redirs)}
 	x.run()
+	ensureTarget(&c)
 	if dangerous {
 		c.Classes |= ClassExec
 	}
@@ -317,6 +318,7 @@ func (x *cmdCtx) inner(argv []word, wrapper string, extraArgs bool) {
 	}
 	ix := &cmdCtx{w: x.w, c: &c, args: argv, xargs: extraArgs, hops: x.hops + 1}
 	ix.run()
+	ensureTarget(&c)
 	c.Argv = make([]string, len(ix.args))
 	for i, a := range ix.args {
 		c.Argv[i] = a.val
@@ -402,6 +404,24 @@ func (x *cmdCtx) generic(sp spec) {
 	if sp.sensitive && p.dyn {
 		x.add(ClassExec | ClassUnknown)
 	}
+}
+
+// ensureTarget gives a command that writes, modifies or deletes but named
+// no path a dynamic target, so "writes something" is never "writes nothing".
+func ensureTarget(c *Command) {
+	if c.Classes&(ClassWrite|ClassModify|ClassDelete) == 0 || len(c.Writes) > 0 {
+		return
+	}
+	desc := "files written by " + c.Program
+	switch {
+	case c.Classes&ClassPackageInstall != 0:
+		desc = "package files"
+	case c.Program == "git":
+		desc = "git repository"
+	case c.Program == "":
+		desc = "unnamed files"
+	}
+	c.Writes = append(c.Writes, Target{Path: desc, Dynamic: true})
 }
 
 func hasDynamic(ts []Target) bool {

@@ -72,6 +72,9 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("corpus.txt:%d %q: %s: %s", c.line, c.cmd, e, msg)
 				}
 			}
+			if a != nil {
+				checkInvariants(t, a)
+			}
 			if t.Failed() && a != nil {
 				for _, cmd := range a.Commands {
 					t.Logf("  %q %s w=%v r=%v wrap=%v", cmd.Argv, cmd.Classes, cmd.Writes, cmd.Reads, cmd.Wrappers)
@@ -80,6 +83,43 @@ func TestCorpus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkInvariants checks what holds for every analysis: a command that
+// writes, modifies or deletes names at least one target; the line's classes
+// are the union of its commands'; every command's targets are in the
+// line's unions.
+func checkInvariants(t testing.TB, a *Analysis) {
+	t.Helper()
+	var union Class
+	for _, c := range a.Commands {
+		union |= c.Classes
+		if c.Classes&(ClassWrite|ClassModify|ClassDelete) != 0 && len(c.Writes) == 0 {
+			t.Errorf("%q is %s but names no write target", c.Argv, c.Classes)
+		}
+		for _, w := range c.Writes {
+			if !containsTarget(a.Writes, w) {
+				t.Errorf("write %v of %q missing from the line's writes", w, c.Argv)
+			}
+		}
+		for _, r := range c.Reads {
+			if !containsTarget(a.Reads, r) {
+				t.Errorf("read %v of %q missing from the line's reads", r, c.Argv)
+			}
+		}
+	}
+	if union != a.Classes {
+		t.Errorf("line classes %s, union of commands %s", a.Classes, union)
+	}
+}
+
+func containsTarget(ts []Target, t Target) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
 }
 
 func checkExpect(a *Analysis, err error, e string) string {

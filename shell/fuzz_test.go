@@ -46,6 +46,7 @@ func FuzzAnalyze(f *testing.F) {
 				t.Fatalf("undefined class bits %b", c.Classes)
 			}
 		}
+		checkInvariants(t, a)
 		if a.Classes.Has(ClassUnknown) {
 			return // part of the tree was not analysed (depth bound); it is denied anyway
 		}

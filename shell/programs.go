@@ -895,7 +895,7 @@ func progGofmt(x *cmdCtx) {
 func progEditor(x *cmdCtx) {
 	// an editor can edit any file and run shell commands (:!, e !)
 	x.add(ClassModify | ClassExec)
-	p := getopt(x.rest(), "cSTuUiwWs", nil, false)
+	p := getopt(x.rest(), "cSTuUiwW", nil, false)
 	x.write(p.ops...)
 }
 
