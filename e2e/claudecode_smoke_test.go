@@ -188,7 +188,16 @@ func TestClaudeCodeSmoke(t *testing.T) {
 			t.Errorf("hook tool_use_id for %s = %v, want %s", filepath.Base(fp), got, srv.ToolUseID(turn, idx))
 		}
 	}
-	env, _ := first["_env"].(map[string]string)
-	t.Logf("hook env: %v", first["_env"])
-	_ = env
+	// The model requests carry the same session id (metadata.user_id).
+	for _, req := range srv.MainRequests() {
+		a, err := req.Anthropic()
+		if err != nil || a.SessionID() != sid {
+			t.Errorf("request #%d session = %q (%v), want the hook's %s", req.Seq, a.SessionID(), err, sid)
+		}
+	}
+	// The hook's environment names the project and the session.
+	env, _ := first["_env"].(map[string]any)
+	if env["CLAUDE_PROJECT_DIR"] != p.dir || env["CLAUDE_CODE_SESSION_ID"] != sid {
+		t.Errorf("hook env = %v; want CLAUDE_PROJECT_DIR=%s and CLAUDE_CODE_SESSION_ID=%s", env, p.dir, sid)
+	}
 }

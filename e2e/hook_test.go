@@ -134,7 +134,8 @@ func hookSettings(t *testing.T, logPath string, timeoutSec int, failClosed bool)
 			map[string]any{"type": "command", "command": cmd, "timeout": timeoutSec}}}}}}
 }
 
-// readHookLog returns the hook log's records with their stdin decoded.
+// readHookLog returns the hook inputs from the log, in order, each with the
+// recorded environment under the key "_env".
 func readHookLog(t *testing.T, logPath string) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(logPath)
@@ -151,7 +152,11 @@ func readHookLog(t *testing.T, logPath string) []map[string]any {
 		if err := json.Unmarshal(rec.Stdin, &in); err != nil {
 			t.Fatalf("hook stdin is not a JSON object: %s", rec.Stdin)
 		}
-		in["_env"] = rec.Env
+		env := map[string]any{}
+		for k, v := range rec.Env {
+			env[k] = v
+		}
+		in["_env"] = env
 		out = append(out, in)
 	}
 	return out

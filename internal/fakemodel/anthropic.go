@@ -139,6 +139,28 @@ func (a *AnthropicRequest) HasTool(name string) bool {
 	return false
 }
 
+// SessionID returns the harness session id Claude Code puts in
+// metadata.user_id (a JSON object with "session_id" in current versions,
+// "…_session_<id>" in older ones), or "".
+func (a *AnthropicRequest) SessionID() string {
+	var md struct {
+		UserID string `json:"user_id"`
+	}
+	if json.Unmarshal(a.Metadata, &md) != nil || md.UserID == "" {
+		return ""
+	}
+	var obj struct {
+		SessionID string `json:"session_id"`
+	}
+	if json.Unmarshal([]byte(md.UserID), &obj) == nil {
+		return obj.SessionID
+	}
+	if _, id, ok := strings.Cut(md.UserID, "_session_"); ok {
+		return id
+	}
+	return ""
+}
+
 // Anthropic decodes the request body as a Messages API request.
 func (r *Request) Anthropic() (*AnthropicRequest, error) {
 	var a AnthropicRequest
