@@ -320,36 +320,33 @@ func readGate(call *ToolCall) bool {
 	if len(call.ResolvedPaths) > 0 {
 		return true
 	}
-	// One pass: a candidate is an 'o' (operator-token), an 's'
-	// (statewright) or a JSON \u escape that could hide either.
 	s := unsafeString(call.Input)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !gateBytes[c] {
-			continue
-		}
-		if c == '\\' {
-			if i+1 < len(s) && s[i+1] == 'u' {
-				return true
-			}
-			continue
-		}
-		switch c | 0x20 {
-		case 'o':
-			if hasFoldAt(s, i, "operator-token") {
-				return true
-			}
-		case 's':
-			if hasFoldAt(s, i, "statewright") {
-				return true
-			}
-		}
+	// A JSON \u escape could hide either needle.
+	if strings.Contains(s, `\u`) {
+		return true
 	}
-	return false
+	// Anchor on rare letters with the vectorised IndexByte: the 'w' of
+	// "statewright" and the 'k' of "operator-token", in either case.
+	return anchored(s, 'w', 5, "statewright") || anchored(s, 'W', 5, "statewright") ||
+		anchored(s, 'k', 11, "operator-token") || anchored(s, 'K', 11, "operator-token")
 }
 
-// gateBytes are the bytes readGate looks at more closely.
-var gateBytes = [256]bool{'o': true, 'O': true, 's': true, 'S': true, '\\': true}
+// anchored reports whether s contains needle (ASCII case-insensitively)
+// with byte c at offset off of the needle.
+func anchored(s string, c byte, off int, needle string) bool {
+	base := 0
+	for {
+		i := strings.IndexByte(s[base:], c)
+		if i < 0 {
+			return false
+		}
+		at := base + i - off
+		if at >= 0 && hasFoldAt(s, at, needle) {
+			return true
+		}
+		base += i + 1
+	}
+}
 
 // hasFoldAt reports whether s[i:] starts with the lower-case ASCII needle,
 // ignoring case.

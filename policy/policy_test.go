@@ -303,3 +303,26 @@ func TestDocsListEveryRule(t *testing.T) {
 		}
 	}
 }
+
+func TestReadGate(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"file_path":"/repo/src/main.go"}`, false},
+		{`{"file_path":"/home/u/.config/statewright/operator-token"}`, true},
+		{`{"file_path":"/home/u/.config/StateWright/x"}`, true},
+		{`{"file_path":"/x/OPERATOR-TOKEN"}`, true},
+		{`{"file_path":"/x/operator-tokens.bak"}`, true},
+		{`{"file_path":"/x/\u006fperator-token"}`, true},
+		{`{"file_path":"/kk/ww/k/w"}`, false},
+		{`{"file_path":"token"}`, false},
+	} {
+		if got := readGate(&ToolCall{Input: json.RawMessage(tt.in)}); got != tt.want {
+			t.Errorf("readGate(%s) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	if !readGate(&ToolCall{Input: json.RawMessage(`{}`), ResolvedPaths: map[string]string{"a": "b"}}) {
+		t.Error("readGate ignores resolved paths")
+	}
+}
