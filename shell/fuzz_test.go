@@ -106,3 +106,32 @@ func reported(src string, ws []Target, v string, lit bool) bool {
 	// (cd /dev; > null); TestCdFollowsTargets covers cd itself
 	return !strings.HasPrefix(v, "/") && (strings.Contains(src, "cd") || strings.Contains(src, "pushd"))
 }
+
+// TestPrefixes analyses every prefix and suffix of every corpus command
+// (the shapes an agent's half-written command takes): no panic, a *ParseError or an
+// analysis that keeps the invariants.
+func TestPrefixes(t *testing.T) {
+	n := 0
+	for _, c := range loadCorpus(t) {
+		for i := 0; i <= 2*len(c.cmd); i++ {
+			src := c.cmd[:min(i, len(c.cmd))] // prefixes, then suffixes
+			if i > len(c.cmd) {
+				src = c.cmd[i-len(c.cmd):]
+			}
+			a, err := Analyze(src)
+			n++
+			if err != nil {
+				var pe *ParseError
+				if !errors.As(err, &pe) || a != nil {
+					t.Fatalf("Analyze(%q) = %v, %v", src, a, err)
+				}
+				continue
+			}
+			checkInvariants(t, a)
+			if t.Failed() {
+				t.Fatalf("invariants broken for %q", src)
+			}
+		}
+	}
+	t.Logf("%d prefixes and suffixes", n)
+}

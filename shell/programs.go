@@ -182,7 +182,7 @@ func progShell(x *cmdCtx) {
 		}
 		break
 	}
-	ops := args[i:]
+	ops := args[min(i, len(args)):]
 	if cflag {
 		if len(ops) == 0 {
 			x.add(ClassExec | ClassUnknown)
