@@ -100,6 +100,15 @@ func (l *Law) Decide(run *RunState, call *ToolCall) Decision {
 		// Codex sends apply_patch through its shell tool, as an argv or as
 		// a here-document: decide it as the edit it is.
 		if m, err := p.input(); err == nil {
+			// Codex's shell tools carry their own working directory.
+			if wd, ok := str(m, "workdir", "cwd"); ok && wd != "" {
+				c := *call
+				c.Cwd = resolvePath(call, wd)
+				if c.ProjectDir == "" {
+					c.ProjectDir = call.Cwd
+				}
+				p.call = &c
+			}
 			src, argv, ok := shellCommand(m)
 			if ok && len(argv) >= 2 && (path.Base(argv[0]) == "apply_patch" || path.Base(argv[0]) == "applypatch") {
 				p.info = toolInfo{kind: kApplyPatch, canon: "Edit"}
