@@ -135,3 +135,32 @@ func TestPrefixes(t *testing.T) {
 	}
 	t.Logf("%d prefixes and suffixes", n)
 }
+
+// TestOptionInjection inserts option-like words after the first and second
+// word of every corpus command, where option parsers consume values: no
+// panic, and the invariants hold.
+func TestOptionInjection(t *testing.T) {
+	tokens := []string{"-o", "-c", "-e", "-f", "--", "-i", "-x", "-C", "-exec", "-D", "-S", "--output", "-", "''", "$x"}
+	for _, c := range loadCorpus(t) {
+		words := strings.Fields(c.cmd)
+		for pos := 1; pos <= 2 && pos <= len(words); pos++ {
+			for _, tok := range tokens {
+				for _, atEnd := range []bool{false, true} {
+					w := append(append(append([]string{}, words[:pos]...), tok), words[pos:]...)
+					if atEnd {
+						w = append(append([]string{}, words[:pos]...), tok)
+					}
+					src := strings.Join(w, " ")
+					a, err := Analyze(src)
+					if err != nil {
+						continue
+					}
+					checkInvariants(t, a)
+					if t.Failed() {
+						t.Fatalf("invariants broken for %q", src)
+					}
+				}
+			}
+		}
+	}
+}
