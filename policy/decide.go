@@ -94,7 +94,13 @@ func isReadKind(k kind) bool {
 //
 // For an allowed call of a non-shell, non-edit tool Decide does map lookups
 // only and does not allocate.
-func (l *Law) Decide(run *RunState, call *ToolCall) Decision {
+func (l *Law) Decide(run *RunState, call *ToolCall) (d Decision) {
+	defer func() {
+		// Fail closed: a bug in the core denies, it never lets a call through.
+		if r := recover(); r != nil {
+			d = Decision{Verdict: Deny, Rule: RuleInternal, Reason: fmt.Sprintf("Denied: the decision core failed (%v) (rule internal-error).", r), AllowedTools: emptyList, NextEvents: emptyList}
+		}
+	}()
 	p := prepared{call: call, info: lookupTool(call.Harness, call.Tool)}
 	if p.info.kind == kBash {
 		// Codex sends apply_patch through its shell tool, as an argv or as
@@ -551,7 +557,9 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 			if len(cs.events) > 0 {
 				var parts []string
 				for _, ev := range cs.events {
-					parts = append(parts, ev+" → "+cs.st.On[ev].PrimaryTarget())
+					if t := cs.st.On[ev]; t != nil {
+						parts = append(parts, ev+" → "+t.PrimaryTarget())
+					}
 				}
 				fmt.Fprintf(&b, " Transition now with one of: %s.", strings.Join(parts, "; "))
 				d.NextEvents = append([]string(nil), cs.events...)

@@ -326,3 +326,21 @@ func TestReadGate(t *testing.T) {
 		t.Error("readGate ignores resolved paths")
 	}
 }
+
+// TestDecideFailsClosed: a nil call or a broken definition denies instead of
+// panicking.
+func TestDecideFailsClosed(t *testing.T) {
+	law := loadLaw(t, "workflows/dev.yaml", corpusOptions)
+	d := law.Decide(&RunState{Active: true, State: "planning"}, nil)
+	if d.Verdict != Deny || d.Rule != RuleInternal {
+		t.Errorf("nil call: %v %s", d.Verdict, d.Rule)
+	}
+	broken := &workflow.Definition{ID: "b", Initial: "a", States: map[string]*workflow.State{
+		"a": {AllowedTools: []string{"Read"}, On: map[string]*workflow.Transition{"GO": {Kind: workflow.TransitionFork}}},
+	}}
+	bl := MustCompile(broken, Options{})
+	d = bl.Decide(&RunState{Active: true, State: "a"}, &ToolCall{Tool: "Edit", Input: json.RawMessage(`{"file_path":"a","old_string":"x","new_string":"y"}`)})
+	if d.Verdict != Deny {
+		t.Errorf("broken definition: %v %s", d.Verdict, d.Rule)
+	}
+}
