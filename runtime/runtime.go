@@ -10,9 +10,10 @@
 package runtime
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/statewright-go/statewright/engine"
@@ -34,6 +35,14 @@ var (
 	ErrNoApproval = errors.New("runtime: no such pending approval")
 	// ErrApprovalPending: a transition was requested while an approval is pending.
 	ErrApprovalPending = errors.New("runtime: a transition is awaiting approval")
+	// ErrPaused: the run is paused by a person; only Resume or Deactivate move it.
+	ErrPaused = errors.New("runtime: the run is paused")
+	// ErrTransition: the engine refused the event (no such event, guard
+	// failed, ambiguous, final state); the wrapped engine error says why.
+	ErrTransition = errors.New("runtime: transition refused")
+	// ErrWorkflow: the workflow cannot be loaded, does not validate, or a
+	// run's snapshot no longer compiles.
+	ErrWorkflow = errors.New("runtime: workflow")
 )
 
 // ActorKind says who asks for an operation.
@@ -83,17 +92,47 @@ type Options struct {
 	ApprovalTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ProjectDir is the project root: the default WorkflowSource lets agents
+	// start files under ProjectDir/.statewright/workflows/ (default: the
+	// working directory when New is called).
+	ProjectDir string
 }
+
+// DefaultApprovalTTL is how long an approval request stays valid when
+// Options.ApprovalTTL is zero.
+const DefaultApprovalTTL = 24 * time.Hour
 
 // Service is the runtime. It is safe for concurrent use.
 type Service struct {
 	st   store.Store
 	opts Options
+	laws lawCache
 }
 
-// New returns a Service over st.
+// New returns a Service over st. It never fails: problems with the options
+// (an unreadable working directory, a dormant law that does not compile)
+// surface as errors from the operations that need them, so the adapter
+// denies.
 func New(st store.Store, opts Options) *Service {
-	panic("runtime.New: not implemented yet")
+	if opts.ApprovalTTL <= 0 {
+		opts.ApprovalTTL = DefaultApprovalTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.ProjectDir == "" {
+		if wd, err := os.Getwd(); err == nil {
+			opts.ProjectDir = wd
+		}
+	}
+	if opts.Workflows == nil {
+		opts.Workflows = DefaultWorkflows(opts.ProjectDir)
+	}
+	// The store file itself is always protected from the agent's tools.
+	if p, ok := st.(interface{ Path() string }); ok && p.Path() != "" {
+		opts.Policy.ProtectedPaths = append(slices.Clone(opts.Policy.ProtectedPaths), p.Path())
+	}
+	return &Service{st: st, opts: opts}
 }
 
 // RunView is a read-only view of a run for status displays and control tools.
@@ -160,68 +199,4 @@ type TransitionResult struct {
 	Outcome engine.Outcome `json:"outcome"`
 	// Interrupt is set when the transition was an interrupt.
 	Final bool `json:"final"`
-}
-
-// errNotImplemented marks operations not written yet.
-var errNotImplemented = errors.New("runtime: not implemented yet")
-
-// Start starts workflow for session. An agent may start only when no run
-// is live (or the last one ended) and only a workflow the project allows.
-func (s *Service) Start(ctx context.Context, session, workflow string, by Actor) (*RunView, error) {
-	return nil, errNotImplemented
-}
-
-// Decide decides a tool call (PreToolUse): reads the run, calls the
-// policy, reserves the effects, appends the decision event. Idempotent on
-// the call's tool_use_id. Any error means the adapter must deny.
-func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, error) {
-	return DecideResult{}, errNotImplemented
-}
-
-// RecordResult settles a call (PostToolUse / PostToolUseFailure):
-// evidence (exit codes, test results, files edited), interrupts after edits.
-func (s *Service) RecordResult(ctx context.Context, res ToolResult) error {
-	return errNotImplemented
-}
-
-// Transition resolves an event through the engine; approval gates park
-// the run. Agents' data lands under data.*.
-func (s *Service) Transition(ctx context.Context, session, event string, data map[string]any, by Actor) (TransitionResult, error) {
-	return TransitionResult{}, errNotImplemented
-}
-
-// Approve and Reject resolve a pending approval (human actors only).
-func (s *Service) Approve(ctx context.Context, session, approvalID string, by Actor) (TransitionResult, error) {
-	return TransitionResult{}, errNotImplemented
-}
-
-func (s *Service) Reject(ctx context.Context, session, approvalID, reason string, by Actor) error {
-	return errNotImplemented
-}
-
-// Pause, Resume and Deactivate are human-only.
-func (s *Service) Pause(ctx context.Context, session string, by Actor) error {
-	return errNotImplemented
-}
-
-func (s *Service) Resume(ctx context.Context, session string, by Actor) error {
-	return errNotImplemented
-}
-
-func (s *Service) Deactivate(ctx context.Context, session string, by Actor) error {
-	return errNotImplemented
-}
-
-// Status returns the session's live run view (ErrNoRun when none).
-func (s *Service) Status(ctx context.Context, session string) (*RunView, error) {
-	return nil, errNotImplemented
-}
-
-// Runs lists runs; History lists a session's events.
-func (s *Service) Runs(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
-	return nil, errNotImplemented
-}
-
-func (s *Service) History(ctx context.Context, session string) ([]store.Event, error) {
-	return nil, errNotImplemented
 }

@@ -1,0 +1,281 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/store"
+)
+
+// RulePaused is the runtime's rule id for calls denied because a person
+// paused the run: only read-only control tools work until it is resumed.
+const RulePaused policy.Rule = "paused"
+
+// reservedPrefix marks, in store.Run.Counters, a file reserved by an
+// allowed edit that PostToolUse has not settled yet. Reserved files count
+// toward max_files_per_state at once, so concurrent calls cannot overrun it.
+const reservedPrefix = "reserved:"
+
+// defaultAgent is the actor recorded when an adapter leaves Actor empty.
+var defaultAgent = Actor{Kind: ActorAgent, Channel: "hook"}
+
+// callOutcome is what a pre call record stores, replayed verbatim when the
+// same tool_use_id is decided again.
+type callOutcome struct {
+	Verdict      policy.Verdict `json:"decision"`
+	Rule         policy.Rule    `json:"rule"`
+	Reason       string         `json:"reason"`
+	AllowedTools []string       `json:"allowed_tools"`
+	NextEvents   []string       `json:"next_events"`
+	Tool         string         `json:"tool"`
+	Enforced     bool           `json:"enforced"`
+	State        string         `json:"state"`
+	// WouldBe is the verdict the policy reached (differs from Verdict only
+	// in audit-only mode).
+	WouldBe policy.Verdict `json:"would_be"`
+}
+
+func (o *callOutcome) result(replayed bool) DecideResult {
+	return DecideResult{
+		Decision: policy.Decision{Verdict: o.Verdict, Rule: o.Rule, Reason: o.Reason,
+			AllowedTools: o.AllowedTools, NextEvents: o.NextEvents, Tool: o.Tool},
+		Enforced: o.Enforced, Replayed: replayed, State: o.State,
+	}
+}
+
+// decisionData is the Data of a decision event.
+type decisionData struct {
+	Actor      Actor          `json:"actor"`
+	Harness    policy.Harness `json:"harness,omitempty"`
+	Canonical  string         `json:"canonical,omitempty"`
+	Enforced   bool           `json:"enforced"`
+	AuditOnly  bool           `json:"audit_only,omitempty"`
+	Returned   string         `json:"returned,omitempty"`
+	Iterations int64          `json:"iterations,omitempty"`
+	Files      []string       `json:"files,omitempty"`
+	Interrupt  string         `json:"interrupt,omitempty"`
+	Status     store.Status   `json:"status,omitempty"`
+}
+
+// runState maps a stored run to the policy's view of it. Files reserved by
+// unsettled edits count as edited.
+func runState(run *store.Run) (*policy.RunState, error) {
+	rs := &policy.RunState{Active: true, State: run.State}
+	switch {
+	case run.Iterations < 0:
+		rs.Iterations = 0
+	case run.Iterations > math.MaxUint32:
+		rs.Iterations = math.MaxUint32
+	default:
+		rs.Iterations = uint32(run.Iterations)
+	}
+	rs.FilesEdited = run.FilesEdited
+	if n := reservedCount(run); n > 0 {
+		files := slices.Clone(run.FilesEdited)
+		for k, v := range run.Counters {
+			if f, ok := strings.CutPrefix(k, reservedPrefix); ok && v > 0 && !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+		slices.Sort(files)
+		rs.FilesEdited = files
+	}
+	if ap := run.PendingApproval; ap != nil {
+		rs.PendingApproval = &policy.Approval{ID: ap.ID, Event: ap.Event, To: ap.To, Message: ap.Message}
+	}
+	if len(run.History) > 0 {
+		hist, err := decodeHistory(run)
+		if err != nil {
+			return nil, err
+		}
+		rs.History = hist
+	}
+	return rs, nil
+}
+
+func reservedCount(run *store.Run) int {
+	n := 0
+	for k, v := range run.Counters {
+		if v > 0 && strings.HasPrefix(k, reservedPrefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func decodeHistory(run *store.Run) ([]engine.Frame, error) {
+	if len(run.History) == 0 || string(run.History) == "null" {
+		return nil, nil
+	}
+	var hist []engine.Frame
+	if err := json.Unmarshal(run.History, &hist); err != nil {
+		return nil, fmt.Errorf("runtime: run %s: decode history: %w", run.ID, err)
+	}
+	return hist, nil
+}
+
+// Decide decides a tool call (PreToolUse): reads the run, calls the
+// policy, reserves the effects, appends the decision event. Idempotent on
+// the call's tool_use_id: a second Decide of the same id replays the first
+// answer (Replayed) without counting again. Any error means the adapter
+// must deny.
+//
+// Without a live run the call is decided dormant (self-protection and
+// --require-workflow still apply) and recorded under the session. A paused
+// run denies everything but read-only control tools (RulePaused). In
+// audit-only mode (Options.AuditOnly or the run's AuditOnly) the would-be
+// decision is recorded and the call is allowed with Enforced false, except
+// self-protection and human-only control tools, which are always enforced.
+func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, error) {
+	if call.Session == "" {
+		return DecideResult{}, fmt.Errorf("runtime: decide: %w: no session key", store.ErrInvalid)
+	}
+	if call.Actor.Kind == "" {
+		call.Actor = defaultAgent
+	}
+	var res DecideResult
+	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
+		id := call.Call.ToolUseID
+		if id != "" {
+			prev, err := tx.Call(id, store.PhasePre)
+			switch {
+			case err == nil:
+				var o callOutcome
+				if err := json.Unmarshal(prev.Outcome, &o); err != nil {
+					return fmt.Errorf("runtime: decide %s: replay: %w", id, err)
+				}
+				res = o.result(true)
+				return nil
+			case !errors.Is(err, store.ErrNotFound):
+				return fmt.Errorf("runtime: decide %s: %w", id, err)
+			}
+		}
+		r, err := s.decideTx(tx, &call)
+		res = r
+		return err
+	})
+	if err != nil {
+		return DecideResult{}, fmt.Errorf("runtime: decide %s %s: %w", call.Session, call.Call.Tool, err)
+	}
+	return res, nil
+}
+
+func (s *Service) decideTx(tx store.Tx, call *ToolCall) (DecideResult, error) {
+	run := tx.Run()
+	var (
+		law *policy.Law
+		rs  *policy.RunState
+		err error
+	)
+	if run == nil {
+		if law, err = s.dormantLaw(); err != nil {
+			return DecideResult{}, err
+		}
+	} else {
+		c, err := s.compiledFor(run)
+		if err != nil {
+			return DecideResult{}, err
+		}
+		law = c.law
+		if rs, err = runState(run); err != nil {
+			return DecideResult{}, err
+		}
+	}
+	d := law.Decide(rs, &call.Call)
+	if run != nil && run.Status == store.StatusPaused && d.Rule != policy.RuleControlRead && d.Rule != policy.RuleSelfProtect {
+		d = policy.Decision{Verdict: policy.Deny, Rule: RulePaused, Tool: d.Tool,
+			Reason:       "Denied: the run is paused by a person (rule paused); only read-only statewright control tools work until someone runs `statewright resume " + tx.SessionKey() + "`.",
+			AllowedTools: []string{}, NextEvents: []string{}}
+	}
+
+	audit := s.opts.AuditOnly || (run != nil && run.AuditOnly)
+	out := callOutcome{Verdict: d.Verdict, Rule: d.Rule, Reason: d.Reason, AllowedTools: d.AllowedTools,
+		NextEvents: d.NextEvents, Tool: d.Tool, Enforced: true, WouldBe: d.Verdict}
+	if run != nil {
+		out.State = run.State
+	}
+	if audit && d.Rule != policy.RuleSelfProtect && d.Rule != policy.RuleControlHumanOnly {
+		out.Enforced = false
+		out.Verdict = policy.Allow
+	}
+
+	// Effects: iterations now, edited files reserved until PostToolUse.
+	eff := d.Effects
+	var reserved []string
+	if run != nil {
+		changed := false
+		if eff.CountIteration {
+			run.Iterations++
+			changed = true
+		}
+		if out.Verdict == policy.Allow && len(eff.FilesEdited) > 0 {
+			if run.Counters == nil {
+				run.Counters = map[string]int64{}
+			}
+			for _, f := range eff.FilesEdited {
+				if !slices.Contains(reserved, f) {
+					reserved = append(reserved, f)
+					run.Counters[reservedPrefix+f]++
+				}
+			}
+			changed = true
+		}
+		if changed {
+			if err := tx.Put(run); err != nil {
+				return DecideResult{}, fmt.Errorf("write run: %w", err)
+			}
+		}
+	}
+
+	if id := call.Call.ToolUseID; id != "" {
+		ob, err := json.Marshal(&out)
+		if err != nil {
+			return DecideResult{}, fmt.Errorf("encode outcome: %w", err)
+		}
+		rec := &store.Call{ToolUseID: id, Phase: store.PhasePre, Outcome: ob, Status: store.CallDone, State: out.State}
+		if run != nil && out.Verdict == policy.Allow {
+			eff.FilesEdited = reserved
+			eb, err := json.Marshal(&eff)
+			if err != nil {
+				return DecideResult{}, fmt.Errorf("encode effects: %w", err)
+			}
+			rec.Effects = eb
+			if len(reserved) > 0 || eff.FireInterrupt != "" {
+				rec.Status = store.CallReserved
+			}
+		}
+		if err := tx.Record(rec); err != nil {
+			return DecideResult{}, fmt.Errorf("record call: %w", err)
+		}
+	}
+
+	data := decisionData{Actor: call.Actor, Harness: call.Call.Harness, Canonical: d.Tool, Enforced: out.Enforced,
+		AuditOnly: audit, Files: reserved, Interrupt: eff.FireInterrupt}
+	if out.Verdict != out.WouldBe {
+		data.Returned = out.Verdict.String()
+	}
+	if run != nil {
+		data.Iterations = run.Iterations
+		data.Status = run.Status
+	}
+	db, err := json.Marshal(&data)
+	if err != nil {
+		return DecideResult{}, fmt.Errorf("encode event: %w", err)
+	}
+	ev := &store.Event{Kind: store.KindDecision, State: out.State, Tool: call.Call.Tool,
+		Decision: out.WouldBe.String(), Rule: string(d.Rule), Reason: d.Reason, ToolUseID: call.Call.ToolUseID, Data: db}
+	if len(call.Call.Input) > 0 {
+		ev.InputDigest = store.InputDigest(call.Call.Input)
+	}
+	if err := tx.Append(ev); err != nil {
+		return DecideResult{}, fmt.Errorf("append decision: %w", err)
+	}
+	return out.result(false), nil
+}

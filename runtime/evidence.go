@@ -1,0 +1,166 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/shell"
+	"github.com/statewright-go/statewright/store"
+)
+
+// evidence is what store.Run.Evidence holds: the runtime.* facts about
+// the current state that guards read and the agent cannot write. The
+// counters runtime.files_edited and runtime.iterations are derived from the
+// run when the guard context is built.
+type evidence struct {
+	LastCommand *commandEvidence `json:"last_command,omitempty"`
+	LastTest    *testEvidence    `json:"last_test,omitempty"`
+}
+
+type commandEvidence struct {
+	ExitCode int    `json:"exit_code"`
+	Program  string `json:"program"`
+}
+
+type testEvidence struct {
+	ExitCode int  `json:"exit_code"`
+	Passed   bool `json:"passed"`
+}
+
+func decodeEvidence(run *store.Run) (evidence, error) {
+	var ev evidence
+	if len(run.Evidence) == 0 || string(run.Evidence) == "null" {
+		return ev, nil
+	}
+	if err := json.Unmarshal(run.Evidence, &ev); err != nil {
+		return ev, fmt.Errorf("runtime: run %s: decode evidence: %w", run.ID, err)
+	}
+	return ev, nil
+}
+
+// runtimeContext returns the value of the guard context's "runtime" key.
+func runtimeContext(run *store.Run) (map[string]any, error) {
+	ev, err := decodeEvidence(run)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{
+		"files_edited": len(run.FilesEdited),
+		"iterations":   run.Iterations,
+	}
+	if c := ev.LastCommand; c != nil {
+		m["last_command"] = map[string]any{"exit_code": c.ExitCode, "program": c.Program}
+	}
+	if t := ev.LastTest; t != nil {
+		m["last_test"] = map[string]any{"exit_code": t.ExitCode, "passed": t.Passed}
+	}
+	return m, nil
+}
+
+// decodeContext returns the run's stored context (never nil).
+func decodeContext(run *store.Run) (map[string]any, error) {
+	ctx := map[string]any{}
+	if len(run.Context) == 0 || string(run.Context) == "null" {
+		return ctx, nil
+	}
+	if err := json.Unmarshal(run.Context, &ctx); err != nil {
+		return nil, fmt.Errorf("runtime: run %s: decode context: %w", run.ID, err)
+	}
+	if ctx == nil {
+		ctx = map[string]any{}
+	}
+	return ctx, nil
+}
+
+// snapshot builds the engine's view of the run: its context with the
+// runtime evidence under "runtime" (whatever the stored context says there).
+func snapshot(run *store.Run) (engine.Snapshot, error) {
+	ctx, err := decodeContext(run)
+	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	rt, err := runtimeContext(run)
+	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	ctx[engine.RuntimeKey] = rt
+	hist, err := decodeHistory(run)
+	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	return engine.Snapshot{State: run.State, Context: ctx, History: hist}, nil
+}
+
+// shellEvidence updates ev for a shell command that exited with code.
+// runtime.last_command is recorded for every command that parses; the
+// program is the test runner's when the line runs one, else the last
+// simple command's. runtime.last_test is recorded only when the command
+// line is a single simple command classified as a test run (not in the
+// background): in `go test ./... || true`, `pytest; echo`, or
+// `go test | tee log` the line's exit status is not the test's, so it
+// proves nothing about the tests.
+func shellEvidence(ev *evidence, command string, code int) (test bool) {
+	a, err := shell.Analyze(command)
+	if err != nil {
+		return false
+	}
+	prog := ""
+	for i := range a.Commands {
+		c := &a.Commands[i]
+		if c.Classes&shell.ClassTest != 0 {
+			prog = c.Program
+			break
+		}
+		prog = c.Program
+	}
+	ev.LastCommand = &commandEvidence{ExitCode: code, Program: prog}
+	if len(a.Commands) == 1 && a.Classes&shell.ClassTest != 0 && a.Classes&shell.ClassBackground == 0 {
+		ev.LastTest = &testEvidence{ExitCode: code, Passed: code == 0}
+		return true
+	}
+	return false
+}
+
+// commandText extracts the shell command from a shell tool's input:
+// {"command": "..."} (Claude Code, Cursor, opencode, Pi) or an argv in
+// "command"/"cmd" (Codex), where ["bash", "-lc", SCRIPT] is SCRIPT.
+func commandText(input json.RawMessage) (string, bool) {
+	var m map[string]any
+	if err := json.Unmarshal(input, &m); err != nil {
+		return "", false
+	}
+	for _, k := range []string{"command", "cmd"} {
+		switch v := m[k].(type) {
+		case string:
+			return v, true
+		case []any:
+			argv := make([]string, 0, len(v))
+			for _, w := range v {
+				s, ok := w.(string)
+				if !ok {
+					return "", false
+				}
+				argv = append(argv, s)
+			}
+			if len(argv) == 3 && slices.Contains([]string{"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh"}, argv[0]) &&
+				(argv[1] == "-c" || argv[1] == "-lc") {
+				return argv[2], true
+			}
+			for i, w := range argv {
+				argv[i] = shellQuote(w)
+			}
+			return strings.Join(argv, " "), len(argv) > 0
+		}
+	}
+	return "", false
+}
+
+func shellQuote(w string) string {
+	if w != "" && !strings.ContainsAny(w, " \t\n'\"\\$`;&|<>(){}[]*?!#~=%") {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}

@@ -1,0 +1,583 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/workflow"
+)
+
+// pendingKey is the reserved context key that keeps, while a transition
+// awaits approval, what the run needs to complete it (the interrupt history
+// after the step and any invoke/fork descriptor). Event data can never set
+// "_"-prefixed keys.
+const pendingKey = "_pending_transition"
+
+// pendingTransition is stored under pendingKey.
+type pendingTransition struct {
+	History []engine.Frame   `json:"history,omitempty"`
+	Invoke  *workflow.Invoke `json:"invoke,omitempty"`
+	Fork    *workflow.Fork   `json:"fork,omitempty"`
+}
+
+// Start starts workflow for session. The workflow is loaded through the
+// WorkflowSource, must validate without errors, and is snapshotted into
+// the run, which keeps its law even when the file changes. The run starts
+// in the initial state with the definition's context, status active
+// (audit-only when Options.AuditOnly is set). An agent may start only when
+// the session has no live run and only a workflow the source allows
+// (ErrNotAllowed); a live run makes Start fail with ErrRunActive for
+// everyone.
+func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*RunView, error) {
+	if session == "" {
+		return nil, fmt.Errorf("runtime: start: %w: no session key", store.ErrInvalid)
+	}
+	if by.Kind == ActorAgent && !s.opts.Workflows.AgentMayStart(name) {
+		return nil, fmt.Errorf("runtime: start %s: %w: the project does not let agents start this workflow (bundled templates and .statewright/workflows/ only)", name, ErrNotAllowed)
+	}
+	src, source, err := s.opts.Workflows.Load(name)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: start: %w: %w", ErrWorkflow, err)
+	}
+	c, err := s.compile(src, source)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: start: %w", err)
+	}
+	def := c.def
+	if def.States[def.Initial] == nil {
+		return nil, fmt.Errorf("runtime: start %s: %w: initial state %q is not defined", source, ErrWorkflow, def.Initial)
+	}
+	ctxJSON, err := json.Marshal(def.Context)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: start %s: encode context: %w", source, err)
+	}
+	if def.Context == nil {
+		ctxJSON = nil
+	}
+	id := def.ID
+	if id == "" {
+		id = source
+	}
+	var view *RunView
+	err = s.st.Update(ctx, session, func(tx store.Tx) error {
+		if tx.Run() != nil {
+			return ErrRunActive
+		}
+		run := &store.Run{SessionKey: session, WorkflowID: id, WorkflowSource: source, Snapshot: src,
+			State: def.Initial, Context: ctxJSON, Status: store.StatusActive, AuditOnly: s.opts.AuditOnly}
+		final := def.States[def.Initial].IsFinal()
+		if final {
+			run.Status = store.StatusCompleted
+		}
+		if err := tx.Put(run); err != nil {
+			return fmt.Errorf("write run: %w", err)
+		}
+		if err := tx.Append(
+			event(store.KindRun, run.State, map[string]any{"event": "started", "workflow": id, "source": source, "audit_only": run.AuditOnly, "actor": by}),
+			event(store.KindTransition, run.State, map[string]any{"from": "", "to": run.State, "event": "start", "actor": by}),
+		); err != nil {
+			return fmt.Errorf("append events: %w", err)
+		}
+		view = s.view(run, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: start %s for %s: %w", name, session, err)
+	}
+	return view, nil
+}
+
+// event builds an event whose Data is data encoded (data is always encodable).
+func event(kind store.EventKind, state string, data map[string]any) *store.Event {
+	b, err := json.Marshal(data)
+	if err != nil {
+		b = nil
+	}
+	return &store.Event{Kind: kind, State: state, Data: b}
+}
+
+// Transition resolves an event through the engine with the run's context
+// merged with the runtime evidence (guards read runtime.*; agent data lands
+// under data.*). A transition that requires approval parks the run
+// (status awaiting_approval) with a store.Approval valid for ApprovalTTL;
+// a transition while one is parked fails with ErrApprovalPending, and one
+// on a paused run with ErrPaused. An invoke or fork records its descriptor
+// in the transition event and moves to on_complete at once (statewright-go
+// has no sub-flow runtime: the agent does the child work in the calling
+// phase). Every state change resets iterations, files edited and evidence;
+// a final state completes the run. A refused event is recorded and returned
+// as an error wrapping ErrTransition and the engine's error.
+func (s *Service) Transition(ctx context.Context, session, ev string, data map[string]any, by Actor) (TransitionResult, error) {
+	var (
+		res     TransitionResult
+		refused error
+	)
+	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		run := tx.Run()
+		switch {
+		case run == nil:
+			return ErrNoRun
+		case run.Status == store.StatusPaused:
+			return ErrPaused
+		case run.PendingApproval != nil:
+			return fmt.Errorf("%w (approval %s to '%s')", ErrApprovalPending, run.PendingApproval.ID, run.PendingApproval.To)
+		case run.Status == store.StatusAwaitingApproval:
+			return ErrApprovalPending
+		}
+		c, err := s.compiledFor(run)
+		if err != nil {
+			return err
+		}
+		snap, err := snapshot(run)
+		if err != nil {
+			return err
+		}
+		out, err := engine.Step(c.def, snap, ev, data)
+		if err != nil {
+			refused = err
+			return tx.Append(event(store.KindTransition, run.State, map[string]any{
+				"event": ev, "refused": true, "error": err.Error(), "actor": by}))
+		}
+		res = TransitionResult{From: out.From, To: out.To, Outcome: out, Final: out.Final}
+		if out.RequiresApproval {
+			ap, err := s.parkTx(tx, run, out, by)
+			if err != nil {
+				return err
+			}
+			res.Parked, res.ApprovalID, res.Message = true, ap.ID, ap.Message
+			res.To = ap.To
+			return nil
+		}
+		return s.moveTx(tx, run, out, by, nil)
+	})
+	if err == nil && refused != nil {
+		err = fmt.Errorf("%w: %w", ErrTransition, refused)
+	}
+	if err != nil {
+		return TransitionResult{}, fmt.Errorf("runtime: transition %s %q: %w", session, ev, err)
+	}
+	return res, nil
+}
+
+// parkTx parks run awaiting approval of out.
+func (s *Service) parkTx(tx store.Tx, run *store.Run, out engine.Outcome, by Actor) (*store.Approval, error) {
+	id, err := newApprovalID()
+	if err != nil {
+		return nil, err
+	}
+	ctxOut := maps.Clone(out.Context)
+	delete(ctxOut, engine.RuntimeKey)
+	apCtx, err := json.Marshal(ctxOut)
+	if err != nil {
+		return nil, fmt.Errorf("encode approval context: %w", err)
+	}
+	// Keep what completing the transition needs in the run's context.
+	stored, err := decodeContext(run)
+	if err != nil {
+		return nil, err
+	}
+	stored[pendingKey] = pendingTransition{History: out.History, Invoke: out.Invoke, Fork: out.Fork}
+	if run.Context, err = json.Marshal(stored); err != nil {
+		return nil, fmt.Errorf("encode context: %w", err)
+	}
+	now := tx.Now()
+	msg := out.ApprovalMessage
+	if msg == "" {
+		msg = fmt.Sprintf("move from '%s' to '%s' (event %s)", out.From, out.To, out.Event)
+	}
+	ap := &store.Approval{ID: id, Event: out.Event, From: out.From, To: out.To, Message: msg, Context: apCtx,
+		RequestedAt: now, ExpiresAt: now.Add(s.opts.ApprovalTTL), Revision: run.Revision + 1}
+	run.PendingApproval = ap
+	run.Status = store.StatusAwaitingApproval
+	if err := tx.Put(run); err != nil {
+		return nil, fmt.Errorf("write run: %w", err)
+	}
+	if err := tx.Append(event(store.KindApproval, run.State, map[string]any{
+		"action": "requested", "approval_id": id, "event": out.Event, "from": out.From, "to": out.To,
+		"message": msg, "expires_at": ap.ExpiresAt, "actor": by})); err != nil {
+		return nil, fmt.Errorf("append approval: %w", err)
+	}
+	return ap, nil
+}
+
+func newApprovalID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("approval id: %w", err)
+	}
+	return "apr_" + hex.EncodeToString(b[:]), nil
+}
+
+// moveTx moves run per out: new state, context (without the runtime
+// evidence and any pending transition), history; iterations, files edited,
+// reservations and evidence reset; status completed in a final state,
+// else active. It writes the run and a transition event (plus a run event
+// when the run completes).
+func (s *Service) moveTx(tx store.Tx, run *store.Run, out engine.Outcome, by Actor, extra map[string]any) error {
+	ctxOut := maps.Clone(out.Context)
+	delete(ctxOut, engine.RuntimeKey)
+	delete(ctxOut, pendingKey)
+	if len(ctxOut) == 0 {
+		run.Context = nil
+	} else {
+		b, err := json.Marshal(ctxOut)
+		if err != nil {
+			return fmt.Errorf("encode context: %w", err)
+		}
+		run.Context = b
+	}
+	if len(out.History) == 0 {
+		run.History = nil
+	} else {
+		b, err := json.Marshal(out.History)
+		if err != nil {
+			return fmt.Errorf("encode history: %w", err)
+		}
+		run.History = b
+	}
+	from := run.State
+	run.State = out.To
+	run.Iterations = 0
+	run.FilesEdited = nil
+	run.Counters = nil
+	run.Evidence = nil
+	run.PendingApproval = nil
+	run.Status = store.StatusActive
+	if out.Final {
+		run.Status = store.StatusCompleted
+	}
+	if err := tx.Put(run); err != nil {
+		return fmt.Errorf("write run: %w", err)
+	}
+	data := map[string]any{"from": from, "to": out.To, "event": out.Event, "match": out.Match, "actor": by}
+	if out.Interrupt != "" {
+		data["interrupt"] = out.Interrupt
+	}
+	if out.Invoke != nil {
+		data["invoke"] = out.Invoke
+		data["deferred"] = "completed at once (no sub-flow runtime)"
+	}
+	if out.Fork != nil {
+		data["fork"] = out.Fork
+		data["deferred"] = "completed at once (no sub-flow runtime)"
+	}
+	maps.Copy(data, extra)
+	evs := []*store.Event{event(store.KindTransition, out.To, data)}
+	if out.Final {
+		evs = append(evs, event(store.KindRun, out.To, map[string]any{"event": "completed", "state": out.To, "actor": by}))
+	}
+	if err := tx.Append(evs...); err != nil {
+		return fmt.Errorf("append transition: %w", err)
+	}
+	return nil
+}
+
+// requireHuman refuses agents. The refusal is returned to the caller; the
+// operations record it in the event log.
+func requireHuman(by Actor) error {
+	if by.Kind != ActorHuman {
+		return fmt.Errorf("%w: only a person may do this (actor %s via %s)", ErrNotAllowed, by.Kind, by.Channel)
+	}
+	return nil
+}
+
+// refuseTx records a refused operation and returns err (which Update's
+// caller sees after the record is committed).
+func refuseTx(tx store.Tx, state, action string, by Actor, err error) error {
+	return tx.Append(event(store.KindAdmin, state, map[string]any{"action": action, "refused": true, "error": err.Error(), "actor": by}))
+}
+
+// Approve grants the pending approval of the session's run (human actors
+// only: agents get ErrNotAllowed, and the refusal is logged). approvalID
+// must name the pending approval ("" approves whichever is pending: the
+// CLI makes the person confirm it); an expired approval is withdrawn and
+// ErrNoApproval returned. The approval is still valid only while the run
+// sits in the state it was requested from with that approval parked (any
+// state change withdraws it); decisions made meanwhile move the run's
+// revision but do not invalidate it. The run then moves to the approved
+// target.
+func (s *Service) Approve(ctx context.Context, session, approvalID string, by Actor) (TransitionResult, error) {
+	var (
+		res     TransitionResult
+		outcome error
+	)
+	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		run := tx.Run()
+		if run == nil {
+			return ErrNoRun
+		}
+		if err := requireHuman(by); err != nil {
+			outcome = err
+			return refuseTx(tx, run.State, "approve", by, err)
+		}
+		ap := run.PendingApproval
+		if ap == nil || (approvalID != "" && approvalID != ap.ID) {
+			return ErrNoApproval
+		}
+		if run.Status == store.StatusPaused {
+			return ErrPaused
+		}
+		if !tx.Now().Before(ap.ExpiresAt) {
+			outcome = fmt.Errorf("%w: approval %s expired at %s", ErrNoApproval, ap.ID, ap.ExpiresAt.Format("2006-01-02 15:04:05Z07:00"))
+			return s.withdrawTx(tx, run, "expired", "", by)
+		}
+		if run.State != ap.From || run.Revision < ap.Revision {
+			outcome = fmt.Errorf("%w: approval %s is stale (the run is in '%s')", ErrNoApproval, ap.ID, run.State)
+			return s.withdrawTx(tx, run, "stale", "", by)
+		}
+		c, err := s.compiledFor(run)
+		if err != nil {
+			return err
+		}
+		to := c.def.States[ap.To]
+		if to == nil {
+			return fmt.Errorf("%w: approved target '%s' is not a state", ErrWorkflow, ap.To)
+		}
+		apCtx := map[string]any{}
+		if len(ap.Context) > 0 {
+			if err := json.Unmarshal(ap.Context, &apCtx); err != nil {
+				return fmt.Errorf("decode approval context: %w", err)
+			}
+		}
+		stored, err := decodeContext(run)
+		if err != nil {
+			return err
+		}
+		var pend pendingTransition
+		if raw, ok := stored[pendingKey]; ok {
+			b, _ := json.Marshal(raw)
+			if err := json.Unmarshal(b, &pend); err != nil {
+				return fmt.Errorf("decode pending transition: %w", err)
+			}
+		}
+		out := engine.Outcome{From: ap.From, To: ap.To, Event: ap.Event, Match: engine.MatchExact, Context: apCtx,
+			History: pend.History, Invoke: pend.Invoke, Fork: pend.Fork, Final: to.IsFinal(),
+			RequiresApproval: true, ApprovalMessage: ap.Message}
+		if err := tx.Append(event(store.KindApproval, run.State, map[string]any{
+			"action": "granted", "approval_id": ap.ID, "from": ap.From, "to": ap.To, "actor": by})); err != nil {
+			return fmt.Errorf("append approval: %w", err)
+		}
+		res = TransitionResult{From: ap.From, To: ap.To, ApprovalID: ap.ID, Message: ap.Message, Outcome: out, Final: out.Final}
+		return s.moveTx(tx, run, out, by, map[string]any{"approval_id": ap.ID})
+	})
+	if err == nil {
+		err = outcome
+	}
+	if err != nil {
+		return TransitionResult{}, fmt.Errorf("runtime: approve %s: %w", session, err)
+	}
+	return res, nil
+}
+
+// withdrawTx clears run's pending approval (expired, stale, rejected): the
+// run stays in its state, active again (or paused if it was).
+func (s *Service) withdrawTx(tx store.Tx, run *store.Run, action, reason string, by Actor) error {
+	ap := run.PendingApproval
+	run.PendingApproval = nil
+	if run.Status == store.StatusAwaitingApproval {
+		run.Status = store.StatusActive
+	}
+	stored, err := decodeContext(run)
+	if err != nil {
+		return err
+	}
+	if _, ok := stored[pendingKey]; ok {
+		delete(stored, pendingKey)
+		if len(stored) == 0 {
+			run.Context = nil
+		} else if run.Context, err = json.Marshal(stored); err != nil {
+			return fmt.Errorf("encode context: %w", err)
+		}
+	}
+	if err := tx.Put(run); err != nil {
+		return fmt.Errorf("write run: %w", err)
+	}
+	data := map[string]any{"action": action, "approval_id": ap.ID, "from": ap.From, "to": ap.To, "actor": by}
+	if reason != "" {
+		data["reason"] = reason
+	}
+	return tx.Append(event(store.KindApproval, run.State, data))
+}
+
+// Reject refuses the pending approval (human actors only); the run stays
+// in its state, active. approvalID "" rejects whichever is pending.
+func (s *Service) Reject(ctx context.Context, session, approvalID, reason string, by Actor) error {
+	var outcome error
+	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		run := tx.Run()
+		if run == nil {
+			return ErrNoRun
+		}
+		if err := requireHuman(by); err != nil {
+			outcome = err
+			return refuseTx(tx, run.State, "reject", by, err)
+		}
+		ap := run.PendingApproval
+		if ap == nil || (approvalID != "" && approvalID != ap.ID) {
+			return ErrNoApproval
+		}
+		return s.withdrawTx(tx, run, "rejected", reason, by)
+	})
+	if err == nil {
+		err = outcome
+	}
+	if err != nil {
+		return fmt.Errorf("runtime: reject %s: %w", session, err)
+	}
+	return nil
+}
+
+// Pause pauses the session's live run (human actors only): every call but
+// read-only control tools is denied until Resume. A pending approval stays.
+func (s *Service) Pause(ctx context.Context, session string, by Actor) error {
+	return s.admin(ctx, session, "pause", by, func(run *store.Run) error {
+		if run.Status == store.StatusPaused {
+			return nil
+		}
+		run.Status = store.StatusPaused
+		return nil
+	})
+}
+
+// Resume resumes a paused run (human actors only): active again, or
+// awaiting_approval when an approval is still pending.
+func (s *Service) Resume(ctx context.Context, session string, by Actor) error {
+	return s.admin(ctx, session, "resume", by, func(run *store.Run) error {
+		if run.Status != store.StatusPaused {
+			return fmt.Errorf("%w: the run is %s, not paused", ErrNotAllowed, run.Status)
+		}
+		run.Status = store.StatusActive
+		if run.PendingApproval != nil {
+			run.Status = store.StatusAwaitingApproval
+		}
+		return nil
+	})
+}
+
+// Deactivate ends the session's live run (human actors only): status
+// deactivated, and the session is dormant again.
+func (s *Service) Deactivate(ctx context.Context, session string, by Actor) error {
+	return s.admin(ctx, session, "deactivate", by, func(run *store.Run) error {
+		run.Status = store.StatusDeactivated
+		return nil
+	})
+}
+
+// admin runs a human-only status change on the live run, recording who
+// did it (or who was refused).
+func (s *Service) admin(ctx context.Context, session, action string, by Actor, fn func(run *store.Run) error) error {
+	var outcome error
+	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		run := tx.Run()
+		if run == nil {
+			return ErrNoRun
+		}
+		if err := requireHuman(by); err != nil {
+			outcome = err
+			return refuseTx(tx, run.State, action, by, err)
+		}
+		from := run.Status
+		if err := fn(run); err != nil {
+			return err
+		}
+		if run.Status == from {
+			return nil
+		}
+		if err := tx.Put(run); err != nil {
+			return fmt.Errorf("write run: %w", err)
+		}
+		return tx.Append(event(store.KindAdmin, run.State, map[string]any{"action": action, "from": from, "to": run.Status, "actor": by}))
+	})
+	if err == nil {
+		err = outcome
+	}
+	if err != nil {
+		return fmt.Errorf("runtime: %s %s: %w", action, session, err)
+	}
+	return nil
+}
+
+// Status returns the session's live run view (ErrNoRun when none).
+func (s *Service) Status(ctx context.Context, session string) (*RunView, error) {
+	run, err := s.st.LiveRun(ctx, session)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("runtime: status %s: %w", session, ErrNoRun)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runtime: status %s: %w", session, err)
+	}
+	return s.View(run)
+}
+
+// View describes a stored run (live or not) for displays.
+func (s *Service) View(run *store.Run) (*RunView, error) {
+	c, err := s.compiledFor(run)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: view: %w", err)
+	}
+	return s.view(run, c), nil
+}
+
+func (s *Service) view(run *store.Run, c *compiled) *RunView {
+	v := &RunView{Run: run, NextEvents: []engine.EventInfo{}}
+	if st := c.def.States[run.State]; st != nil {
+		v.IsFinal = st.IsFinal()
+		v.AllowedTools = st.AllowedTools
+		v.Instructions = st.Instructions
+		v.MaxIterations = st.MaxIterations
+		if ne := engine.NextEvents(c.def, run.State); ne != nil {
+			v.NextEvents = ne
+		}
+	}
+	return v
+}
+
+// Runs lists runs, newest first.
+func (s *Service) Runs(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
+	runs, err := s.st.Runs(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: runs: %w", err)
+	}
+	return runs, nil
+}
+
+// History lists a session's events (decisions, results, transitions,
+// approvals, admin actions), oldest first.
+func (s *Service) History(ctx context.Context, session string) ([]store.Event, error) {
+	evs, err := s.st.Events(ctx, store.EventFilter{SessionKey: session})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: history %s: %w", session, err)
+	}
+	return evs, nil
+}
+
+// Off deactivates every live run (human actors only): the emergency stop.
+// It returns the sessions it deactivated; it stops at the first error.
+func (s *Service) Off(ctx context.Context, by Actor) ([]string, error) {
+	if err := requireHuman(by); err != nil {
+		return nil, fmt.Errorf("runtime: off: %w", err)
+	}
+	runs, err := s.st.Runs(ctx, store.RunFilter{LiveOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: off: %w", err)
+	}
+	var done []string
+	for _, r := range runs {
+		err := s.Deactivate(ctx, r.SessionKey, by)
+		if errors.Is(err, ErrNoRun) {
+			continue // ended meanwhile
+		}
+		if err != nil {
+			return done, fmt.Errorf("runtime: off: %w", err)
+		}
+		done = append(done, r.SessionKey)
+	}
+	return done, nil
+}

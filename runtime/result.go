@@ -1,0 +1,252 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/store"
+)
+
+// resultData is the Data of a result event.
+type resultData struct {
+	Actor     Actor    `json:"actor"`
+	Failed    bool     `json:"failed,omitempty"`
+	ExitCode  *int     `json:"exit_code,omitempty"`
+	Program   string   `json:"program,omitempty"`
+	Test      bool     `json:"test,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	Interrupt string   `json:"interrupt,omitempty"`
+	// Note explains why a result did not change the run (no decision on
+	// record, the state moved on meanwhile, ...).
+	Note string `json:"note,omitempty"`
+}
+
+// RecordResult settles a call (PostToolUse / PostToolUseFailure). It is
+// idempotent on the tool_use_id. For a call decided in the run's current
+// state it
+//
+//   - settles the files the decision reserved: a successful call adds them
+//     to the state's files edited, a failed one releases them;
+//   - records shell evidence: runtime.last_command.{exit_code,program} and,
+//     for a test run, runtime.last_test.{exit_code,passed}. A failed shell
+//     call without an exit code counts as exit code 1, a successful one
+//     without an exit code as 0;
+//   - fires the interrupt the decision named after a successful edit
+//     (engine.Interrupt), moving the run with a transition event.
+//
+// Iterations were counted when the call was decided, failed or not.
+func (s *Service) RecordResult(ctx context.Context, res ToolResult) error {
+	if res.Session == "" {
+		return fmt.Errorf("runtime: record result: %w: no session key", store.ErrInvalid)
+	}
+	if res.ToolUseID == "" {
+		res.ToolUseID = res.Call.ToolUseID
+	}
+	if res.Actor.Kind == "" {
+		res.Actor = defaultAgent
+	}
+	err := s.st.Update(ctx, res.Session, func(tx store.Tx) error {
+		return s.recordTx(tx, &res)
+	})
+	if err != nil {
+		return fmt.Errorf("runtime: record result %s %s: %w", res.Session, res.Call.Tool, err)
+	}
+	return nil
+}
+
+func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
+	id := res.ToolUseID
+	var pre *store.Call
+	if id != "" {
+		if _, err := tx.Call(id, store.PhasePost); err == nil {
+			return nil // settled before: a retried hook
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		c, err := tx.Call(id, store.PhasePre)
+		switch {
+		case err == nil:
+			pre = c
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	data := resultData{Actor: res.Actor, Failed: res.Failed, ExitCode: res.ExitCode}
+	run := tx.Run()
+
+	var (
+		eff       policy.Effects
+		canonical string
+	)
+	switch {
+	case run == nil:
+		data.Note = "no live run"
+	case pre == nil:
+		// No decision on record (the PreToolUse hook did not run or had no
+		// id): the call still happened, so its shell evidence counts, but
+		// no files were reserved.
+		if isShellTool(res.Call.Harness, res.Call.Tool) {
+			canonical = "Bash"
+		}
+		data.Note = "no decision on record"
+	case pre.RunID != "" && pre.RunID != run.ID:
+		run, data.Note = nil, "decided under another run"
+	case pre.State != run.State:
+		// The state moved on since the decision (an interrupt, a
+		// transition): the evidence describes a phase that is over.
+		run, data.Note = nil, "decided in state "+pre.State+"; the run is now in "+tx.Run().State
+	default:
+		var o callOutcome
+		if err := json.Unmarshal(pre.Outcome, &o); err != nil {
+			return fmt.Errorf("decode decision: %w", err)
+		}
+		canonical = o.Tool
+		if len(pre.Effects) > 0 {
+			if err := json.Unmarshal(pre.Effects, &eff); err != nil {
+				return fmt.Errorf("decode effects: %w", err)
+			}
+		}
+	}
+
+	var fired *engine.Outcome
+	if run != nil {
+		changed := false
+		// Settle the reserved files.
+		for _, f := range eff.FilesEdited {
+			k := reservedPrefix + f
+			if run.Counters[k] > 0 {
+				run.Counters[k]--
+				if run.Counters[k] == 0 {
+					delete(run.Counters, k)
+				}
+				changed = true
+			}
+			if !res.Failed && !slices.Contains(run.FilesEdited, f) {
+				run.FilesEdited = append(run.FilesEdited, f)
+				changed = true
+			}
+		}
+		if !res.Failed {
+			data.Files = eff.FilesEdited
+		}
+		// Shell evidence.
+		if canonical == "Bash" {
+			if cmd, ok := commandText(res.Call.Input); ok {
+				code := 0
+				switch {
+				case res.ExitCode != nil:
+					code = *res.ExitCode
+				case res.Failed:
+					code = 1
+				}
+				ev, err := decodeEvidence(run)
+				if err != nil {
+					return err
+				}
+				data.Test = shellEvidence(&ev, cmd, code)
+				if ev.LastCommand != nil {
+					data.Program = ev.LastCommand.Program
+					if data.ExitCode == nil {
+						data.ExitCode = &code
+					}
+					b, err := json.Marshal(&ev)
+					if err != nil {
+						return fmt.Errorf("encode evidence: %w", err)
+					}
+					run.Evidence = b
+					changed = true
+				}
+			}
+		}
+		// Interrupts after a successful edit.
+		if !res.Failed && eff.FireInterrupt != "" && run.Status.Live() {
+			c, err := s.compiledFor(run)
+			if err != nil {
+				return err
+			}
+			snap, err := snapshot(run)
+			if err != nil {
+				return err
+			}
+			out, err := engine.Interrupt(c.def, snap, eff.FireInterrupt)
+			switch {
+			case err == nil:
+				fired = &out
+				data.Interrupt = eff.FireInterrupt
+			case errors.Is(err, engine.ErrInterruptActive), errors.Is(err, engine.ErrFinalState):
+				// Already in (or below) that interrupt: nothing to do.
+			default:
+				return fmt.Errorf("interrupt %s: %w", eff.FireInterrupt, err)
+			}
+		}
+		if fired == nil && changed {
+			if err := tx.Put(run); err != nil {
+				return fmt.Errorf("write run: %w", err)
+			}
+		}
+	}
+
+	if id != "" {
+		st := store.CallSettled
+		if res.Failed {
+			st = store.CallFailed
+		}
+		var state string
+		if run != nil {
+			state = run.State
+		}
+		if err := tx.Record(&store.Call{ToolUseID: id, Phase: store.PhasePost, Status: st, State: state}); err != nil {
+			return fmt.Errorf("record call: %w", err)
+		}
+	}
+	db, err := json.Marshal(&data)
+	if err != nil {
+		return fmt.Errorf("encode event: %w", err)
+	}
+	ev := &store.Event{Kind: store.KindResult, Tool: res.Call.Tool, ToolUseID: id, Data: db}
+	if run != nil {
+		ev.State = run.State
+	}
+	if len(res.Call.Input) > 0 {
+		ev.InputDigest = store.InputDigest(res.Call.Input)
+	}
+	if err := tx.Append(ev); err != nil {
+		return fmt.Errorf("append result: %w", err)
+	}
+	if fired != nil {
+		return s.moveTx(tx, run, *fired, res.Actor, map[string]any{"file": eff.InterruptFile})
+	}
+	return nil
+}
+
+var (
+	shellToolsOnce sync.Once
+	shellTools     map[policy.Harness]map[string]bool
+)
+
+// isShellTool reports whether raw is a shell tool of harness h, by the
+// policy's alias tables.
+func isShellTool(h policy.Harness, raw string) bool {
+	shellToolsOnce.Do(func() {
+		shellTools = map[policy.Harness]map[string]bool{}
+		for _, hh := range policy.Harnesses {
+			m := map[string]bool{}
+			for _, pair := range policy.AliasTable(hh) {
+				if pair[1] == "Bash" {
+					m[pair[0]] = true
+				}
+			}
+			shellTools[hh] = m
+		}
+	})
+	if h == "" {
+		h = policy.ClaudeCode
+	}
+	return shellTools[h][raw]
+}

@@ -1,0 +1,675 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/sqlite"
+)
+
+// testWorkflow exercises approvals, limits, interrupts and $return.
+const testWorkflow = `{
+  "id": "rt",
+  "initial": "plan",
+  "context": {"ticket": "X-1"},
+  "interrupts": {"sec": {"trigger": {"file_pattern": "secrets/**"}, "target": "review"}},
+  "states": {
+    "plan": {
+      "allowed_tools": ["Read", "Bash", "Edit", "Write", "Grep"],
+      "allowed_commands": ["go test", "ls"],
+      "max_iterations": 3,
+      "on": {
+        "GO": "build",
+        "SHIP": {"target": "done", "requires_approval": true, "approval_message": "ship it?"}
+      }
+    },
+    "build": {
+      "allowed_tools": ["Read", "Edit", "Write", "Bash"],
+      "allowed_commands": ["go test", "ls"],
+      "on": {"DONE": "done"}
+    },
+    "review": {
+      "allowed_tools": ["Read"],
+      "on": {"BACK": "$return"}
+    },
+    "done": {"type": "final", "instructions": "finished"}
+  }
+}`
+
+var (
+	human = Actor{Kind: ActorHuman, Channel: "test"}
+	agent = Actor{Kind: ActorAgent, Channel: "test"}
+)
+
+type fixture struct {
+	t    *testing.T
+	dir  string
+	path string
+	st   *sqlite.Store
+	svc  *Service
+	now  time.Time
+}
+
+func newFixture(t *testing.T, opts Options) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{t: t, dir: dir, path: filepath.Join(dir, "state.db"), now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	st, err := sqlite.Open(context.Background(), f.path, sqlite.Options{Now: func() time.Time { return f.now }})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f.st = st
+	if opts.ProjectDir == "" {
+		opts.ProjectDir = dir
+	}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return f.now }
+	}
+	f.svc = New(st, opts)
+	return f
+}
+
+// workflowFile writes src under the project's .statewright/workflows.
+func (f *fixture) workflowFile(name, src string) string {
+	f.t.Helper()
+	p := filepath.Join(f.dir, ".statewright", "workflows", name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+func (f *fixture) start(session string) *RunView {
+	f.t.Helper()
+	v, err := f.svc.Start(context.Background(), session, f.workflowFile("rt.json", testWorkflow), human)
+	if err != nil {
+		f.t.Fatalf("start: %v", err)
+	}
+	return v
+}
+
+func (f *fixture) call(session, id, tool string, input any) ToolCall {
+	b, err := json.Marshal(input)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ToolCall{Session: session, Actor: agent, Call: policy.ToolCall{
+		Harness: policy.ClaudeCode, Tool: tool, Input: b, Cwd: f.dir, ProjectDir: f.dir, ToolUseID: id}}
+}
+
+func (f *fixture) decide(c ToolCall) DecideResult {
+	f.t.Helper()
+	r, err := f.svc.Decide(context.Background(), c)
+	if err != nil {
+		f.t.Fatalf("decide %s: %v", c.Call.Tool, err)
+	}
+	return r
+}
+
+func (f *fixture) result(c ToolCall, failed bool, code *int) {
+	f.t.Helper()
+	err := f.svc.RecordResult(context.Background(), ToolResult{Session: c.Session, ToolUseID: c.Call.ToolUseID, Call: c.Call, Failed: failed, ExitCode: code, Actor: agent})
+	if err != nil {
+		f.t.Fatalf("record result: %v", err)
+	}
+}
+
+func (f *fixture) live(session string) *store.Run {
+	f.t.Helper()
+	r, err := f.st.LiveRun(context.Background(), session)
+	if err != nil {
+		f.t.Fatalf("live run %s: %v", session, err)
+	}
+	return r
+}
+
+func (f *fixture) events(session string, kind store.EventKind) []store.Event {
+	f.t.Helper()
+	evs, err := f.st.Events(context.Background(), store.EventFilter{SessionKey: session, Kinds: []store.EventKind{kind}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return evs
+}
+
+func intp(i int) *int { return &i }
+
+func TestNewDoesNotPanic(t *testing.T) {
+	f := newFixture(t, Options{})
+	if f.svc.opts.ApprovalTTL != DefaultApprovalTTL {
+		t.Errorf("ApprovalTTL = %v, want %v", f.svc.opts.ApprovalTTL, DefaultApprovalTTL)
+	}
+	if !slices.Contains(f.svc.opts.Policy.ProtectedPaths, f.st.Path()) {
+		t.Errorf("the store file %s is not protected: %v", f.st.Path(), f.svc.opts.Policy.ProtectedPaths)
+	}
+}
+
+func TestStartAndStatus(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	v, err := f.svc.Start(ctx, "claude-code:s1", "tdd", human)
+	if err != nil {
+		t.Fatalf("start tdd: %v", err)
+	}
+	if v.Run.State != "red" || v.Run.Status != store.StatusActive || v.Run.WorkflowSource != "template:tdd" || v.Run.WorkflowID != "tdd" {
+		t.Fatalf("run = %+v", v.Run)
+	}
+	if v.Run.SnapshotDigest == "" || len(v.Run.Snapshot) == 0 {
+		t.Errorf("snapshot not stored")
+	}
+	if v.MaxIterations == nil || *v.MaxIterations != 25 || !slices.Contains(v.AllowedTools, "Bash") || v.Instructions == "" {
+		t.Errorf("view = %+v", v)
+	}
+	var evs []string
+	for _, e := range v.NextEvents {
+		evs = append(evs, e.Event)
+	}
+	if !slices.Equal(evs, []string{"FAIL", "TEST_FAILS"}) {
+		t.Errorf("next events = %v", evs)
+	}
+	if _, err := f.svc.Start(ctx, "claude-code:s1", "bugfix", human); !errors.Is(err, ErrRunActive) {
+		t.Errorf("second start: err = %v, want ErrRunActive", err)
+	}
+	s, err := f.svc.Status(ctx, "claude-code:s1")
+	if err != nil || s.Run.State != "red" {
+		t.Fatalf("status = %+v, %v", s, err)
+	}
+	if _, err := f.svc.Status(ctx, "claude-code:none"); !errors.Is(err, ErrNoRun) {
+		t.Errorf("status of an empty session: err = %v, want ErrNoRun", err)
+	}
+	if n := len(f.events("claude-code:s1", store.KindRun)); n != 1 {
+		t.Errorf("run events = %d, want 1", n)
+	}
+	tr := f.events("claude-code:s1", store.KindTransition)
+	if len(tr) != 1 || tr[0].State != "red" {
+		t.Errorf("transition events = %+v", tr)
+	}
+}
+
+func TestStartRefusals(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	outside := filepath.Join(f.dir, "elsewhere.json")
+	if err := os.WriteFile(outside, []byte(testWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := f.workflowFile("bad.json", `{"id": "bad", "initial": "nowhere", "states": {"a": {"type": "final"}}}`)
+	inside := f.workflowFile("rt.json", testWorkflow)
+	tests := []struct {
+		name, workflow string
+		by             Actor
+		want           error
+	}{
+		{"agent, file outside .statewright/workflows", outside, agent, ErrNotAllowed},
+		{"agent, missing file", filepath.Join(f.dir, ".statewright", "workflows", "nope.json"), agent, ErrNotAllowed},
+		{"human, invalid workflow", bad, human, ErrWorkflow},
+		{"human, unknown name", "no-such-template", human, ErrWorkflow},
+		{"agent, invalid workflow in the project dir", bad, agent, ErrWorkflow},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.svc.Start(ctx, fmt.Sprintf("s%d", i), tt.workflow, tt.by)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	for _, wf := range []string{"bugfix", inside} {
+		if _, err := f.svc.Start(ctx, "agent-"+filepath.Base(wf), wf, agent); err != nil {
+			t.Errorf("agent start %s: %v", wf, err)
+		}
+	}
+	// A human may start a file anywhere.
+	if _, err := f.svc.Start(ctx, "human", outside, human); err != nil {
+		t.Errorf("human start outside: %v", err)
+	}
+}
+
+func TestDecideIdempotent(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.start("s")
+	c := f.call("s", "tu1", "Read", map[string]any{"file_path": filepath.Join(f.dir, "a.go")})
+	r1 := f.decide(c)
+	r2 := f.decide(c)
+	if r1.Verdict != policy.Allow || r1.Replayed || !r1.Enforced || r1.State != "plan" {
+		t.Errorf("first = %+v", r1)
+	}
+	if !r2.Replayed || r2.Verdict != r1.Verdict || r2.Rule != r1.Rule || r2.Reason != r1.Reason {
+		t.Errorf("second = %+v, want a replay of %+v", r2, r1)
+	}
+	if it := f.live("s").Iterations; it != 1 {
+		t.Errorf("iterations = %d, want 1", it)
+	}
+	evs := f.events("s", store.KindDecision)
+	if len(evs) != 1 || evs[0].Decision != "allow" || evs[0].ToolUseID != "tu1" || evs[0].InputDigest == "" || evs[0].Rule != "allow" {
+		t.Errorf("decision events = %+v", evs)
+	}
+}
+
+func TestDecideDormant(t *testing.T) {
+	tests := []struct {
+		name    string
+		require bool
+		tool    string
+		input   map[string]any
+		verdict policy.Verdict
+		rule    policy.Rule
+	}{
+		{"read allowed", false, "Read", map[string]any{"file_path": "/tmp/x"}, policy.Allow, policy.RuleDormant},
+		{"require-workflow denies", true, "Read", map[string]any{"file_path": "/tmp/x"}, policy.Deny, policy.RuleNoWorkflow},
+		{"self-protect while dormant", false, "Write", map[string]any{"file_path": ".claude/settings.json", "content": "{}"}, policy.Deny, policy.RuleSelfProtect},
+		{"start allowed", true, "mcp__statewright__start_workflow", map[string]any{"workflow": "tdd"}, policy.Allow, policy.RuleControlStart},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, Options{Policy: policy.Options{RequireWorkflow: tt.require}})
+			r := f.decide(f.call("s", "tu", tt.tool, tt.input))
+			if r.Verdict != tt.verdict || r.Rule != tt.rule || r.State != "" {
+				t.Fatalf("decision = %+v, want %v/%v", r, tt.verdict, tt.rule)
+			}
+			evs := f.events("s", store.KindDecision)
+			if len(evs) != 1 || evs[0].RunID != "" || evs[0].Decision != tt.verdict.String() {
+				t.Fatalf("events = %+v", evs)
+			}
+		})
+	}
+}
+
+func TestMaxIterations(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.start("s")
+	for i := range 3 {
+		r := f.decide(f.call("s", fmt.Sprint("r", i), "Read", map[string]any{"file_path": "a"}))
+		if r.Verdict != policy.Allow {
+			t.Fatalf("call %d: %+v", i, r)
+		}
+	}
+	r := f.decide(f.call("s", "r3", "Read", map[string]any{"file_path": "a"}))
+	if r.Verdict != policy.Deny || r.Rule != policy.RuleMaxIterations || !slices.Contains(r.NextEvents, "GO") {
+		t.Fatalf("fourth call = %+v, want max-iterations", r)
+	}
+	if it := f.live("s").Iterations; it != 4 {
+		t.Errorf("iterations = %d, want 4 (denied calls count)", it)
+	}
+	// A transition resets the count.
+	if _, err := f.svc.Transition(context.Background(), "s", "GO", nil, agent); err != nil {
+		t.Fatal(err)
+	}
+	if run := f.live("s"); run.Iterations != 0 || run.State != "build" {
+		t.Errorf("after GO: state %s, iterations %d", run.State, run.Iterations)
+	}
+}
+
+func TestApprovals(t *testing.T) {
+	f := newFixture(t, Options{ApprovalTTL: time.Hour})
+	ctx := context.Background()
+	f.start("s")
+	tr, err := f.svc.Transition(ctx, "s", "SHIP", map[string]any{"note": "ready"}, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Parked || tr.ApprovalID == "" || tr.From != "plan" || tr.To != "done" || tr.Message != "ship it?" {
+		t.Fatalf("transition = %+v", tr)
+	}
+	run := f.live("s")
+	if run.Status != store.StatusAwaitingApproval || run.State != "plan" || run.PendingApproval == nil ||
+		run.PendingApproval.ID != tr.ApprovalID || !run.PendingApproval.ExpiresAt.Equal(f.now.Add(time.Hour)) {
+		t.Fatalf("parked run = %+v", run)
+	}
+	// The agent keeps the phase's tools, but transitions are refused.
+	if r := f.decide(f.call("s", "x1", "Read", map[string]any{"file_path": "a"})); r.Verdict != policy.Allow {
+		t.Errorf("read while parked = %+v", r)
+	}
+	if r := f.decide(f.call("s", "x2", "mcp__statewright__transition", map[string]any{"event": "GO"})); r.Verdict != policy.Deny || r.Rule != policy.RuleApprovalPending {
+		t.Errorf("transition tool while parked = %+v", r)
+	}
+	if _, err := f.svc.Transition(ctx, "s", "GO", nil, agent); !errors.Is(err, ErrApprovalPending) {
+		t.Errorf("transition while parked: %v", err)
+	}
+	// Agents cannot approve or reject; the refusal is logged.
+	if _, err := f.svc.Approve(ctx, "s", tr.ApprovalID, agent); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("agent approve: %v", err)
+	}
+	if err := f.svc.Reject(ctx, "s", tr.ApprovalID, "no", agent); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("agent reject: %v", err)
+	}
+	if n := len(f.events("s", store.KindAdmin)); n != 2 {
+		t.Errorf("refusal events = %d, want 2", n)
+	}
+	if _, err := f.svc.Approve(ctx, "s", "apr_wrong", human); !errors.Is(err, ErrNoApproval) {
+		t.Errorf("wrong id: %v", err)
+	}
+	// Decisions moved the revision; the approval stays valid.
+	res, err := f.svc.Approve(ctx, "s", tr.ApprovalID, human)
+	if err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	if res.To != "done" || !res.Final {
+		t.Errorf("approve = %+v", res)
+	}
+	if _, err := f.st.LiveRun(ctx, "s"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the completed run is still live: %v", err)
+	}
+	runs, _ := f.st.Runs(ctx, store.RunFilter{SessionKey: "s"})
+	if len(runs) != 1 || runs[0].Status != store.StatusCompleted || runs[0].State != "done" || runs[0].PendingApproval != nil {
+		t.Fatalf("runs = %+v", runs)
+	}
+	var ctxm map[string]any
+	if err := json.Unmarshal(runs[0].Context, &ctxm); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := ctxm["data"].(map[string]any); d["note"] != "ready" || ctxm["ticket"] != "X-1" || ctxm[pendingKey] != nil || ctxm["runtime"] != nil {
+		t.Errorf("context after approval = %v", ctxm)
+	}
+	var granted bool
+	for _, e := range f.events("s", store.KindApproval) {
+		var d map[string]any
+		json.Unmarshal(e.Data, &d)
+		if d["action"] == "granted" {
+			a, _ := d["actor"].(map[string]any)
+			granted = a["kind"] == "human" && a["channel"] == "test"
+		}
+	}
+	if !granted {
+		t.Errorf("no granted approval event naming the human")
+	}
+}
+
+func TestApprovalExpiryAndReject(t *testing.T) {
+	f := newFixture(t, Options{ApprovalTTL: time.Minute})
+	ctx := context.Background()
+	f.start("s")
+	tr, err := f.svc.Transition(ctx, "s", "SHIP", nil, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(2 * time.Minute)
+	if _, err := f.svc.Approve(ctx, "s", tr.ApprovalID, human); !errors.Is(err, ErrNoApproval) {
+		t.Fatalf("expired approve: %v", err)
+	}
+	if run := f.live("s"); run.Status != store.StatusActive || run.PendingApproval != nil || run.State != "plan" {
+		t.Errorf("after expiry: %+v", run)
+	}
+	tr, err = f.svc.Transition(ctx, "s", "SHIP", nil, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Reject(ctx, "s", tr.ApprovalID, "not yet", human); err != nil {
+		t.Fatal(err)
+	}
+	if run := f.live("s"); run.Status != store.StatusActive || run.PendingApproval != nil || run.State != "plan" {
+		t.Errorf("after reject: %+v", run)
+	}
+	if _, err := f.svc.Approve(ctx, "s", tr.ApprovalID, human); !errors.Is(err, ErrNoApproval) {
+		t.Errorf("approve after reject: %v", err)
+	}
+}
+
+func TestEvidenceGuardsTDD(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	if _, err := f.svc.Start(ctx, "s", "tdd", human); err != nil {
+		t.Fatal(err)
+	}
+	// No test run yet: the guard fails, whatever the agent claims.
+	_, err := f.svc.Transition(ctx, "s", "TEST_FAILS", map[string]any{"runtime": map[string]any{"last_test": map[string]any{"passed": false}}}, agent)
+	if !errors.Is(err, ErrTransition) {
+		t.Fatalf("TEST_FAILS without evidence: %v", err)
+	}
+	gotest := f.call("s", "t1", "Bash", map[string]any{"command": "go test ./..."})
+	if r := f.decide(gotest); r.Verdict != policy.Allow {
+		t.Fatalf("go test = %+v", r)
+	}
+	f.result(gotest, true, intp(1))
+	run := f.live("s")
+	var ev evidence
+	if err := json.Unmarshal(run.Evidence, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.LastTest == nil || ev.LastTest.Passed || ev.LastTest.ExitCode != 1 || ev.LastCommand.Program != "go" {
+		t.Fatalf("evidence = %s", run.Evidence)
+	}
+	if _, err := f.svc.Transition(ctx, "s", "TEST_FAILS", nil, agent); err != nil {
+		t.Fatalf("TEST_FAILS with a failed run: %v", err)
+	}
+	run = f.live("s")
+	if run.State != "green" || run.Evidence != nil || run.Iterations != 0 {
+		t.Fatalf("after TEST_FAILS: state %s evidence %s iterations %d", run.State, run.Evidence, run.Iterations)
+	}
+	// Evidence is per state: the failed run of red does not carry over.
+	if _, err := f.svc.Transition(ctx, "s", "TESTS_PASS", nil, agent); !errors.Is(err, ErrTransition) {
+		t.Fatalf("TESTS_PASS without a run in green: %v", err)
+	}
+	pass := f.call("s", "t2", "Bash", map[string]any{"command": "go test ./..."})
+	f.decide(pass)
+	f.result(pass, false, nil) // PostToolUse: success, exit code 0
+	if _, err := f.svc.Transition(ctx, "s", "TESTS_PASS", nil, agent); err != nil {
+		t.Fatalf("TESTS_PASS after a passing run: %v", err)
+	}
+	if run := f.live("s"); run.State != "refactor" {
+		t.Errorf("state = %s", run.State)
+	}
+}
+
+func TestShellEvidence(t *testing.T) {
+	tests := []struct {
+		cmd      string
+		code     int
+		program  string
+		test     bool
+		lastTest *testEvidence
+	}{
+		{"go test ./...", 0, "go", true, &testEvidence{0, true}},
+		{"pytest -x", 2, "pytest", true, &testEvidence{2, false}},
+		{"timeout 60 cargo test", 0, "cargo", true, &testEvidence{0, true}},
+		{"go test ./... || true", 0, "go", false, nil},
+		{"go test ./... | tee log", 0, "go", false, nil},
+		{"go test ./... &", 0, "go", false, nil},
+		{"ls -la", 0, "ls", false, nil},
+		{"cd x && make build", 2, "make", false, nil},
+		{"if then (", 0, "", false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			var ev evidence
+			test := shellEvidence(&ev, tt.cmd, tt.code)
+			if test != tt.test {
+				t.Errorf("test = %v, want %v", test, tt.test)
+			}
+			if tt.program == "" {
+				if ev.LastCommand != nil {
+					t.Errorf("last_command = %+v for an unparsable command", ev.LastCommand)
+				}
+				return
+			}
+			if ev.LastCommand == nil || ev.LastCommand.Program != tt.program || ev.LastCommand.ExitCode != tt.code {
+				t.Errorf("last_command = %+v, want %s/%d", ev.LastCommand, tt.program, tt.code)
+			}
+			if (ev.LastTest == nil) != (tt.lastTest == nil) || ev.LastTest != nil && *ev.LastTest != *tt.lastTest {
+				t.Errorf("last_test = %+v, want %+v", ev.LastTest, tt.lastTest)
+			}
+		})
+	}
+}
+
+func TestCommandText(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{`{"command": "go test ./..."}`, "go test ./...", true},
+		{`{"command": ["bash", "-lc", "go test ./... && ls"]}`, "go test ./... && ls", true},
+		{`{"cmd": ["go", "test", "./a b"]}`, "go test './a b'", true},
+		{`{"command": 3}`, "", false},
+		{`not json`, "", false},
+	}
+	for _, tt := range tests {
+		got, ok := commandText(json.RawMessage(tt.in))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("commandText(%s) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestFilesAndInterrupts(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	f.start("s")
+	if _, err := f.svc.Transition(ctx, "s", "GO", nil, agent); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(f.dir, "a.go")
+	edit := f.call("s", "e1", "Edit", map[string]any{"file_path": a, "old_string": "x", "new_string": "y"})
+	if r := f.decide(edit); r.Verdict != policy.Allow {
+		t.Fatalf("edit = %+v", r)
+	}
+	run := f.live("s")
+	if len(run.FilesEdited) != 0 || run.Counters[reservedPrefix+a] != 1 {
+		t.Fatalf("after decide: files %v counters %v (want reserved only)", run.FilesEdited, run.Counters)
+	}
+	f.result(edit, false, nil)
+	f.result(edit, false, nil) // a retried PostToolUse settles once
+	run = f.live("s")
+	if !slices.Equal(run.FilesEdited, []string{a}) || len(run.Counters) != 0 {
+		t.Fatalf("after settle: files %v counters %v", run.FilesEdited, run.Counters)
+	}
+	if n := len(f.events("s", store.KindResult)); n != 1 {
+		t.Errorf("result events = %d, want 1", n)
+	}
+	// A failed edit releases its reservation and edits nothing.
+	b := filepath.Join(f.dir, "b.go")
+	failed := f.call("s", "e2", "Write", map[string]any{"file_path": b, "content": "x"})
+	f.decide(failed)
+	f.result(failed, true, nil)
+	run = f.live("s")
+	if slices.Contains(run.FilesEdited, b) || len(run.Counters) != 0 || run.Iterations != 2 {
+		t.Fatalf("after failed write: files %v counters %v iterations %d", run.FilesEdited, run.Counters, run.Iterations)
+	}
+	// An edit under secrets/ fires the interrupt once it succeeded.
+	sec := f.call("s", "e3", "Write", map[string]any{"file_path": filepath.Join(f.dir, "secrets", "k.txt"), "content": "x"})
+	f.decide(sec)
+	if run := f.live("s"); run.State != "build" {
+		t.Fatalf("interrupt fired before the edit happened: %s", run.State)
+	}
+	f.result(sec, false, nil)
+	run = f.live("s")
+	hist, _ := decodeHistory(run)
+	if run.State != "review" || len(hist) != 1 || hist[0].Return != "build" || hist[0].Interrupt != "sec" || len(run.FilesEdited) != 0 {
+		t.Fatalf("after secret edit: state %s history %v files %v", run.State, hist, run.FilesEdited)
+	}
+	tr := f.events("s", store.KindTransition)
+	var last map[string]any
+	json.Unmarshal(tr[len(tr)-1].Data, &last)
+	if last["interrupt"] != "sec" || last["to"] != "review" || last["file"] != "secrets/k.txt" {
+		t.Errorf("interrupt transition event = %v", last)
+	}
+	if _, err := f.svc.Transition(ctx, "s", "BACK", nil, agent); err != nil {
+		t.Fatal(err)
+	}
+	if run := f.live("s"); run.State != "build" || run.History != nil {
+		t.Errorf("after $return: state %s history %s", run.State, run.History)
+	}
+}
+
+func TestAuditOnly(t *testing.T) {
+	f := newFixture(t, Options{AuditOnly: true})
+	f.start("s")
+	if !f.live("s").AuditOnly {
+		t.Fatal("run not marked audit-only")
+	}
+	tests := []struct {
+		name     string
+		tool     string
+		input    map[string]any
+		verdict  policy.Verdict
+		enforced bool
+		logged   string
+		rule     policy.Rule
+	}{
+		{"not allowed tool", "WebFetch", map[string]any{"url": "https://x"}, policy.Allow, false, "deny", policy.RuleToolNotAllowed},
+		{"allowed tool", "Read", map[string]any{"file_path": "a"}, policy.Allow, false, "allow", policy.RuleAllow},
+		{"self-protect enforced", "Write", map[string]any{"file_path": ".claude/settings.json", "content": "{}"}, policy.Deny, true, "deny", policy.RuleSelfProtect},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := fmt.Sprint("a", i)
+			r := f.decide(f.call("s", id, tt.tool, tt.input))
+			if r.Verdict != tt.verdict || r.Enforced != tt.enforced || r.Rule != tt.rule {
+				t.Fatalf("decision = %+v", r)
+			}
+			evs, _ := f.st.Events(context.Background(), store.EventFilter{ToolUseID: id, Kinds: []store.EventKind{store.KindDecision}})
+			if len(evs) != 1 || evs[0].Decision != tt.logged {
+				t.Fatalf("logged = %+v, want %s", evs, tt.logged)
+			}
+		})
+	}
+}
+
+func TestPauseResumeDeactivateOff(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	f.start("s")
+	if err := f.svc.Pause(ctx, "s", agent); !errors.Is(err, ErrNotAllowed) {
+		t.Fatalf("agent pause: %v", err)
+	}
+	if err := f.svc.Pause(ctx, "s", human); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.decide(f.call("s", "p1", "Read", map[string]any{"file_path": "a"})); r.Verdict != policy.Deny || r.Rule != RulePaused {
+		t.Errorf("read while paused = %+v", r)
+	}
+	if r := f.decide(f.call("s", "p2", "mcp__statewright__get_state", map[string]any{})); r.Verdict != policy.Allow {
+		t.Errorf("get_state while paused = %+v", r)
+	}
+	if _, err := f.svc.Transition(ctx, "s", "GO", nil, agent); !errors.Is(err, ErrPaused) {
+		t.Errorf("transition while paused: %v", err)
+	}
+	if err := f.svc.Resume(ctx, "s", human); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.decide(f.call("s", "p3", "Read", map[string]any{"file_path": "a"})); r.Verdict != policy.Allow {
+		t.Errorf("read after resume = %+v", r)
+	}
+	if err := f.svc.Deactivate(ctx, "s", agent); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("agent deactivate: %v", err)
+	}
+	f.start("t")
+	if _, err := f.svc.Off(ctx, agent); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("agent off: %v", err)
+	}
+	done, err := f.svc.Off(ctx, human)
+	slices.Sort(done)
+	if err != nil || !slices.Equal(done, []string{"s", "t"}) {
+		t.Fatalf("off = %v, %v", done, err)
+	}
+	runs, _ := f.svc.Runs(ctx, store.RunFilter{})
+	for _, r := range runs {
+		if r.Status != store.StatusDeactivated {
+			t.Errorf("run %s: %s", r.SessionKey, r.Status)
+		}
+	}
+	if r := f.decide(f.call("s", "p4", "Write", map[string]any{"file_path": "x", "content": ""})); r.Rule != policy.RuleDormant {
+		t.Errorf("after deactivate = %+v, want dormant", r)
+	}
+	hist, err := f.svc.History(ctx, "s")
+	if err != nil || len(hist) == 0 {
+		t.Fatalf("history: %d, %v", len(hist), err)
+	}
+	if _, err := f.st.VerifyChain(ctx); err != nil {
+		t.Errorf("chain: %v", err)
+	}
+}
