@@ -231,7 +231,11 @@ func (l *Law) shellSelfProtect(call *ToolCall, sc *shellCall) (string, bool) {
 				return "`" + commandText(c) + "` reads an operator credential", true
 			}
 		}
-		if c.Classes&^(readOnlyClasses|shell.ClassTest) != 0 {
+		// Arguments of a command that can change files or run code must not
+		// name a protected path. git is exempt (its writes go through its
+		// object store; commit messages often name such files; git config
+		// is checked above).
+		if c.Classes&^(readOnlyClasses|shell.ClassTest) != 0 && c.Program != "git" {
 			for i, w := range c.Argv {
 				if i == 0 || strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
 					continue
