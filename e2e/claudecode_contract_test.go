@@ -183,11 +183,13 @@ func readMCPLog(t *testing.T, path string) []mcpRecord {
 	return out
 }
 
-// TestClaudeCodeMCPServer pins how an MCP server is configured and what it
-// gets: the session id in CLAUDE_CODE_SESSION_ID (equal to the hook's
-// session_id), the config's env, the project as cwd, and the tool-use id in
-// the tools/call _meta (equal to the hook's tool_use_id) — the link between
-// the PreToolUse hook and the MCP call.
+// TestClaudeCodeMCPServer pins how an MCP server is configured (--mcp-config
+// with --strict-mcp-config, or the project's .mcp.json, which -p mode loads
+// without asking) and what it gets: the session id in CLAUDE_CODE_SESSION_ID
+// (equal to the hook's session_id), the config's env, the project as cwd,
+// the tool-use id in the tools/call _meta (equal to the hook's tool_use_id),
+// and the arguments as the PreToolUse hook rewrote them with updatedInput —
+// the links between the hook and the MCP call.
 func TestClaudeCodeMCPServer(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -200,7 +202,8 @@ func TestClaudeCodeMCPServer(t *testing.T) {
 			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"probe": map[string]any{
 				"type": "stdio", "command": self, "args": []string{"e2e-mcp", mcpLog},
 				"env": map[string]string{"PROBE_FROM_CONFIG": "yes"}}}})
-			args := []string{"--permission-mode", "bypassPermissions"}
+			// Default mode: the hook's "allow" is what lets the MCP call run.
+			args := []string{"--permission-mode", "default"}
 			wantSource := "project"
 			if variant == "mcp-config-flag" {
 				f := t.TempDir() + "/mcp.json"
@@ -257,14 +260,20 @@ func TestClaudeCodeMCPServer(t *testing.T) {
 				t.Errorf("MCP server env/cwd = %v / %s; want PROBE_FROM_CONFIG=yes and the project %s", start.Env, start.Cwd, p.dir)
 			}
 			var params struct {
-				Name string         `json:"name"`
-				Meta map[string]any `json:"_meta"`
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+				Meta      map[string]any `json:"_meta"`
 			}
 			if err := json.Unmarshal(call.Params, &params); err != nil {
 				t.Fatal(err)
 			}
 			if params.Name != "echo" || params.Meta["claudecode/toolUseId"] != id {
 				t.Errorf("tools/call params = %s; want name echo and _meta claudecode/toolUseId %s", call.Params, id)
+			}
+			// The hook's updatedInput (allow + a "stamp" field the tool's
+			// schema does not declare) reaches the server unchanged.
+			if params.Arguments["stamp"] != h["session_id"] || params.Arguments["text"] != "hi" {
+				t.Errorf("tools/call arguments = %v; want text hi and the hook's stamp %v", params.Arguments, h["session_id"])
 			}
 		})
 	}
@@ -318,5 +327,83 @@ func TestClaudeCodeSessions(t *testing.T) {
 	}
 	if len(got) != 3 || got[0] != sid || got[1] != sid || got[2] == sid {
 		t.Errorf("hook session_ids = %v; want %s twice, then the fork's", got, sid)
+	}
+}
+
+// TestClaudeCodeHookEvents pins the lifecycle events a -p run sends to
+// command hooks and their fields, and that a call denied at PreToolUse gets
+// neither PostToolUse nor PostToolUseFailure: whatever PreToolUse reserved
+// for a denied call must be settled there, not in a later hook.
+func TestClaudeCodeHookEvents(t *testing.T) {
+	events := []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
+	p := newClaudeProjectWith(t, hookOpts{events: events})
+	srv := fakemodel.NewAnthropic(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Call(
+			fakemodel.Tool("Write", map[string]any{"file_path": p.path("allow.txt"), "content": "x\n"}),
+			fakemodel.Tool("Write", map[string]any{"file_path": p.path("blocked.txt"), "content": "x\n"}),
+			fakemodel.Tool("Read", map[string]any{"file_path": p.path("missing.txt")}),
+		),
+		fakemodel.Say("done"),
+	}})
+	defer srv.Close()
+	const prompt = "Write and read."
+	r := p.run(t, srv, prompt, "--permission-mode", "default")
+	if r.ExitCode != 0 {
+		t.Fatalf("claude failed:\n%s", r)
+	}
+	recs := readHookLog(t, p.hookLog)
+	var order []string
+	perCall := map[string][]string{} // tool_use_id -> events
+	byEvent := map[string]map[string]any{}
+	sid, _ := recs[0]["session_id"].(string)
+	for _, rec := range recs {
+		ev, _ := rec["hook_event_name"].(string)
+		order = append(order, ev)
+		if id, ok := rec["tool_use_id"].(string); ok {
+			perCall[id] = append(perCall[id], ev)
+		}
+		if byEvent[ev] == nil {
+			byEvent[ev] = rec
+		}
+		if rec["session_id"] != sid || sid == "" {
+			t.Errorf("%s: session_id %v, want %s", ev, rec["session_id"], sid)
+		}
+	}
+	t.Logf("events: %v", order)
+	if len(order) < 2 || order[0] != "SessionStart" || order[1] != "UserPromptSubmit" ||
+		order[len(order)-2] != "Stop" || order[len(order)-1] != "SessionEnd" {
+		t.Errorf("event order %v; want SessionStart, UserPromptSubmit, … tool events …, Stop, SessionEnd", order)
+	}
+	want := map[string]string{
+		srv.ToolUseID(0, 0): "PreToolUse PostToolUse",
+		srv.ToolUseID(0, 1): "PreToolUse",
+		srv.ToolUseID(0, 2): "PreToolUse PostToolUseFailure",
+	}
+	for id, w := range want {
+		if got := strings.Join(perCall[id], " "); got != w {
+			t.Errorf("events for %s: %q, want %q", id, got, w)
+		}
+	}
+
+	ss := byEvent["SessionStart"]
+	if env, _ := ss["_env"].(map[string]any); ss["source"] != "startup" || env["CLAUDE_ENV_FILE"] == nil {
+		t.Errorf("SessionStart = %v; want source startup and CLAUDE_ENV_FILE in its env", ss)
+	}
+	if ups := byEvent["UserPromptSubmit"]; ups["prompt"] != prompt || ups["permission_mode"] != "default" {
+		t.Errorf("UserPromptSubmit = %v; want prompt %q", ups, prompt)
+	}
+	if post := byEvent["PostToolUse"]; post != nil {
+		resp, _ := post["tool_response"].(map[string]any)
+		if resp["filePath"] != p.path("allow.txt") {
+			t.Errorf("PostToolUse tool_response = %v", post["tool_response"])
+		}
+	}
+	if fail := byEvent["PostToolUseFailure"]; fail != nil {
+		if msg, _ := fail["error"].(string); !strings.Contains(msg, "does not exist") {
+			t.Errorf("PostToolUseFailure error = %v", fail["error"])
+		}
+	}
+	if stop := byEvent["Stop"]; stop["stop_hook_active"] != false || stop["last_assistant_message"] != "done" {
+		t.Errorf("Stop = %v; want stop_hook_active false and last_assistant_message", stop)
 	}
 }

@@ -32,6 +32,8 @@ type hookOpts struct {
 	// failClosed appends "|| exit 2" to the hook command, the wrapper that
 	// turns a crashing hook into a deny.
 	failClosed bool
+	// events are the hook events to register (none: PreToolUse).
+	events []string
 }
 
 func newClaudeProject(t *testing.T) *claudeProject {
@@ -53,7 +55,7 @@ func newClaudeProjectWith(t *testing.T, opts hookOpts) *claudeProject {
 	if opts.timeout == 0 {
 		opts.timeout = 30
 	}
-	p.writeSettings(t, hookSettings(t, p.hookLog, opts.timeout, opts.failClosed))
+	p.writeSettings(t, hookSettings(t, p.hookLog, opts.timeout, opts.failClosed, opts.events...))
 	if err := ClaudeHome(p.home, p.dir); err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,10 @@ import (
 //
 //	<test binary> e2e-hook LOGFILE
 //
-// It appends {"stdin": <hook input>, "env": {...}} to LOGFILE and decides by
-// the base name of tool_input.file_path:
+// It appends {"stdin": <hook input>, "env": {...}} to LOGFILE. For events
+// other than PreToolUse it then exits 0. For PreToolUse it allows
+// mcp__probe__* calls with updatedInput adding "stamp": <session_id>, and
+// decides other calls by the base name of tool_input.file_path:
 //
 //	contains "blocked"   exit 2, reason on stderr
 //	contains "jsondeny"  JSON permissionDecision "deny" with a reason
@@ -81,12 +83,17 @@ func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	var input struct {
-		ToolInput struct {
-			FilePath string `json:"file_path"`
-		} `json:"tool_input"`
+		Event     string         `json:"hook_event_name"`
+		SessionID string         `json:"session_id"`
+		ToolName  string         `json:"tool_name"`
+		ToolInput map[string]any `json:"tool_input"`
 	}
 	_ = json.Unmarshal(in, &input)
-	name := filepath.Base(input.ToolInput.FilePath)
+	filePath, _ := input.ToolInput["file_path"].(string)
+	if input.Event != "PreToolUse" {
+		return 0
+	}
+	name := filepath.Base(filePath)
 	decide := func(decision, reason string) int {
 		out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}})
@@ -94,7 +101,19 @@ func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	switch {
-	case input.ToolInput.FilePath == "":
+	case strings.HasPrefix(input.ToolName, "mcp__probe__"):
+		// Stamp the session into the call, as statewright's hook does for
+		// its control tools.
+		updated := map[string]any{}
+		for k, v := range input.ToolInput {
+			updated[k] = v
+		}
+		updated["stamp"] = input.SessionID
+		out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": updated}})
+		stdout.Write(out)
+		return 0
+	case filePath == "":
 		return 0
 	case strings.Contains(name, "crash"):
 		fmt.Fprintln(stderr, "e2e-hook: crashed on purpose")
@@ -117,9 +136,10 @@ func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // hookSettings returns .claude/settings.json content registering the test
-// binary as the PreToolUse hook for every tool, logging to logPath, with the
-// given hook timeout in seconds; failClosed appends "|| exit 2".
-func hookSettings(t *testing.T, logPath string, timeoutSec int, failClosed bool) map[string]any {
+// binary as the hook for the given events (PreToolUse when none) and every
+// tool, logging to logPath, with the given hook timeout in seconds;
+// failClosed appends "|| exit 2".
+func hookSettings(t *testing.T, logPath string, timeoutSec int, failClosed bool, events ...string) map[string]any {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -129,9 +149,15 @@ func hookSettings(t *testing.T, logPath string, timeoutSec int, failClosed bool)
 	if failClosed {
 		cmd += " || exit 2"
 	}
-	return map[string]any{"hooks": map[string]any{
-		"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{
-			map[string]any{"type": "command", "command": cmd, "timeout": timeoutSec}}}}}}
+	if len(events) == 0 {
+		events = []string{"PreToolUse"}
+	}
+	hooks := map[string]any{}
+	for _, ev := range events {
+		hooks[ev] = []any{map[string]any{"matcher": "*", "hooks": []any{
+			map[string]any{"type": "command", "command": cmd, "timeout": timeoutSec}}}}
+	}
+	return map[string]any{"hooks": hooks}
 }
 
 // readHookLog returns the hook inputs from the log, in order, each with the
