@@ -370,7 +370,7 @@ func (x *cmdCtx) classify(name string) {
 // generic applies a table entry without a custom function.
 func (x *cmdCtx) generic(sp spec) {
 	x.add(sp.class)
-	if sp.ops == opNone {
+	if sp.ops == opNone && len(sp.execOpts) == 0 && !sp.sensitive {
 		return
 	}
 	p := getopt(x.rest(), sp.short, sp.long, false)
@@ -401,8 +401,11 @@ func (x *cmdCtx) generic(sp spec) {
 			x.write(ops[len(ops)-1])
 		}
 	}
-	if sp.sensitive && p.dyn {
+	if (sp.sensitive || len(sp.execOpts) > 0) && p.dyn {
 		x.add(ClassExec | ClassUnknown)
+	}
+	if len(sp.execOpts) > 0 && p.has(sp.execOpts...) {
+		x.add(ClassExec)
 	}
 }
 

@@ -578,7 +578,7 @@ func progWget(x *cmdCtx) {
 		x.add(ClassRead)
 		x.read(o)
 	}
-	if p.has("e", "--execute") {
+	if p.has("e", "--execute", "--use-askpass") {
 		x.add(ClassExec | ClassUnknown)
 	}
 }
@@ -666,8 +666,11 @@ func progMv(x *cmdCtx) {
 }
 
 func progInstall(x *cmdCtx) {
-	p := getopt(x.rest(), "gmoSt", []string{"group", "mode", "owner", "suffix", "target-directory"}, false)
+	p := getopt(x.rest(), "gmoSt", []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}, false)
 	x.add(ClassWrite)
+	if p.has("--strip-program") {
+		x.add(ClassExec)
+	}
 	if p.has("d", "--directory") {
 		x.write(p.ops...)
 		return
@@ -1153,13 +1156,35 @@ func progFd(x *cmdCtx) {
 	}
 }
 
+// progPager: less/more +CMD runs a pager command at start; ! and | in it
+// run shell commands.
+func progPager(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "bhjkoOpPtTxyz#", []string{"log-file", "LOG-FILE", "tag", "pattern", "prompt", "tabs", "shift", "max-back-scroll", "max-forw-scroll", "window", "lesskey-file"}, false)
+	for _, o := range p.ops {
+		if o.lit && strings.HasPrefix(o.val, "+") {
+			if strings.ContainsAny(o.val, "!|") {
+				x.add(ClassExec)
+			}
+			continue
+		}
+		x.read(o)
+	}
+	for _, o := range p.all("o", "O", "--log-file", "--LOG-FILE") {
+		x.writeFile(o)
+	}
+	if p.has("k", "--lesskey-file") {
+		x.add(ClassExec | ClassUnknown)
+	}
+}
+
 func progRg(x *cmdCtx) {
 	p := getopt(x.rest(), "efgmABCjMtTE", []string{"regexp", "file", "glob", "iglob", "max-count", "after-context",
 		"before-context", "context", "threads", "max-columns", "type", "type-not", "encoding", "pre", "pre-glob",
 		"type-add", "ignore-file", "sort", "sortr", "max-depth", "max-filesize", "color", "colors", "replace",
 		"path-separator", "context-separator", "field-match-separator", "engine"}, false)
 	x.add(ClassSearch)
-	if p.has("--pre") {
+	if p.has("--pre", "--hostname-bin") {
 		x.add(ClassExec)
 	}
 	ops := p.ops

@@ -24,6 +24,7 @@ type spec struct {
 	short     string        // short options taking a value
 	long      []string      // long options (without "--") taking a value
 	sensitive bool          // an unquoted expansion in its arguments may hide a dangerous option
+	execOpts  []string      // options that make it run another program (getopt names: "P", "--pager")
 	fn        func(*cmdCtx) // argument-aware classification; replaces the generic one
 }
 
@@ -39,6 +40,9 @@ var (
 
 func withFn(f func(*cmdCtx)) spec { return spec{fn: f} }
 
+var pagerGrep = spec{class: ClassSearch, ops: opPatternRead, short: grepSpec.short, long: append([]string{"pager"}, grepSpec.long...),
+	execOpts: []string{"--pager"}}
+
 var grepSpec = spec{class: ClassSearch, ops: opPatternRead, short: "efmABCdD",
 	long: []string{"regexp", "file", "max-count", "after-context", "before-context", "context",
 		"include", "exclude", "exclude-dir", "exclude-from", "label", "binary-files", "devices", "directories"}}
@@ -53,8 +57,8 @@ func init() {
 		"7za":          withFn(prog7z),
 		":":            rd,
 		"[":            rd,
-		"ack":          grepSpec,
-		"ag":           grepSpec,
+		"ack":          pagerGrep,
+		"ag":           pagerGrep,
 		"aider":        withFn(progAgent),
 		"alias":        withFn(progAlias),
 		"amp":          withFn(progAgent),
@@ -71,7 +75,7 @@ func init() {
 		"base64":       {class: ClassRead, ops: opRead, short: "w"},
 		"basename":     rd,
 		"bash":         withFn(progShell),
-		"bat":          rdF,
+		"bat":          {class: ClassRead, ops: opRead, long: []string{"pager", "language", "theme", "style", "paging", "line-range", "highlight-line", "map-syntax"}, execOpts: []string{"--pager"}},
 		"batch":        {class: ClassExec | ClassBackground},
 		"bats":         test,
 		"bc":           rdF,
@@ -223,7 +227,7 @@ func init() {
 		"killall":      proc,
 		"ksh":          withFn(progShell),
 		"last":         rd,
-		"less":         rdF,
+		"less":         withFn(progPager),
 		"let":          rd,
 		"ln":           {class: ClassWrite, ops: opLastWrite, short: "tS", long: []string{"target-directory", "suffix"}},
 		"local":        withFn(progDeclCall),
@@ -242,7 +246,7 @@ func init() {
 		"mail":         net,
 		"make":         withFn(progMake),
 		"mamba":        withFn(progLangPkg),
-		"man":          rd,
+		"man":          {class: ClassRead, short: "PHMSemlpLCRE", long: []string{"pager", "html", "manpath", "sections", "extension", "locale", "preprocessor", "config-file"}, execOpts: []string{"P", "--pager", "H", "--html", "p", "--preprocessor"}},
 		"mapfile":      withFn(progMapfile),
 		"mawk":         withFn(progAwk),
 		"md5":          rdF,
@@ -255,7 +259,7 @@ func init() {
 		"mknod":        {class: ClassWrite, ops: opWrite, short: "m", long: []string{"mode"}},
 		"mktemp":       withFn(progMktemp),
 		"mocha":        test,
-		"more":         rdF,
+		"more":         withFn(progPager),
 		"mosh":         net,
 		"mv":           withFn(progMv),
 		"mvn":          withFn(progBuildTool),
