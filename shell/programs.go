@@ -1233,4 +1233,34 @@ func progMapfile(x *cmdCtx) {
 	if c, ok := p.get("C"); ok {
 		x.script(c)
 	}
+	for _, n := range p.ops {
+		if !n.lit || isCodeLoadingVar(n.val) {
+			x.add(ClassExec)
+		}
+	}
+}
+
+// progSetsVars handles builtins that assign variables named in their
+// arguments (printf -v NAME, read NAME..., mapfile NAME, getopts S NAME):
+// assigning PATH, LD_PRELOAD, ... changes which code later commands run.
+func progSetsVars(x *cmdCtx) {
+	x.add(ClassRead)
+	var names []word
+	switch x.c.Program {
+	case "printf":
+		p := getopt(x.rest(), "v", nil, true)
+		names = p.all("v")
+	case "read":
+		p := getopt(x.rest(), "adinNptu", nil, false)
+		names = append(p.all("a"), p.ops...)
+	case "getopts":
+		if ops := x.rest(); len(ops) > 1 {
+			names = ops[1:2]
+		}
+	}
+	for _, n := range names {
+		if !n.lit || isCodeLoadingVar(strings.SplitN(n.val, "[", 2)[0]) {
+			x.add(ClassExec)
+		}
+	}
 }
