@@ -46,6 +46,8 @@ type Case struct {
 	FilesEdited []string `yaml:"files_edited" json:"files_edited"`
 	// CountIteration, when set, is the expected Effects.CountIteration.
 	CountIteration *bool `yaml:"count_iteration" json:"count_iteration"`
+	// Transition, when set, is the expected Effects.Transition ("-" for none).
+	Transition string `yaml:"transition" json:"transition"`
 	// Interrupt, when set, is the expected Effects.FireInterrupt ("-" for none).
 	Interrupt string `yaml:"interrupt" json:"interrupt"`
 	// Line is the case's line in its file (set by ParseCases for YAML and JSON lines).
@@ -170,7 +172,7 @@ func isJSONLines(b []byte) bool {
 var caseKeys = map[string]bool{
 	"name": true, "state": true, "harness": true, "tool": true, "input": true, "cwd": true,
 	"project_dir": true, "resolved_paths": true, "run_state": true, "expect": true, "rule": true, "next_events": true,
-	"reason_contains": true, "files_edited": true, "count_iteration": true, "interrupt": true,
+	"reason_contains": true, "files_edited": true, "count_iteration": true, "transition": true, "interrupt": true,
 }
 
 // checkKeys rejects unknown keys in a YAML case (a typo must not turn a
@@ -236,6 +238,15 @@ func (l *Law) RunCase(c *Case) (Decision, []string) {
 	}
 	if c.CountIteration != nil && d.Effects.CountIteration != *c.CountIteration {
 		bad = append(bad, fmt.Sprintf("count_iteration %v, want %v", d.Effects.CountIteration, *c.CountIteration))
+	}
+	if c.Transition != "" {
+		want := c.Transition
+		if want == "-" {
+			want = ""
+		}
+		if d.Effects.Transition != want {
+			bad = append(bad, fmt.Sprintf("transition %q, want %q", d.Effects.Transition, want))
+		}
 	}
 	if c.Interrupt != "" {
 		want := c.Interrupt

@@ -181,6 +181,8 @@ type Law struct {
 	interrupts []interruptRule
 	protected  []string // Options.ProtectedPaths, cleaned and lower-cased
 	markers    []string // substrings that mark a protected path in shell text
+	// autoImplicit is meta.implicit_transitions: auto.
+	autoImplicit bool
 }
 
 var (
@@ -222,6 +224,11 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 		}
 		return a.name < b.name
 	})
+	if def.Meta != nil {
+		if v, _ := def.Meta.Extra["implicit_transitions"].(string); v == "auto" {
+			l.autoImplicit = true
+		}
+	}
 	l.markers = append(l.markers, builtinMarkers...)
 	for _, p := range opts.ProtectedPaths {
 		if p == "" {

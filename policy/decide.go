@@ -463,6 +463,7 @@ func canonOrRaw(p *prepared) string {
 // suggestion is one event that leads to a phase allowing the call.
 type suggestion struct {
 	event, target, note string
+	decision            Decision // the call decided in the target phase
 }
 
 // suggestions lists the current phase's events whose one-step target phase
@@ -518,12 +519,44 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) []sugge
 			}
 			sim := RunState{Active: true, State: target, History: run.History}
 			if d := l.decide(&sim, p, false); d.Verdict == Allow {
-				out = append(out, suggestion{ev, target, c.note})
+				out = append(out, suggestion{ev, target, c.note, d})
 				break
 			}
 		}
 	}
 	return out
+}
+
+// implicitRules are the denies an opted-in implicit transition may turn
+// into an allow: the tool or command belongs to the next phase.
+var implicitRules = map[Rule]bool{
+	RuleToolNotAllowed: true, RuleDisallowedTool: true, RuleShellCapability: true, RuleAllowedCommands: true,
+}
+
+// implicit applies DESIGN.md step 9's opt-in: when the workflow sets
+// meta.implicit_transitions: auto and exactly one unguarded, approval-free
+// event leads to a phase that allows the call, the call is allowed there and
+// the runtime must first take that transition (Effects.Transition).
+func (l *Law) implicit(cs *compiledState, run *RunState, rule Rule, ss []suggestion) (Decision, bool) {
+	if !l.autoImplicit || !implicitRules[rule] || run.PendingApproval != nil {
+		return Decision{}, false
+	}
+	var direct []suggestion
+	for _, s := range ss {
+		if s.note == "" {
+			direct = append(direct, s)
+		}
+	}
+	if len(direct) != 1 {
+		return Decision{}, false
+	}
+	s := direct[0]
+	d := s.decision
+	d.Rule = RuleImplicitTransition
+	d.Reason = fmt.Sprintf("allowed after the implicit transition %s: '%s' → '%s' (the workflow opts in to implicit transitions; rule %s)", s.event, cs.name, s.target, RuleImplicitTransition)
+	d.Effects.Transition, d.Effects.TransitionTarget = s.event, s.target
+	d.Effects.CountIteration = true
+	return d, true
 }
 
 // deny builds a deny Decision whose reason teaches: the phase, what was
@@ -565,6 +598,9 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 				d.NextEvents = append([]string(nil), cs.events...)
 			}
 		} else if ss := l.suggestions(cs, run, p); len(ss) > 0 {
+			if auto, ok := l.implicit(cs, run, rule, ss); ok {
+				return auto
+			}
 			d.NextEvents = make([]string, 0, len(ss))
 			var parts []string
 			for _, s := range ss {

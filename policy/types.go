@@ -137,6 +137,11 @@ const (
 	RuleMaxIterations Rule = "max-iterations"
 	// RuleAllow: allowed by the phase's tools and every per-tool check.
 	RuleAllow Rule = "allow"
+	// RuleImplicitTransition: allowed in the next phase, which one
+	// unguarded, approval-free event reaches; the workflow opted in
+	// (meta.implicit_transitions: auto) and the runtime takes the transition
+	// first (Effects.Transition).
+	RuleImplicitTransition Rule = "implicit-transition"
 	// RuleAllowMeta: a harness meta-tool (TodoWrite, AskUserQuestion, Task, ...); allowed in every non-final phase.
 	RuleAllowMeta Rule = "allow-meta"
 	// RuleInternal: the decision core failed (for example the shell analysis panicked); denied.
@@ -151,7 +156,7 @@ var AllRules = []Rule{
 	RuleDisallowedTool, RuleToolNotAllowed, RuleBadInput, RuleShellParseError,
 	RuleShellCapability, RuleAllowedCommands, RuleBlockedEnv, RuleMaxEditLines,
 	RuleMaxFiles, RulePathScope, RuleUnknownTarget, RuleMaxIterations,
-	RuleAllow, RuleAllowMeta, RuleInternal,
+	RuleAllow, RuleAllowMeta, RuleImplicitTransition, RuleInternal,
 }
 
 // Decision is the answer for one tool call.
@@ -193,6 +198,11 @@ type Effects struct {
 	FilesEdited []string
 	// EditedLines is the number of lines the call changes, when known.
 	EditedLines int
+	// Transition is the event the runtime must apply (through the engine)
+	// before the call runs, for an implicit transition; TransitionTarget is
+	// the phase it leads to.
+	Transition       string
+	TransitionTarget string
 	// FireInterrupt names the interrupt an edited file triggers ("" for
 	// none); InterruptTarget is its target state and InterruptFile the file.
 	FireInterrupt   string

@@ -30,6 +30,7 @@ CASES is YAML (a list of cases, or {cases: [...]}) or JSON lines. A case is
   rule: tool-not-allowed     # optional: the expected rule id
   next_events: [PLAN_READY]  # optional
   reason_contains: [PLAN_READY]  # optional
+  # also optional: files_edited, count_iteration, transition, interrupt ("-" for none)
 
 It prints one line per failing case and a summary "N passed, N failed"; it exits
 1 when any case fails, 2 when WORKFLOW or CASES cannot be read.`,
