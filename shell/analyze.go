@@ -90,6 +90,9 @@ type walker struct {
 	cwd    string // directory prefix after a literal cd ("" = unchanged)
 	cwdDyn bool   // a cd we cannot follow happened
 	cond   int    // > 0 inside a conditional or loop body
+
+	nestedCwd    string // the directory a nested script ended in
+	nestedCwdDyn bool
 }
 
 func (w *walker) finish() {
@@ -615,6 +618,7 @@ func (w *walker) cd(args []word) {
 // to a shell) and walks it as nested code. It reports false when the string
 // is not parsed (too deep or a parse error); the caller classifies exec.
 func (w *walker) nestedScript(src string) bool {
+	w.nestedCwd, w.nestedCwdDyn = w.cwd, w.cwdDyn
 	if w.level+1 > MaxNesting {
 		return false
 	}
@@ -628,6 +632,7 @@ func (w *walker) nestedScript(src string) bool {
 	n := &walker{a: w.a, src: src, nested: true, level: w.level + 1, depth: w.depth,
 		env: w.env, funcs: w.funcs, cwd: w.cwd, cwdDyn: w.cwdDyn, cond: w.cond}
 	n.stmts(f.Stmts)
+	w.nestedCwd, w.nestedCwdDyn = n.cwd, n.cwdDyn
 	return true
 }
 

@@ -14,6 +14,7 @@ type cmdCtx struct {
 	args    []word    // the remaining argv, program first
 	extra   []Command // further commands (find -exec, fd -x)
 	scripts []string  // literal scripts to parse as nested code
+	inShell bool      // the scripts run in this shell (eval): their cd leaks out
 	stdin   *stdinInfo
 	xargs   bool // the command receives unknown extra arguments (xargs)
 	hops    int
@@ -119,8 +120,12 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 	w.a.Commands = append(w.a.Commands, c)
 	w.a.Commands = append(w.a.Commands, x.extra...)
 	for _, sc := range x.scripts {
+		cwd, dyn := w.cwd, w.cwdDyn
 		if !w.nestedScript(sc) {
 			w.a.Commands[idx].Classes |= ClassExec | ClassUnknown
+		}
+		if x.inShell && (w.nestedCwd != cwd || w.nestedCwdDyn != dyn) {
+			w.cwdDyn = true // eval "cd DIR": later relative paths are unknown
 		}
 	}
 	to := len(w.a.Commands)
@@ -204,6 +209,7 @@ func (x *cmdCtx) run() {
 			x.c.Program = ""
 			x.c.Dynamic = true
 			x.c.Classes |= ClassExec
+			x.w.cwdDyn = true // it may be cd
 			return
 		}
 		name, trusted := progName(p.val)
@@ -236,7 +242,8 @@ func (x *cmdCtx) run() {
 			}
 		}
 		if x.w.funcs[name] {
-			return // a function defined in this line: its body was walked
+			x.w.cwdDyn = true // its body may cd
+			return            // a function defined in this line: its body was walked
 		}
 		x.classify(lookupName(name))
 		return

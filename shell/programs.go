@@ -127,17 +127,20 @@ func progEval(x *cmdCtx) {
 	for _, a := range args {
 		if !a.lit {
 			x.add(ClassExec)
+			x.w.cwdDyn = true // the evaluated text may cd
 			return
 		}
 		parts = append(parts, a.val)
 	}
 	if len(parts) > 0 {
+		x.inShell = true
 		x.script(word{val: strings.Join(parts, " "), lit: true})
 	}
 }
 
 func progSource(x *cmdCtx) {
 	x.add(ClassExec)
+	x.w.cwdDyn = true // the sourced file may cd
 	if len(x.rest()) > 0 {
 		x.read(x.rest()[0])
 	}
