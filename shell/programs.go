@@ -140,10 +140,10 @@ func progEval(x *cmdCtx) {
 
 func progSource(x *cmdCtx) {
 	x.add(ClassExec)
-	x.w.cwdDyn = true // the sourced file may cd
 	if len(x.rest()) > 0 {
 		x.read(x.rest()[0])
 	}
+	x.w.cwdDyn = true // the sourced file may cd
 }
 
 // progShell handles bash/sh/zsh/dash/ksh/fish: -c strings are parsed as
