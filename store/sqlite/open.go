@@ -64,6 +64,8 @@ type Store struct {
 	path   string
 	id     string
 	now    func() time.Time
+	busy   time.Duration
+	wl     *writeLock
 	mu     sync.Mutex // serialises this process's writers
 	closed atomic.Bool
 }
@@ -112,13 +114,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
-	s := &Store{db: db, path: abs, now: now}
+	s := &Store{db: db, path: abs, now: now, busy: busy}
 	if err := s.init(ctx, opts.MustExist); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if opts.ExpectID != "" && opts.ExpectID != s.id {
+	if s.wl, err = openWriteLock(abs); err != nil {
 		db.Close()
+		return nil, err
+	}
+	if opts.ExpectID != "" && opts.ExpectID != s.id {
+		s.Close()
 		return nil, fmt.Errorf("store: open %s: %w: the store's id is %s, expected %s (was the store deleted or recreated?)",
 			abs, store.ErrStoreMismatch, s.id, opts.ExpectID)
 	}
@@ -173,7 +179,20 @@ func dsn(abs string, busy time.Duration) string {
 // init reads the schema version and migrates when needed.
 func (s *Store) init(ctx context.Context, mustExist bool) error {
 	want := SchemaVersion()
-	var v int
+	// The hook path: one statement reads the version and the id of a current store.
+	var (
+		v  int
+		id sql.NullString
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT user_version FROM pragma_user_version),
+		(SELECT value FROM meta WHERE key = 'store_id')`).Scan(&v, &id)
+	if err == nil && v == want && id.Valid {
+		s.id = id.String
+		return nil
+	}
+	if code := sqliteCode(err); code == codeNotADB || code == codeCorrupt || code == codeBusy || code == codeLocked {
+		return mapErr("open "+s.path, err)
+	}
 	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return mapErr("open "+s.path, err)
 	}
@@ -292,10 +311,38 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	if err := s.db.Close(); err != nil {
+	err := s.db.Close()
+	if s.wl != nil {
+		if lerr := s.wl.close(); err == nil {
+			err = lerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	return nil
+}
+
+// beginWrite takes this process's writer mutex and the cross-process write
+// lock, then begins a BEGIN IMMEDIATE transaction. release rolls back
+// (a no-op after Commit) and drops both locks.
+func (s *Store) beginWrite(ctx context.Context, op string) (tx *sql.Tx, release func(), err error) {
+	s.mu.Lock()
+	if err := s.wl.lock(ctx, s.busy); err != nil {
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("store: %s: %w", op, err)
+	}
+	tx, err = s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		s.wl.unlock()
+		s.mu.Unlock()
+		return nil, nil, mapErr(op+": begin", err)
+	}
+	return tx, func() {
+		tx.Rollback()
+		s.wl.unlock()
+		s.mu.Unlock()
+	}, nil
 }
 
 func (s *Store) check(op string) error {

@@ -332,10 +332,16 @@ func (s *Store) SetRetention(ctx context.Context, r store.Retention) error {
 	if err != nil {
 		return fmt.Errorf("store: set retention: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.db.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('retention', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", string(b)); err != nil {
+	tx, release, err := s.beginWrite(ctx, "set retention")
+	if err != nil {
+		return err
+	}
+	defer release()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('retention', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", string(b)); err != nil {
 		return mapErr("set retention", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return mapErr("set retention: commit", err)
 	}
 	return nil
 }
@@ -355,13 +361,11 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	if r.MaxAge == 0 && r.Keep == 0 {
 		return p, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sqlTx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	sqlTx, release, err := s.beginWrite(ctx, "prune")
 	if err != nil {
-		return p, mapErr("prune: begin", err)
+		return p, err
 	}
-	defer sqlTx.Rollback()
+	defer release()
 	now := s.now().UTC()
 	anchorSeq, _, err := readAnchor(ctx, sqlTx)
 	if err != nil {

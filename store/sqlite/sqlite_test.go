@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -470,5 +471,93 @@ func TestManyProcesses(t *testing.T) {
 	st, err := s.VerifyChain(bg)
 	if err != nil || st.Events != procs*per {
 		t.Errorf("VerifyChain = %+v, %v", st, err)
+	}
+}
+
+func TestConcurrentCreate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new", "state.db")
+	const n = 6
+	ids := make(chan string, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := Open(bg, path, Options{BusyTimeout: 10 * time.Second})
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- s.StoreID()
+			s.Close()
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	first := ""
+	for id := range ids {
+		if first == "" {
+			first = id
+		}
+		if id != first {
+			t.Errorf("concurrent creators got different store ids: %s and %s", first, id)
+		}
+	}
+	db := rawDB(t, path)
+	var n1 int
+	if err := db.QueryRow("SELECT count(*) FROM meta WHERE key = 'store_id'").Scan(&n1); err != nil || n1 != 1 {
+		t.Errorf("store_id rows = %d, %v", n1, err)
+	}
+}
+
+func TestBusyBehindAnotherWriter(t *testing.T) {
+	a, path := openTemp(t, Options{})
+	storetest.Create(t, a, "cc:w")
+	b, err := Open(bg, path, Options{MustExist: true, BusyTimeout: 150 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Update(bg, "cc:w", func(tx store.Tx) error {
+			close(inside)
+			<-release
+			r := tx.Run()
+			r.Iterations = 10
+			return tx.Put(r)
+		})
+	}()
+	<-inside
+	start := time.Now()
+	_, _, err = storetest.Decide(bg, b, "cc:w", "toolu_w")
+	if !errors.Is(err, store.ErrBusy) {
+		t.Errorf("Decide behind a writer: err = %v, want ErrBusy", err)
+	}
+	if w := time.Since(start); w < 100*time.Millisecond || w > 5*time.Second {
+		t.Errorf("waited %v for a 150ms busy timeout", w)
+	}
+	// A cancelled context stops the wait early.
+	ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
+	defer cancel()
+	if _, _, err := storetest.Decide(ctx, b, "cc:w", "toolu_w"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Decide with an expiring context: err = %v, want DeadlineExceeded", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Once the writer is done the queued one goes through on top of its write.
+	if _, _, err := storetest.Decide(bg, b, "cc:w", "toolu_w"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := b.LiveRun(bg, "cc:w"); r == nil || r.Iterations != 11 || r.Revision != 3 {
+		t.Errorf("run = %+v; want 11 iterations at revision 3", r)
 	}
 }

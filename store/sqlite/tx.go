@@ -149,25 +149,18 @@ func digest(b []byte) string {
 }
 
 // Update runs fn in one BEGIN IMMEDIATE transaction on sessionKey.
-func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.Tx) error) (err error) {
+func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.Tx) error) error {
 	if err := s.check("update"); err != nil {
 		return err
 	}
 	if sessionKey == "" {
 		return fmt.Errorf("store: update: %w: empty session key", store.ErrInvalid)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sqlTx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	sqlTx, release, err := s.beginWrite(ctx, "update "+sessionKey)
 	if err != nil {
-		return mapErr("update "+sessionKey+": begin", err)
+		return err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			sqlTx.Rollback()
-		}
-	}()
+	defer release()
 	t := &tx{ctx: ctx, s: s, tx: sqlTx, key: sessionKey, now: s.now().UTC()}
 	row := sqlTx.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE session_key = ? AND status IN "+liveStatusSQL, sessionKey)
 	live, err := scanRun(row)
@@ -179,14 +172,14 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 		t.live = live
 		t.runID = live.ID
 	}
-	if err := fn(t); err != nil {
+	err = fn(t)
+	t.done = true
+	if err != nil {
 		return err
 	}
-	t.done = true
 	if err := sqlTx.Commit(); err != nil {
 		return mapErr("update "+sessionKey+": commit", err)
 	}
-	committed = true
 	return nil
 }
 
