@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -624,8 +625,13 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 	return d
 }
 
-// MarshalDecision renders d as the one-line JSON `statewright check` prints.
+// MarshalDecision renders d as the one line of JSON `statewright check`
+// prints (without the newline): decision, rule, reason, allowed_tools and
+// next_events, with no HTML escaping so commands stay readable.
 func MarshalDecision(d Decision) []byte {
-	b, _ := json.Marshal(d)
-	return b
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(d) // a Decision always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

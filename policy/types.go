@@ -199,15 +199,16 @@ type Effects struct {
 	// EditedLines is the number of lines the call changes, when known.
 	EditedLines int
 	// Transition is the event the runtime must apply (through the engine)
-	// before the call runs, for an implicit transition; TransitionTarget is
-	// the phase it leads to.
-	Transition       string
+	// before the call runs, for an implicit transition.
+	Transition string
+	// TransitionTarget is the phase Transition leads to.
 	TransitionTarget string
-	// FireInterrupt names the interrupt an edited file triggers ("" for
-	// none); InterruptTarget is its target state and InterruptFile the file.
-	FireInterrupt   string
+	// FireInterrupt names the interrupt an edited file triggers ("" for none).
+	FireInterrupt string
+	// InterruptTarget is the fired interrupt's target state.
 	InterruptTarget string
-	InterruptFile   string
+	// InterruptFile is the edited file (project-relative) that fired it.
+	InterruptFile string
 }
 
 // Approval is a pending human approval of a transition.

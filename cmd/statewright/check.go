@@ -149,9 +149,8 @@ func workDir(flag string) string {
 // writeDecision prints d as one line of JSON (no HTML escaping, so commands
 // with > and & stay readable).
 func writeDecision(w io.Writer, d policy.Decision) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(d)
+	_, err := fmt.Fprintf(w, "%s\n", policy.MarshalDecision(d))
+	return err
 }
 
 func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
