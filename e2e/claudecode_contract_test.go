@@ -407,3 +407,69 @@ func TestClaudeCodeHookEvents(t *testing.T) {
 		t.Errorf("Stop = %v; want stop_hook_active false and last_assistant_message", stop)
 	}
 }
+
+// TestClaudeCodeSubagent pins that a subagent's tool calls go through the
+// same PreToolUse hook, with the parent's session_id plus agent_id and
+// agent_type, and that the hook's deny holds there too. Claude Code runs
+// the Agent tool in the background by default, so the subagent's requests
+// interleave with the parent's: the script gives the subagent a thread of
+// its own, matched by a marker in its prompt.
+func TestClaudeCodeSubagent(t *testing.T) {
+	p := newClaudeProject(t)
+	const marker = "SUBAGENT-7f3a"
+	srv := fakemodel.NewAnthropic(fakemodel.Script{
+		Turns: []fakemodel.Turn{
+			fakemodel.Call(fakemodel.Tool("Agent", map[string]any{
+				"description": "write files", "prompt": marker + ": write the files", "subagent_type": "general-purpose"})),
+			fakemodel.Say("waiting for the agent"),
+			fakemodel.Say("done"),
+		},
+		Threads: []fakemodel.Thread{{
+			Name:  "sub",
+			Match: fakemodel.AnthropicFirstUserContains(marker),
+			Turns: []fakemodel.Turn{
+				fakemodel.Call(
+					fakemodel.Tool("Write", map[string]any{"file_path": p.path("blocked-sub.txt"), "content": "x\n"}),
+					fakemodel.Tool("Write", map[string]any{"file_path": p.path("allow-sub.txt"), "content": "x\n"}),
+				),
+				fakemodel.Say("sub done"),
+			},
+		}},
+	}, fakemodel.WithLog(t.Logf))
+	defer srv.Close()
+	r := p.run(t, srv, "Delegate the writing.", "--permission-mode", "default")
+	if r.ExitCode != 0 {
+		t.Fatalf("claude failed:\n%s", r)
+	}
+	if !p.exists("allow-sub.txt") || p.exists("blocked-sub.txt") {
+		t.Errorf("allow-sub.txt exists=%v (want true), blocked-sub.txt exists=%v (want false)", p.exists("allow-sub.txt"), p.exists("blocked-sub.txt"))
+	}
+	if srv.ServedThread("sub") != 2 {
+		t.Errorf("subagent got %d turns, want 2\n%s", srv.ServedThread("sub"), srv.Summary())
+	}
+	if res, ok := srv.ToolResult(srv.ThreadToolUseID("sub", 0, 0)); !ok || !res.IsError || !strings.Contains(res.Content, reasonExit2) {
+		t.Errorf("subagent's denied call: tool_result %+v (found %v)", res, ok)
+	}
+
+	recs := readHookLog(t, p.hookLog)
+	parent, _ := recs[0]["session_id"].(string)
+	if recs[0]["tool_name"] != "Agent" || recs[0]["agent_id"] != nil {
+		t.Errorf("first hook call = %v; want the parent's Agent call without agent_id", recs[0])
+	}
+	subCalls := 0
+	for _, rec := range recs[1:] {
+		if rec["tool_name"] != "Write" {
+			continue
+		}
+		subCalls++
+		if rec["session_id"] != parent || rec["agent_type"] != "general-purpose" {
+			t.Errorf("subagent hook input: session_id=%v agent_type=%v; want the parent's %s and general-purpose", rec["session_id"], rec["agent_type"], parent)
+		}
+		if id, _ := rec["agent_id"].(string); id == "" {
+			t.Errorf("subagent hook input has no agent_id: %v", rec)
+		}
+	}
+	if subCalls != 2 {
+		t.Errorf("hook saw %d subagent Writes, want 2", subCalls)
+	}
+}

@@ -129,6 +129,32 @@ func (a *AnthropicRequest) SystemText() string {
 	return strings.Join(parts, "\n")
 }
 
+// AnthropicFirstUserContains returns a [Thread] Match that accepts Messages
+// requests whose first user message has text containing marker. A Claude
+// Code subagent's conversation starts with the Agent tool's prompt, so a
+// marker in that prompt picks out the subagent's requests (the parent's own
+// first message is the user's prompt).
+func AnthropicFirstUserContains(marker string) func(*Request) bool {
+	return func(r *Request) bool {
+		a, err := r.Anthropic()
+		if err != nil {
+			return false
+		}
+		for _, m := range a.Messages {
+			if m.Role != "user" {
+				continue
+			}
+			for _, b := range m.Content {
+				if b.Type == "text" && strings.Contains(b.Text, marker) {
+					return true
+				}
+			}
+			return false
+		}
+		return false
+	}
+}
+
 // HasTool reports whether the request offers a tool named name.
 func (a *AnthropicRequest) HasTool(name string) bool {
 	for _, t := range a.Tools {
@@ -246,20 +272,8 @@ func anthropicMessages(s *Server, w http.ResponseWriter, req *Request) {
 	if model == "" {
 		model = fakeModelID
 	}
-	var turn Turn
-	if s.script.IsMain(req) {
-		req.Kind = KindMain
-		var ok bool
-		turn, req.Turn, ok = s.takeTurn()
-		if !ok {
-			turn = Say(s.script.ExhaustedText)
-			s.log("fakemodel: main request after the last turn (%d turns): answering %q", len(s.script.Turns), s.script.ExhaustedText)
-		}
-	} else {
-		req.Kind = KindSide
-		turn = Say(s.script.SideText)
-	}
-	msg := anthropicAnswer(turn, req.Turn, model, len(req.Body)/4)
+	r := s.respond(req)
+	msg := anthropicAnswer(r, fmt.Sprintf("msg_fake_%d", s.msgSeq.Add(1)), model, len(req.Body)/4)
 	if a.Stream {
 		req.Status = streamAnthropic(w, msg)
 		return
@@ -279,22 +293,21 @@ type anthropicMsg struct {
 	Usage        map[string]int   `json:"usage"`
 }
 
-func anthropicAnswer(turn Turn, index int, model string, inputTokens int) anthropicMsg {
+func anthropicAnswer(r reply, id, model string, inputTokens int) anthropicMsg {
 	stop := "end_turn"
 	content := []map[string]any{}
 	out := 0
-	if turn.Text != "" || len(turn.ToolUses) == 0 {
-		content = append(content, map[string]any{"type": "text", "text": turn.Text})
-		out += len(turn.Text)/4 + 1
+	if r.Text != "" || len(r.Calls) == 0 {
+		content = append(content, map[string]any{"type": "text", "text": r.Text})
+		out += len(r.Text)/4 + 1
 	}
-	for i, u := range turn.ToolUses {
-		in, _ := u.inputJSON() // validated when the server was made
-		content = append(content, map[string]any{"type": "tool_use", "id": u.toolUseID(index, i), "name": u.Name, "input": in})
-		out += len(in)/4 + 1
+	for _, c := range r.Calls {
+		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": c.Input})
+		out += len(c.Input)/4 + 1
 		stop = "tool_use"
 	}
 	return anthropicMsg{
-		ID: fmt.Sprintf("msg_fake_%d", index), Type: "message", Role: "assistant", Model: model,
+		ID: id, Type: "message", Role: "assistant", Model: model,
 		Content: content, StopReason: &stop,
 		Usage: map[string]int{"input_tokens": inputTokens, "output_tokens": out,
 			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},

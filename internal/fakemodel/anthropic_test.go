@@ -382,3 +382,59 @@ func TestChunksKeepRunesWhole(t *testing.T) {
 		t.Error("empty string gave chunks")
 	}
 }
+
+func TestThreads(t *testing.T) {
+	srv := NewAnthropic(Script{
+		Turns: []Turn{Call(Tool("Agent", map[string]any{"prompt": "SUB-1 write it"})), Say("waiting"), Say("main done")},
+		Threads: []Thread{{
+			Name:  "sub",
+			Match: AnthropicFirstUserContains("SUB-1"),
+			Turns: []Turn{Call(Tool("Write", map[string]any{"file_path": "/x"})), Say("sub done")},
+		}},
+	})
+	defer srv.Close()
+	const mainReq = `{"model":"m","tools":[{"name":"Agent"}],"messages":[{"role":"user","content":"do it"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_fake_0_0","name":"Agent","input":{"prompt":"SUB-1 write it"}}]}]}`
+	const subReq = `{"model":"m","tools":[{"name":"Write"}],"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>x</system-reminder>"},{"type":"text","text":"SUB-1 write it"}]}]}`
+	var got []string
+	for _, b := range []string{mainReq, subReq, mainReq, subReq, mainReq, subReq} {
+		var m anthropicMsg
+		json.NewDecoder(post(t, srv, "/v1/messages", b).Body).Decode(&m)
+		c := m.Content[len(m.Content)-1]
+		if c["type"] == "tool_use" {
+			got = append(got, c["id"].(string))
+		} else {
+			got = append(got, c["text"].(string))
+		}
+	}
+	want := "toolu_fake_0_0 toolu_sub_0_0 waiting sub done main done fakemodel: script exhausted"
+	if strings.Join(got, " ") != want {
+		t.Errorf("answers %q\nwant    %q", strings.Join(got, " "), want)
+	}
+	if srv.ThreadToolUseID("sub", 0, 0) != "toolu_sub_0_0" || srv.Served() != 3 || srv.ServedThread("sub") != 2 || srv.Overruns() != 1 {
+		t.Errorf("served main %d sub %d overruns %d", srv.Served(), srv.ServedThread("sub"), srv.Overruns())
+	}
+	if n := len(srv.ThreadRequests("sub")); n != 3 {
+		t.Errorf("%d sub requests, want 3", n)
+	}
+}
+
+func TestInvalidThreadsPanic(t *testing.T) {
+	match := func(*Request) bool { return false }
+	for name, th := range map[string][]Thread{
+		"empty name":   {{Name: "", Match: match}},
+		"reserved":     {{Name: "fake", Match: match}},
+		"duplicate":    {{Name: "a", Match: match}, {Name: "a", Match: match}},
+		"space":        {{Name: "a b", Match: match}},
+		"no match":     {{Name: "a"}},
+		"bad tool use": {{Name: "a", Match: match, Turns: []Turn{Call(Tool("X", "[]"))}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			NewAnthropic(Script{Threads: th}).Close()
+		})
+	}
+}

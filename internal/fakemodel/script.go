@@ -17,6 +17,7 @@ package fakemodel
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Script is what a fake model server replays.
@@ -33,11 +34,32 @@ type Script struct {
 	// SideText answers every request that is not main. Empty means "OK".
 	SideText string
 
-	// ExhaustedText answers main requests that arrive after the last turn
-	// (with stop reason end_turn, so the harness stops). Empty means
-	// "fakemodel: script exhausted". Such requests are recorded with
-	// Turn == -1 and counted by [Server.Overruns].
+	// ExhaustedText answers main and thread requests that arrive after the
+	// last turn of their conversation (with stop reason end_turn, so the
+	// harness stops). Empty means "fakemodel: script exhausted". Such
+	// requests are recorded with Turn == -1 and counted by
+	// [Server.Overruns].
 	ExhaustedText string
+
+	// Threads are other conversations the harness holds with the model at
+	// the same time, such as subagents (Claude Code runs them in the
+	// background by default, so their requests interleave with the main
+	// conversation's). A request that a thread's Match accepts is answered
+	// from that thread's turns; threads are tried in order, before IsMain.
+	Threads []Thread
+}
+
+// Thread is a conversation other than the main one, with its own turns.
+type Thread struct {
+	// Name identifies the thread: it is recorded in [Request.Thread] and
+	// makes its default tool-use ids ("toolu_<name>_T_I"). It must be a
+	// non-empty identifier other than "fake".
+	Name string
+	// Match reports whether a request belongs to this thread, e.g.
+	// [AnthropicFirstUserContains] with a marker from the subagent's prompt.
+	Match func(*Request) bool
+	// Turns are answered in order, one per request of the thread.
+	Turns []Turn
 }
 
 // Turn is one scripted model answer: optional text followed by zero or more
@@ -95,24 +117,48 @@ func (u ToolUse) inputJSON() (json.RawMessage, error) {
 	return raw, nil
 }
 
-// toolUseID returns the id the server sends for tool call i of turn t.
-func (u ToolUse) toolUseID(t, i int) string {
+// mainThread names the main conversation in default tool-use ids.
+const mainThread = "fake"
+
+// toolUseID returns the id the server sends for tool call i of turn t of
+// the named conversation.
+func (u ToolUse) toolUseID(thread string, t, i int) string {
 	if u.ID != "" {
 		return u.ID
 	}
-	return fmt.Sprintf("toolu_fake_%d_%d", t, i)
+	return fmt.Sprintf("toolu_%s_%d_%d", thread, t, i)
 }
 
 // validate checks every tool input once, when the server is made, so a bad
 // script fails the test at once instead of confusing the harness.
 func (s *Script) validate() error {
-	for t, turn := range s.Turns {
+	if err := validateTurns("main", s.Turns); err != nil {
+		return err
+	}
+	seen := map[string]bool{mainThread: true}
+	for _, th := range s.Threads {
+		if th.Name == "" || seen[th.Name] || strings.ContainsAny(th.Name, " \t\n") {
+			return fmt.Errorf("fakemodel: thread name %q is empty, reserved, repeated or has spaces", th.Name)
+		}
+		seen[th.Name] = true
+		if th.Match == nil {
+			return fmt.Errorf("fakemodel: thread %s has no Match", th.Name)
+		}
+		if err := validateTurns("thread "+th.Name, th.Turns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateTurns(what string, turns []Turn) error {
+	for t, turn := range turns {
 		for _, u := range turn.ToolUses {
 			if u.Name == "" {
-				return fmt.Errorf("fakemodel: turn %d: tool call without a name", t)
+				return fmt.Errorf("fakemodel: %s turn %d: tool call without a name", what, t)
 			}
 			if _, err := u.inputJSON(); err != nil {
-				return fmt.Errorf("fakemodel: turn %d: %w", t, err)
+				return fmt.Errorf("fakemodel: %s turn %d: %w", what, t, err)
 			}
 		}
 	}

@@ -2,12 +2,14 @@ package fakemodel
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,7 +45,11 @@ type Request struct {
 	Body []byte
 	// Kind is how the server classified the request.
 	Kind Kind
-	// Turn is the index of the scripted turn answered, or -1.
+	// Thread is the name of the [Thread] the request belonged to, "" for
+	// the main conversation and for requests that are not model turns.
+	Thread string
+	// Turn is the index of the scripted turn answered (in its thread), or
+	// -1.
 	Turn int
 	// Stream reports whether the answer was streamed (server-sent events).
 	Stream bool
@@ -71,10 +77,11 @@ type Server struct {
 	script Script
 	proto  protocol
 	logf   func(string, ...any)
+	msgSeq atomic.Int64 // numbers message ids
 
 	mu       sync.Mutex
 	requests []Request
-	next     int // next turn to serve
+	next     map[string]int // next turn to serve, by thread ("" = main)
 	overruns int
 }
 
@@ -82,7 +89,7 @@ type Server struct {
 // the script into that API's wire format.
 type protocol interface {
 	// serve answers r, whose body has been read into req.Body, and fills
-	// req.Kind, req.Stream and req.Status. It calls s.takeTurn for main
+	// req.Kind, req.Stream and req.Status. It calls s.respond for model
 	// requests.
 	serve(s *Server, w http.ResponseWriter, r *http.Request, req *Request)
 	// defaultIsMain is the main-conversation test used when Script.IsMain
@@ -105,7 +112,7 @@ func newServer(script Script, proto protocol, opts []Option) *Server {
 	if script.ExhaustedText == "" {
 		script.ExhaustedText = "fakemodel: script exhausted"
 	}
-	s := &Server{script: script, proto: proto}
+	s := &Server{script: script, proto: proto, next: map[string]int{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -137,7 +144,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if req.Kind == KindUnknown {
 		s.log("fakemodel: unknown %s %s?%s -> %d body=%.2000s", req.Method, req.Path, req.RawQuery, req.Status, body)
 	} else {
-		s.log("fakemodel: %s %s kind=%s turn=%d stream=%v -> %d", req.Method, req.Path, req.Kind, req.Turn, req.Stream, req.Status)
+		s.log("fakemodel: %s %s kind=%s thread=%q turn=%d stream=%v -> %d", req.Method, req.Path, req.Kind, req.Thread, req.Turn, req.Stream, req.Status)
 	}
 }
 
@@ -147,18 +154,65 @@ func (s *Server) log(format string, args ...any) {
 	}
 }
 
-// takeTurn returns the next scripted turn and its index, or ok == false when
-// the script is exhausted.
-func (s *Server) takeTurn() (turn Turn, index int, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.next >= len(s.script.Turns) {
-		s.overruns++
-		return Turn{}, -1, false
+// reply is a model answer, wire-neutral: text, then tool calls with their
+// ids and inputs as JSON objects.
+type reply struct {
+	Text  string
+	Calls []call
+}
+
+type call struct {
+	ID, Name string
+	Input    json.RawMessage
+}
+
+// respond classifies a model request (a thread's, the main conversation's,
+// or a side request), takes the next turn of its conversation, and fills
+// req.Kind, req.Thread and req.Turn.
+func (s *Server) respond(req *Request) reply {
+	thread, turns, kind := "", s.script.Turns, KindSide
+	for _, th := range s.script.Threads {
+		if th.Match(req) {
+			thread, turns, kind = th.Name, th.Turns, KindMain
+			break
+		}
 	}
-	index = s.next
-	s.next++
-	return s.script.Turns[index], index, true
+	if kind == KindSide && s.script.IsMain(req) {
+		kind = KindMain
+	}
+	req.Kind, req.Thread = kind, thread
+	if kind == KindSide {
+		return reply{Text: s.script.SideText}
+	}
+	s.mu.Lock()
+	index := s.next[thread]
+	if index >= len(turns) {
+		s.overruns++
+		s.mu.Unlock()
+		s.log("fakemodel: %s request after the last of %d turns: answering %q", threadName(thread), len(turns), s.script.ExhaustedText)
+		return reply{Text: s.script.ExhaustedText}
+	}
+	s.next[thread]++
+	s.mu.Unlock()
+	req.Turn = index
+	turn := turns[index]
+	r := reply{Text: turn.Text}
+	idThread := thread
+	if idThread == "" {
+		idThread = mainThread
+	}
+	for i, u := range turn.ToolUses {
+		in, _ := u.inputJSON() // validated when the server was made
+		r.Calls = append(r.Calls, call{ID: u.toolUseID(idThread, index, i), Name: u.Name, Input: in})
+	}
+	return r
+}
+
+func threadName(thread string) string {
+	if thread == "" {
+		return "main"
+	}
+	return "thread " + thread
 }
 
 // Requests returns a copy of every request received so far, in arrival
@@ -171,10 +225,14 @@ func (s *Server) Requests() []Request {
 
 // MainRequests returns the requests that carried the main conversation, in
 // arrival order (including those past the end of the script).
-func (s *Server) MainRequests() []Request {
+func (s *Server) MainRequests() []Request { return s.ThreadRequests("") }
+
+// ThreadRequests returns the requests of the named thread ("" for the main
+// conversation), in arrival order.
+func (s *Server) ThreadRequests(name string) []Request {
 	var out []Request
 	for _, r := range s.Requests() {
-		if r.Kind == KindMain {
+		if r.Kind == KindMain && r.Thread == name {
 			out = append(out, r)
 		}
 	}
@@ -192,23 +250,41 @@ func (s *Server) Unknown() []Request {
 	return out
 }
 
-// Served returns how many scripted turns have been answered.
-func (s *Server) Served() int {
+// Served returns how many turns of the main conversation have been
+// answered.
+func (s *Server) Served() int { return s.ServedThread("") }
+
+// ServedThread returns how many turns of the named thread ("" for the main
+// conversation) have been answered.
+func (s *Server) ServedThread(name string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.next
+	return s.next[name]
 }
 
-// Overruns returns how many main requests arrived after the script ran out.
+// Overruns returns how many main or thread requests arrived after their
+// conversation's turns ran out.
 func (s *Server) Overruns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.overruns
 }
 
-// ToolUseID returns the tool-use id sent for tool call i of turn t.
+// ToolUseID returns the tool-use id sent for tool call i of turn t of the
+// main conversation.
 func (s *Server) ToolUseID(t, i int) string {
-	return s.script.Turns[t].ToolUses[i].toolUseID(t, i)
+	return s.script.Turns[t].ToolUses[i].toolUseID(mainThread, t, i)
+}
+
+// ThreadToolUseID returns the tool-use id sent for tool call i of turn t of
+// the named thread. It panics if there is no such thread.
+func (s *Server) ThreadToolUseID(name string, t, i int) string {
+	for _, th := range s.script.Threads {
+		if th.Name == name {
+			return th.Turns[t].ToolUses[i].toolUseID(name, t, i)
+		}
+	}
+	panic("fakemodel: no thread " + name)
 }
 
 // ToolResult is what the harness told the model about one tool call.
@@ -225,9 +301,12 @@ type ToolResult struct {
 }
 
 // ToolResult returns the result the harness reported for the tool call id,
-// taken from the first main request that carried it.
+// taken from the first main or thread request that carried it.
 func (s *Server) ToolResult(id string) (ToolResult, bool) {
-	for _, r := range s.MainRequests() {
+	for _, r := range s.Requests() {
+		if r.Kind != KindMain {
+			continue
+		}
 		for _, tr := range s.proto.toolResults(&r) {
 			if tr.ToolUseID == id {
 				tr.Seq = r.Seq
@@ -243,8 +322,8 @@ func (s *Server) ToolResult(id string) (ToolResult, bool) {
 func (s *Server) Summary() string {
 	var b bytes.Buffer
 	for _, r := range s.Requests() {
-		fmt.Fprintf(&b, "#%d %s %s kind=%s turn=%d stream=%v status=%d len=%d\n",
-			r.Seq, r.Method, r.Path, r.Kind, r.Turn, r.Stream, r.Status, len(r.Body))
+		fmt.Fprintf(&b, "#%d %s %s kind=%s thread=%q turn=%d stream=%v status=%d len=%d\n",
+			r.Seq, r.Method, r.Path, r.Kind, r.Thread, r.Turn, r.Stream, r.Status, len(r.Body))
 	}
 	return b.String()
 }
