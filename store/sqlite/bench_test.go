@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -87,5 +89,48 @@ func BenchmarkCreate(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Close()
+	}
+}
+
+// hookWorker is one hook process of BenchmarkHookProcess: open the store
+// (MustExist, ExpectID), decide one call, and close the store or just exit.
+func hookWorker() error {
+	s, err := Open(bg, os.Getenv("SW_PATH"), Options{MustExist: true, ExpectID: os.Getenv("SW_ID")})
+	if err != nil {
+		return err
+	}
+	if _, _, err := storetest.Decide(bg, s, "cc:bench", os.Getenv("SW_TOOL_USE")); err != nil {
+		return err
+	}
+	if os.Getenv("SW_CLOSE") == "1" {
+		return s.Close()
+	}
+	return nil // exit without Close: no checkpoint, the WAL stays for the next process
+}
+
+// BenchmarkHookProcess measures whole processes (this test binary
+// re-executed): a no-op baseline, and a hook that opens the store, decides
+// one call and then closes the store (checkpointing the WAL) or exits
+// without closing. Compare each with noop for the store's share.
+func BenchmarkHookProcess(b *testing.B) {
+	s, path := openTemp(b, Options{})
+	storetest.Create(b, s, "cc:bench")
+	id := s.StoreID()
+	s.Close()
+	for _, mode := range []string{"noop", "close", "exit"} {
+		b.Run(mode, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				helper := "hook"
+				if mode == "noop" {
+					helper = "noop"
+				}
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), helperEnv+"="+helper, "SW_PATH="+path, "SW_ID="+id,
+					"SW_TOOL_USE="+fmt.Sprintf("toolu_%s_%d", mode, i), "SW_CLOSE="+map[bool]string{true: "1"}[mode == "close"])
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -108,10 +109,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	db, err := sql.Open("sqlite", dsn(abs, busy))
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
-	}
+	db := sql.OpenDB(connector{dsn: dsn(abs, busy)})
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
 	s := &Store{db: db, path: abs, now: now, busy: busy}
@@ -172,9 +170,34 @@ func dsn(abs string, busy time.Duration) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
 	q := "mode=rw&_txlock=immediate" +
 		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=journal_size_limit(0)"
 	return u.String() + "?" + q
 }
+
+// connector opens connections with a private modernc driver (no global
+// registrations) and keeps the WAL and shared-memory files when the last
+// connection closes (SQLITE_FCNTL_PERSIST_WAL; journal_size_limit truncates
+// the WAL instead): a hook process closes the store on every call, and
+// deleting and recreating those files each time costs a directory sync.
+type connector struct{ dsn string }
+
+var drv = &sqlitedrv.Driver{}
+
+func (c connector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := drv.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	if fc, ok := conn.(sqlitedrv.FileControl); ok {
+		if _, err := fc.FileControlPersistWAL("main", 1); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	return conn, nil
+}
+
+func (c connector) Driver() driver.Driver { return drv }
 
 // init reads the schema version and migrates when needed.
 func (s *Store) init(ctx context.Context, mustExist bool) error {

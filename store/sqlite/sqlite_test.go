@@ -26,11 +26,20 @@ var bg = context.Background()
 const helperEnv = "STATEWRIGHT_STORE_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "decide" {
+	switch os.Getenv(helperEnv) {
+	case "decide":
 		if err := decideWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			os.Exit(1)
 		}
+		os.Exit(0)
+	case "hook":
+		if err := hookWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, "hook:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "noop":
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
