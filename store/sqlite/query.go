@@ -70,7 +70,7 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]*store.Run, erro
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY created_at DESC, id DESC"
+	q += " ORDER BY created_at DESC, rowid DESC"
 	if f.Limit > 0 {
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
