@@ -473,3 +473,32 @@ func TestClaudeCodeSubagent(t *testing.T) {
 		t.Errorf("hook saw %d subagent Writes, want 2", subCalls)
 	}
 }
+
+// TestClaudeCodeHooksAreSnapshotted pins that hooks are read once at start:
+// an agent that overwrites .claude/settings.json mid-run (here allowed, in
+// bypassPermissions mode with a hook that does not guard it) does not switch
+// the hook off for the rest of the run. A later run would load the new file,
+// which is why statewright's self-protection denies writes to it.
+func TestClaudeCodeHooksAreSnapshotted(t *testing.T) {
+	p := newClaudeProject(t)
+	settings := p.path(".claude/settings.json")
+	srv := fakemodel.NewAnthropic(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Call(fakemodel.Tool("Write", map[string]any{"file_path": settings, "content": "{}\n"})),
+		fakemodel.Call(fakemodel.Tool("Write", map[string]any{"file_path": p.path("blocked.txt"), "content": "x\n"})),
+		fakemodel.Say("done"),
+	}})
+	defer srv.Close()
+	r := p.run(t, srv, "Rewrite the settings, then write.", "--permission-mode", "bypassPermissions")
+	if r.ExitCode != 0 {
+		t.Fatalf("claude failed:\n%s", r)
+	}
+	if b, err := os.ReadFile(settings); err != nil || string(b) != "{}\n" {
+		t.Fatalf("settings.json = %q, %v: the agent's overwrite did not happen", b, err)
+	}
+	if p.exists("blocked.txt") {
+		t.Error("blocked.txt written: the hook was dropped when settings.json changed mid-run")
+	}
+	if res, ok := srv.ToolResult(srv.ToolUseID(1, 0)); !ok || !strings.Contains(res.Content, reasonExit2) {
+		t.Errorf("tool_result after the overwrite = %+v (found %v); want the hook's deny", res, ok)
+	}
+}
