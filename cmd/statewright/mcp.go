@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/statewright-go/statewright/mcpserver"
+	"github.com/statewright-go/statewright/runtime"
+)
+
+func init() { register(newMCPCmd) }
+
+func newMCPCmd() *cobra.Command {
+	var (
+		harness    string
+		trustEnv   bool
+		projectDir string
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the statewright control tools over MCP (stdio)",
+		Long: `mcp serves statewright's control tools to an agent over the Model Context
+Protocol on stdin/stdout: statewright_list_workflows, statewright_start (alias
+statewright_load_workflow), statewright_get_state, statewright_transition,
+statewright_get_status, and statewright_pause, statewright_deactivate and
+statewright_force_state, which only record a request that a human grants.
+
+Every call must be tied to a session: the harness's PreToolUse hook adds the
+session id to each mcp__statewright__* call as "statewright_session", and the
+run is the store's run of "<harness>:<id>". A call without that stamp is
+denied. --trust-env-session lets unstamped calls use $CLAUDE_CODE_SESSION_ID
+instead; it is off by default because that variable is fixed when the server
+starts and names the wrong session after /clear.
+
+Configure it in .mcp.json:
+
+  {"mcpServers": {"statewright": {"command": "/abs/path/statewright",
+    "args": ["mcp", "--store", "/abs/path/state.db"]}}}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !mcpserver.ValidHarness(harness) {
+				return usagef("--harness %q: want a harness name such as %s", harness, mcpserver.DefaultHarness)
+			}
+			if projectDir == "" {
+				projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
+			}
+			if projectDir == "" {
+				wd, err := os.Getwd()
+				if err != nil {
+					return failure{"mcp: no project directory: " + err.Error()}
+				}
+				projectDir = wd
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			st, err := openStore(ctx, cmd, false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			workflows := runtime.DefaultWorkflows(projectDir)
+			rt := runtime.New(st, runtime.Options{ProjectDir: projectDir, Workflows: workflows})
+			srv, err := mcpserver.New(rt, st, mcpserver.Options{
+				Harness:         harness,
+				TrustEnvSession: trustEnv,
+				EnvSession:      os.Getenv(mcpserver.EnvSessionVar),
+				ProjectDir:      projectDir,
+				Workflows:       workflows,
+				Version:         buildVersion(),
+			})
+			if err != nil {
+				return usagef("mcp: %v", err)
+			}
+			t := &mcp.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}}
+			if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) &&
+				!errors.Is(err, mcp.ErrConnectionClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	addStoreFlag(cmd)
+	cmd.Flags().StringVar(&harness, "harness", mcpserver.DefaultHarness, "the harness whose sessions the server serves; session keys are HARNESS:ID")
+	cmd.Flags().BoolVar(&trustEnv, "trust-env-session", false,
+		"let a call without the hook's session stamp use $"+mcpserver.EnvSessionVar+" (stale after /clear; off by default)")
+	cmd.Flags().StringVar(&projectDir, "project-dir", "", "the project root, whose .statewright/workflows/ agents may start (default $CLAUDE_PROJECT_DIR, else the working directory)")
+	return cmd
+}
+
+// nopWriteCloser keeps the transport from closing the command's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+// Close does nothing.
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,221 @@
+// Package mcpserver is statewright's MCP control server: the tools an agent
+// uses to see and move its own workflow run (list workflows, start a run,
+// read its state, request a transition) over the Model Context Protocol, on
+// the official Go SDK.
+//
+// The server holds no run state. Every call resolves the session it belongs
+// to (see "Identity" in DESIGN.md: the harness's PreToolUse hook stamps the
+// session into the call's input under StampKey) and goes to the runtime,
+// which re-reads the run from the store. Tools that would weaken enforcement
+// (pause, deactivate, force a state) never act: they record a request in the
+// session's event log and tell the agent which command a human must run.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/workflow"
+)
+
+// Runtime is the part of *runtime.Service the server uses.
+type Runtime interface {
+	Start(ctx context.Context, session, workflow string, by runtime.Actor) (*runtime.RunView, error)
+	Transition(ctx context.Context, session, event string, data map[string]any, by runtime.Actor) (runtime.TransitionResult, error)
+	Status(ctx context.Context, session string) (*runtime.RunView, error)
+}
+
+var _ Runtime = (*runtime.Service)(nil)
+
+// Options configure a Server.
+type Options struct {
+	// Harness prefixes session keys ("claude-code" when empty): a stamp
+	// "abc" becomes the store session "claude-code:abc".
+	Harness string
+	// TrustEnvSession lets a call without a stamp use EnvSession. Off by
+	// default: Claude Code's CLAUDE_CODE_SESSION_ID is fixed when the server
+	// is spawned and names the wrong session after /clear (and plugin
+	// servers get a different one), so an unstamped call is denied unless
+	// the operator knows the hook cannot stamp.
+	TrustEnvSession bool
+	// EnvSession is the session id from the server's environment
+	// (CLAUDE_CODE_SESSION_ID), read once at start.
+	EnvSession string
+	// ProjectDir is the project root; workflows under
+	// ProjectDir/.statewright/workflows/ are listed and may be started by a
+	// bare name. Empty: only bundled templates are listed.
+	ProjectDir string
+	// Workflows is the runtime's workflow source, consulted for which
+	// workflows an agent may start (nil: bundled templates and project
+	// workflows are reported as startable; the runtime still decides).
+	Workflows runtime.WorkflowSource
+	// Version is reported in the MCP initialize response.
+	Version string
+}
+
+// Server is the MCP control server. Build one with New and serve it with
+// Run (or connect MCP() to any SDK transport).
+type Server struct {
+	rt   Runtime
+	st   store.Store
+	opts Options
+	srv  *mcp.Server
+}
+
+// New returns a Server whose tools call rt and record admin requests in st.
+// rt and st must share the same store.
+func New(rt Runtime, st store.Store, opts Options) (*Server, error) {
+	if rt == nil || st == nil {
+		return nil, errors.New("mcpserver: a runtime and a store are required")
+	}
+	if opts.Harness == "" {
+		opts.Harness = DefaultHarness
+	}
+	if !ValidHarness(opts.Harness) {
+		return nil, fmt.Errorf("mcpserver: invalid harness name %q (lowercase letters, digits and '-')", opts.Harness)
+	}
+	if opts.Version == "" {
+		opts.Version = "devel"
+	}
+	s := &Server{rt: rt, st: st, opts: opts}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "statewright", Title: "statewright control", Version: opts.Version},
+		&mcp.ServerOptions{
+			Instructions: "statewright runs this session under a workflow: a state machine of phases, each allowing " +
+				"certain tools. Call statewright_get_state to see the current phase, its allowed tools and the " +
+				"events that lead on; call statewright_transition with one of those events when the phase's work is done.",
+			// No logging capability; tool list changes are not announced
+			// (the tool set is fixed).
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		})
+	s.addTools()
+	return s, nil
+}
+
+// MCP returns the underlying SDK server, to connect to a transport.
+func (s *Server) MCP() *mcp.Server { return s.srv }
+
+// Run serves one client over t until it disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	if err := s.srv.Run(ctx, t); err != nil {
+		return fmt.Errorf("mcpserver: %w", err)
+	}
+	return nil
+}
+
+// actor is who every call of this server acts as: the governed agent,
+// through the MCP channel. The server never claims a human.
+func (s *Server) actor() runtime.Actor {
+	return runtime.Actor{Kind: runtime.ActorAgent, Channel: "mcp", Name: s.opts.Harness}
+}
+
+// session resolves the store session key of a call from its stamp.
+func (s *Server) session(stamp string) (string, error) {
+	key, _, err := resolveSession(s.opts.Harness, stamp, s.opts.TrustEnvSession, s.opts.EnvSession)
+	switch {
+	case errors.Is(err, ErrNoSession):
+		return "", fmt.Errorf("denied: this call is not tied to a session. statewright needs the session of the "+
+			"calling agent, which its %s PreToolUse hook adds to every mcp__statewright__* call as %q; "+
+			"no stamp arrived, so the hook is not installed or did not run. Ask a human to install it "+
+			"(`statewright init`); nothing was changed: %w", s.opts.Harness, StampKey, err)
+	case err != nil:
+		return "", fmt.Errorf("denied: %w; nothing was changed", err)
+	}
+	return key, nil
+}
+
+// workflowEntry is one workflow list_workflows reports.
+type workflowEntry struct {
+	// Name is what statewright_start takes.
+	Name string `json:"name"`
+	// Source is "template" or "project".
+	Source string `json:"source"`
+	// Path is the project file (project workflows only).
+	Path string `json:"path,omitempty"`
+	// AgentMayStart reports whether the agent may start it.
+	AgentMayStart bool `json:"agent_may_start"`
+}
+
+// projectWorkflowDir is where project workflows live, below ProjectDir.
+var projectWorkflowDir = filepath.Join(".statewright", "workflows")
+
+// workflowExts are the extensions of project workflow files, in lookup order.
+var workflowExts = []string{".json", ".yaml", ".yml"}
+
+// workflows lists bundled templates, then the project's workflows (bare
+// names, sorted; a project file named like a template is shadowed by it).
+func (s *Server) workflows() ([]workflowEntry, error) {
+	var out []workflowEntry
+	for _, name := range workflow.TemplateNames() {
+		out = append(out, workflowEntry{Name: name, Source: "template", AgentMayStart: s.mayStart(name)})
+	}
+	if s.opts.ProjectDir == "" {
+		return out, nil
+	}
+	dir := filepath.Join(s.opts.ProjectDir, projectWorkflowDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return out, nil
+		}
+		return out, fmt.Errorf("list project workflows in %s: %w", dir, err)
+	}
+	seen := map[string]bool{}
+	for _, e := range ents {
+		ext := filepath.Ext(e.Name())
+		name := strings.TrimSuffix(e.Name(), ext)
+		if e.IsDir() || !slices.Contains(workflowExts, ext) || name == "" || seen[name] || workflow.IsTemplate(name) {
+			continue
+		}
+		seen[name] = true
+		path := filepath.Join(dir, e.Name())
+		out = append(out, workflowEntry{Name: name, Source: "project", Path: path, AgentMayStart: s.mayStart(path)})
+	}
+	return out, nil
+}
+
+// mayStart asks the workflow source whether an agent may start name.
+func (s *Server) mayStart(name string) bool {
+	if s.opts.Workflows == nil {
+		return true // the runtime decides at start
+	}
+	return s.opts.Workflows.AgentMayStart(name)
+}
+
+// resolveWorkflow maps what the agent passed to statewright_start to what
+// the runtime loads: a template name stays; a bare name of a project
+// workflow becomes its absolute path; anything else is passed through (the
+// runtime decides whether the agent may start it).
+func (s *Server) resolveWorkflow(name string) string {
+	if name == "" || workflow.IsTemplate(name) || s.opts.ProjectDir == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return name
+	}
+	dir := filepath.Join(s.opts.ProjectDir, projectWorkflowDir)
+	for _, ext := range workflowExts {
+		p := filepath.Join(dir, name+ext)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return name
+}
+
+// workflowNames renders the list for messages.
+func workflowNames(ws []workflowEntry) string {
+	names := make([]string, 0, len(ws))
+	for _, w := range ws {
+		if w.AgentMayStart {
+			names = append(names, w.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}

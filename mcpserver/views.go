@@ -1,0 +1,204 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store"
+)
+
+// StateView is what statewright_get_state returns (and what start and
+// transition embed as state_snapshot). Field names follow statewright's
+// get_state where they exist.
+type StateView struct {
+	// Session is the store session key the call resolved to.
+	Session string `json:"session"`
+	// Workflow and RunID name the run.
+	Workflow string `json:"workflow"`
+	RunID    string `json:"run_id"`
+	// Status is the run's lifecycle status (active, awaiting_approval, paused, ...).
+	Status store.Status `json:"status"`
+	// State is the current state; IsFinal reports whether it is final.
+	State   string `json:"state"`
+	IsFinal bool   `json:"is_final"`
+	// AllowedTools is the state's allowed_tools: null when any tool is
+	// allowed, [] when none is (statewright showed [] for both).
+	AllowedTools []string `json:"allowed_tools"`
+	// Transitions are the events that leave the state.
+	Transitions []TransitionInfo `json:"transitions"`
+	// Iteration counts the tool calls made in this state; MaxIterations is
+	// the state's limit (null: none).
+	Iteration     int64   `json:"iteration"`
+	MaxIterations *uint32 `json:"max_iterations"`
+	// Instructions is the state's guidance.
+	Instructions string `json:"instructions,omitempty"`
+	// PendingApproval is set while a transition awaits a human.
+	PendingApproval *ApprovalView `json:"pending_approval,omitempty"`
+	// InterruptHandler is set while the run is inside an interrupt handler.
+	InterruptHandler *InterruptView `json:"interrupt_handler,omitempty"`
+	// Revision is the run's revision (it changes on every write).
+	Revision int64 `json:"revision"`
+}
+
+// TransitionInfo describes one event of the current state.
+type TransitionInfo struct {
+	Event            string   `json:"event"`
+	Target           string   `json:"target"`
+	Targets          []string `json:"targets,omitempty"`
+	RequiresApproval bool     `json:"requires_approval"`
+	Guarded          bool     `json:"guarded"`
+	Guards           []string `json:"guards,omitempty"`
+}
+
+// ApprovalView is a pending approval as the agent sees it.
+type ApprovalView struct {
+	ApprovalID string    `json:"approval_id"`
+	Event      string    `json:"event,omitempty"`
+	FromState  string    `json:"from_state,omitempty"`
+	ToState    string    `json:"to_state,omitempty"`
+	Message    string    `json:"message,omitempty"`
+	ExpiresAt  time.Time `json:"expires_at,omitzero"`
+	// Command is what a human runs to grant it.
+	Command string `json:"command"`
+}
+
+// InterruptView describes the interrupt handler the run is in.
+type InterruptView struct {
+	Interrupt   string `json:"interrupt"`
+	ReturnState string `json:"return_state"`
+	Message     string `json:"message"`
+}
+
+// approveCommand is the command a human runs to grant an approval.
+func approveCommand(session, id string) string {
+	return "statewright approve " + session + " " + id
+}
+
+// stateView renders a run view.
+func stateView(session string, v *runtime.RunView) *StateView {
+	out := &StateView{Session: session, Transitions: []TransitionInfo{}}
+	if v == nil {
+		return out
+	}
+	out.IsFinal = v.IsFinal
+	out.AllowedTools = v.AllowedTools
+	out.Instructions = v.Instructions
+	out.MaxIterations = v.MaxIterations
+	for _, e := range v.NextEvents {
+		out.Transitions = append(out.Transitions, transitionInfo(e))
+	}
+	r := v.Run
+	if r == nil {
+		return out
+	}
+	out.Workflow, out.RunID, out.Status, out.State = r.WorkflowID, r.ID, r.Status, r.State
+	out.Iteration, out.Revision = r.Iterations, r.Revision
+	if a := r.PendingApproval; a != nil {
+		out.PendingApproval = &ApprovalView{ApprovalID: a.ID, Event: a.Event, FromState: a.From, ToState: a.To,
+			Message: a.Message, ExpiresAt: a.ExpiresAt, Command: approveCommand(session, a.ID)}
+	}
+	if frames := historyFrames(r.History); len(frames) > 0 {
+		f := frames[len(frames)-1]
+		out.InterruptHandler = &InterruptView{Interrupt: f.Interrupt, ReturnState: f.Return,
+			Message: "You are in an interrupt handler. Complete its work and transition back to '" + f.Return + "'."}
+	}
+	return out
+}
+
+func transitionInfo(e engine.EventInfo) TransitionInfo {
+	return TransitionInfo{Event: e.Event, Target: e.Target, Targets: e.Targets,
+		RequiresApproval: e.RequiresApproval, Guarded: e.Guarded, Guards: e.Guards}
+}
+
+// historyFrames decodes a run's interrupt stack; an undecodable stack is
+// reported as none (the view is informational; the runtime decides).
+func historyFrames(h json.RawMessage) []engine.Frame {
+	if len(h) == 0 {
+		return nil
+	}
+	var frames []engine.Frame
+	if json.Unmarshal(h, &frames) != nil {
+		return nil
+	}
+	return frames
+}
+
+// StatusView is what statewright_get_status returns. With no live run the
+// run fields are null.
+type StatusView struct {
+	Session            string        `json:"session"`
+	ActiveWorkflow     *string       `json:"active_workflow"`
+	RunID              *string       `json:"run_id"`
+	Status             *store.Status `json:"status"`
+	CurrentState       *string       `json:"current_state"`
+	Iteration          *int64        `json:"iteration"`
+	IsFinal            *bool         `json:"is_final"`
+	PendingApproval    *ApprovalView `json:"pending_approval,omitempty"`
+	AvailableWorkflows []string      `json:"available_workflows"`
+	// LastRun is the session's newest ended run, when it has no live one.
+	LastRun *EndedRun `json:"last_run,omitempty"`
+}
+
+// EndedRun summarises a run that is no longer live.
+type EndedRun struct {
+	RunID    string       `json:"run_id"`
+	Workflow string       `json:"workflow"`
+	State    string       `json:"state"`
+	Status   store.Status `json:"status"`
+}
+
+// TransitionView is what statewright_transition returns.
+type TransitionView struct {
+	// Transitioned is true when the run moved; false when it parked.
+	Transitioned bool   `json:"transitioned"`
+	From         string `json:"from"`
+	To           string `json:"to"`
+	// RequiresApproval is true when the transition waits for a human;
+	// ApprovalID names the request.
+	RequiresApproval bool   `json:"requires_approval"`
+	ApprovalID       string `json:"approval_id,omitempty"`
+	// IsFinal reports whether the run reached a final state.
+	IsFinal bool `json:"is_final"`
+	// Message says what happened and what to do next.
+	Message string `json:"message"`
+	// StateSnapshot is the run after the call (null if it could not be read).
+	StateSnapshot *StateView `json:"state_snapshot"`
+}
+
+// StartView is what statewright_start returns.
+type StartView struct {
+	Loaded        bool       `json:"loaded"`
+	Workflow      string     `json:"workflow"`
+	RunID         string     `json:"run_id"`
+	InitialState  string     `json:"initial_state"`
+	Message       string     `json:"message"`
+	StateSnapshot *StateView `json:"state_snapshot"`
+}
+
+// RequestView is what pause, deactivate and force_state return: the
+// request is recorded, nothing else happened.
+type RequestView struct {
+	Requested bool   `json:"requested"`
+	Performed bool   `json:"performed"`
+	Action    string `json:"action"`
+	Session   string `json:"session"`
+	// State is the run's state when the request was filed ("" without a run).
+	State string `json:"state,omitempty"`
+	// EventSeq is the request's position in the event log.
+	EventSeq int64 `json:"event_seq"`
+	// Command is what a human runs to grant the request.
+	Command string `json:"command"`
+	Message string `json:"message"`
+}
+
+// ListView is what statewright_list_workflows returns.
+type ListView struct {
+	// Workflows lists the names statewright_start accepts.
+	Workflows []string `json:"workflows"`
+	// Details describes each workflow.
+	Details []workflowEntry `json:"details"`
+	// Active is the workflow of the session's live run (null: none).
+	Active *string `json:"active"`
+}
