@@ -18,9 +18,10 @@ const (
 	// Deeper strings are not parsed; their command is classified exec and
 	// unknown.
 	MaxNesting = 8
-	// maxParenDepth bounds how deeply parentheses may nest in the source
-	// (counted without regard to quoting); the parser's time grows quickly
-	// with nesting, so deeper input is refused before parsing.
+	// maxParenDepth bounds how deeply brackets, and separately compound
+	// keywords, may nest in the source (counted without regard to quoting);
+	// the parser's time grows quickly with nesting, so deeper input is
+	// refused before parsing.
 	maxParenDepth = 128
 	// maxStructDepth bounds the walk of nested compound commands and
 	// substitutions; deeper code is classified exec and unknown.
@@ -63,7 +64,7 @@ func Analyze(src string) (*Analysis, error) {
 		return nil, &ParseError{Line: 1, Col: 1, Msg: "command is larger than 1 MiB"}
 	}
 	if line, col, deep := tooNested(src); deep {
-		return nil, &ParseError{Line: line, Col: col, Msg: "parentheses nested too deeply"}
+		return nil, &ParseError{Line: line, Col: col, Msg: "brackets or compound commands nested too deeply"}
 	}
 	f, err := parse(src)
 	if err != nil {
@@ -636,27 +637,55 @@ func (w *walker) nestedScript(src string) bool {
 	return true
 }
 
-// tooNested reports whether parentheses in src nest deeper than
-// maxParenDepth, and where. Quotes are not considered, so the count can only
-// be too high: a refusal, never a miss.
+// tooNested reports whether brackets ((, [, {) or compound keywords (if,
+// while, until, for, select, case) in src nest deeper than maxParenDepth,
+// and where. Arithmetic, array indexes, parameter expansions and
+// substitutions nest through brackets. Quotes are not considered, so the
+// count can only be too high: a refusal, never a miss.
 func tooNested(src string) (line, col int, deep bool) {
-	depth := 0
+	brackets, keywords := 0, 0
 	line, col = 1, 0
 	for i := 0; i < len(src); i++ {
 		col++
-		switch src[i] {
+		c := src[i]
+		switch c {
 		case '\n':
 			line, col = line+1, 0
-		case '(':
-			depth++
-			if depth > maxParenDepth {
+		case '(', '[', '{':
+			brackets++
+			if brackets > maxParenDepth {
 				return line, col, true
 			}
-		case ')':
-			if depth > 0 {
-				depth--
+		case ')', ']', '}':
+			if brackets > 0 {
+				brackets--
 			}
+		default:
+			if c < 'a' || c > 'w' || i > 0 && isWordByte(src[i-1]) {
+				continue
+			}
+			j := i
+			for j < len(src) && isWordByte(src[j]) {
+				j++
+			}
+			switch src[i:j] {
+			case "if", "while", "until", "for", "select", "case":
+				keywords++
+				if keywords > maxParenDepth {
+					return line, col, true
+				}
+			case "fi", "done", "esac":
+				if keywords > 0 {
+					keywords--
+				}
+			}
+			col += j - i - 1
+			i = j - 1
 		}
 	}
 	return 0, 0, false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

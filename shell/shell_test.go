@@ -85,17 +85,20 @@ func TestBounds(t *testing.T) {
 			t.Errorf("classes %s, want delete found through %d levels", a.Classes, MaxNesting)
 		}
 	})
-	t.Run("deep groups", func(t *testing.T) {
-		n := maxStructDepth * 3
-		a := mustAnalyze(t, strings.Repeat("{ ", n)+"rm x;"+strings.Repeat(" }", n))
+	t.Run("deep mixed nesting", func(t *testing.T) {
+		// brackets and keywords are bounded separately in the source; the
+		// walk's own depth bound catches their combination
+		n := maxParenDepth - 1
+		src := strings.Repeat("{ ", n) + strings.Repeat("if true; then ", n) + "rm x" + strings.Repeat("; fi", n) + strings.Repeat("; }", n)
+		a := mustAnalyze(t, src)
 		if !a.Has(ClassExec | ClassUnknown) {
-			t.Errorf("classes %s, want exec|unknown past the depth bound", a.Classes)
+			t.Errorf("classes %s, want exec|unknown past the walk depth bound", a.Classes)
 		}
 	})
-	t.Run("deep ifs", func(t *testing.T) {
-		n := maxStructDepth * 2
-		a := mustAnalyze(t, strings.Repeat("if true; then ", n)+"rm x"+strings.Repeat("; fi", n))
-		if !a.Has(ClassExec | ClassUnknown) {
+	t.Run("within the bounds", func(t *testing.T) {
+		n := maxParenDepth / 2
+		a := mustAnalyze(t, strings.Repeat("{ ", n)+"rm x;"+strings.Repeat(" }", n))
+		if !a.Has(ClassDelete) || a.Any(ClassUnknown) {
 			t.Errorf("classes %s", a.Classes)
 		}
 	})
@@ -111,6 +114,11 @@ func TestBounds(t *testing.T) {
 		"echo " + strings.Repeat("$(echo ", maxParenDepth+1) + "x" + strings.Repeat(")", maxParenDepth+1),
 		"echo " + strings.Repeat("$((", maxParenDepth) + "1" + strings.Repeat("))", maxParenDepth),
 		"ls\n" + strings.Repeat("(", 100000),
+		"A[" + strings.Repeat("a[", 1000),
+		"echo " + strings.Repeat("${a:-", 1000) + "x" + strings.Repeat("}", 1000),
+		strings.Repeat("{ ", 1000) + "x;" + strings.Repeat(" }", 1000),
+		strings.Repeat("if true; then ", maxParenDepth+1) + "x" + strings.Repeat("; fi", maxParenDepth+1),
+		strings.Repeat("while ", 1000),
 	} {
 		_, err := Analyze(src)
 		var pe *ParseError

@@ -77,6 +77,7 @@ func unquotedLit(s string) (string, bool) {
 	var sb strings.Builder
 	ok := true
 	brace := -1
+	lastClose := strings.LastIndexByte(s, ']')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
@@ -91,7 +92,7 @@ func unquotedLit(s string) (string, bool) {
 		case '*', '?':
 			ok = false
 		case '[':
-			if strings.IndexByte(s[i+1:], ']') >= 0 {
+			if lastClose > i {
 				ok = false
 			}
 		case '{':
