@@ -46,7 +46,13 @@ func newClaudeProjectWith(t *testing.T, opts hookOpts) *claudeProject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &claudeProject{bin: bin, dir: t.TempDir(), home: t.TempDir()}
+	// A short HOME: Claude Code's sockets live under it (see ClaudeHome).
+	home, err := os.MkdirTemp("", "cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	p := &claudeProject{bin: bin, dir: t.TempDir(), home: home}
 	// Resolve symlinks so paths compare equal to what the harness reports.
 	if p.dir, err = filepath.EvalSymlinks(p.dir); err != nil {
 		t.Fatal(err)

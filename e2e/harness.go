@@ -86,8 +86,13 @@ func ClaudeBinary() (string, error) {
 
 // ClaudeHome makes dir a HOME in which Claude Code starts without
 // onboarding: it writes ~/.claude.json with onboarding done and, for each
-// project directory, the trust dialog accepted.
+// project directory, the trust dialog accepted, and makes ~/tmp, which
+// ClaudeEnv uses as TMPDIR. Keep dir short: Claude Code puts Unix sockets
+// under $TMPDIR/cc-socks, and socket paths are limited to 107 bytes.
 func ClaudeHome(dir string, projects ...string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
+		return err
+	}
 	proj := map[string]any{}
 	for _, p := range projects {
 		proj[p] = map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}
@@ -106,16 +111,17 @@ func ClaudeHome(dir string, projects ...string) error {
 }
 
 // ClaudeEnv returns a complete environment for running Claude Code offline
-// against a fake Anthropic server at baseURL, with home as HOME. It does not
-// inherit the caller's environment (which may hold a real API key or the
-// variables of a Claude Code session the tests run inside) beyond PATH,
-// LANG and TMPDIR. extra entries ("K=V") are appended and win.
+// against a fake Anthropic server at baseURL, with home (prepared by
+// ClaudeHome) as HOME and home/tmp as TMPDIR, so the run leaves nothing in
+// /tmp. It does not inherit the caller's environment (which may hold a real
+// API key or the variables of a Claude Code session the tests run inside)
+// beyond PATH and LANG. extra entries ("K=V") are appended and win.
 func ClaudeEnv(home, baseURL string, extra ...string) []string {
 	env := []string{
 		"HOME=" + home,
 		"PATH=" + envOr("PATH", "/usr/local/bin:/usr/bin:/bin"),
 		"LANG=" + envOr("LANG", "C.UTF-8"),
-		"TMPDIR=" + envOr("TMPDIR", os.TempDir()),
+		"TMPDIR=" + filepath.Join(home, "tmp"),
 		"ANTHROPIC_BASE_URL=" + baseURL,
 		"ANTHROPIC_API_KEY=fakemodel",
 		// No update checks, telemetry, error reports, feature-flag fetches
