@@ -18,11 +18,14 @@ const (
 	// Deeper strings are not parsed; their command is classified exec and
 	// unknown.
 	MaxNesting = 8
-	// maxParenDepth bounds how deeply brackets, and separately compound
-	// keywords, may nest in the source (counted without regard to quoting);
-	// the parser's time grows quickly with nesting, so deeper input is
-	// refused before parsing.
+	// maxParenDepth bounds how deeply brackets may nest in the source
+	// (counted without regard to quoting); the parser's time grows quickly
+	// with nesting, so deeper input is refused before parsing.
 	maxParenDepth = 128
+	// maxKeywordDepth bounds compound keywords (if, while, for, ...) left
+	// open in the source. It is generous because here-document bodies (a
+	// Python file written with cat <<EOF) hold such words without fi/done.
+	maxKeywordDepth = 1000
 	// maxStructDepth bounds the walk of nested compound commands and
 	// substitutions; deeper code is classified exec and unknown.
 	maxStructDepth = 200
@@ -637,9 +640,9 @@ func (w *walker) nestedScript(src string) bool {
 	return true
 }
 
-// tooNested reports whether brackets ((, [, {) or compound keywords (if,
-// while, until, for, select, case) in src nest deeper than maxParenDepth,
-// and where. Arithmetic, array indexes, parameter expansions and
+// tooNested reports whether brackets ((, [, {) in src nest deeper than
+// maxParenDepth, or compound keywords (if, while, until, for, select, case)
+// deeper than maxKeywordDepth, and where. Arithmetic, array indexes, parameter expansions and
 // substitutions nest through brackets. Quotes are not considered, so the
 // count can only be too high: a refusal, never a miss.
 func tooNested(src string) (line, col int, deep bool) {
@@ -671,7 +674,7 @@ func tooNested(src string) (line, col int, deep bool) {
 			switch src[i:j] {
 			case "if", "while", "until", "for", "select", "case":
 				keywords++
-				if keywords > maxParenDepth {
+				if keywords > maxKeywordDepth {
 					return line, col, true
 				}
 			case "fi", "done", "esac":

@@ -12,7 +12,7 @@ func mustAnalyze(t *testing.T, src string) *Analysis {
 	t.Helper()
 	a, err := Analyze(src)
 	if err != nil {
-		t.Fatalf("Analyze(%q): %v", src, err)
+		t.Fatalf("Analyze(%.200q): %v", src, err)
 	}
 	return a
 }
@@ -117,8 +117,8 @@ func TestBounds(t *testing.T) {
 		"A[" + strings.Repeat("a[", 1000),
 		"echo " + strings.Repeat("${a:-", 1000) + "x" + strings.Repeat("}", 1000),
 		strings.Repeat("{ ", 1000) + "x;" + strings.Repeat(" }", 1000),
-		strings.Repeat("if true; then ", maxParenDepth+1) + "x" + strings.Repeat("; fi", maxParenDepth+1),
-		strings.Repeat("while ", 1000),
+		strings.Repeat("if true; then ", maxKeywordDepth+1) + "x" + strings.Repeat("; fi", maxKeywordDepth+1),
+		strings.Repeat("while ", maxKeywordDepth+1),
 	} {
 		_, err := Analyze(src)
 		var pe *ParseError
@@ -420,5 +420,16 @@ func TestWrappers(t *testing.T) {
 		if c.Program != tt.program || !reflect.DeepEqual(c.Wrappers, tt.wrappers) || strings.Join(c.Argv, " ") != tt.argv {
 			t.Errorf("%q: program %q wrappers %v argv %q; want %q %v %q", tt.cmd, c.Program, c.Wrappers, c.Argv, tt.program, tt.wrappers, tt.argv)
 		}
+	}
+}
+
+func TestHeredocOfCodeIsNotRefused(t *testing.T) {
+	var body strings.Builder
+	for i := 0; i < 300; i++ {
+		body.WriteString("    if f(x[0]):\n        for y in {z}:\n            while q: pass  # no fi here\n")
+	}
+	a := mustAnalyze(t, "cat > gen.py <<'EOF'\n"+body.String()+"EOF")
+	if !a.Has(ClassWrite) || len(a.Writes) != 1 || a.Writes[0].Path != "gen.py" {
+		t.Errorf("classes %s writes %v", a.Classes, a.Writes)
 	}
 }
