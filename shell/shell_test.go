@@ -426,7 +426,7 @@ func TestWrappers(t *testing.T) {
 func TestHeredocOfCodeIsNotRefused(t *testing.T) {
 	var body strings.Builder
 	for i := 0; i < 300; i++ {
-		body.WriteString("    if f(x[0]):\n        for y in {z}:\n            while q: pass  # no fi here\n")
+		body.WriteString("    if f(x[0]):\n        for y in {z}:\n            while q: pass  # a comment\n")
 	}
 	a := mustAnalyze(t, "cat > gen.py <<'EOF'\n"+body.String()+"EOF")
 	if !a.Has(ClassWrite) || len(a.Writes) != 1 || a.Writes[0].Path != "gen.py" {
