@@ -404,7 +404,7 @@ func TestApprovalGateParks(t *testing.T) {
 	if tr.Transitioned || !tr.RequiresApproval || tr.ApprovalID == "" || tr.From != "open" || tr.To != "done" {
 		t.Fatalf("SHIP = %+v", tr)
 	}
-	if !strings.Contains(tr.Message, "statewright approve "+key+" "+tr.ApprovalID) {
+	if !strings.Contains(tr.Message, "statewright approve "+key+" --id "+tr.ApprovalID) {
 		t.Errorf("message does not say how to approve: %q", tr.Message)
 	}
 	run := f.live(key)
@@ -453,7 +453,7 @@ func TestRequestsAreRecordedNotPerformed(t *testing.T) {
 	}{
 		{ToolPause, "pause", stamp("s1", "reason", "lunch"), "statewright pause " + key},
 		{ToolDeactivate, "deactivate", stamp("s1"), "statewright deactivate " + key},
-		{ToolForceState, "force-state", stamp("s1", "state", "done"), "statewright force-state " + key + " done"},
+		{ToolForceState, "force-state", stamp("s1", "state", "done"), "statewright deactivate " + key},
 	}
 	for _, tt := range tests {
 		t.Run(tt.action, func(t *testing.T) {
@@ -462,7 +462,7 @@ func TestRequestsAreRecordedNotPerformed(t *testing.T) {
 			if !rv.Requested || rv.Performed || rv.Command != tt.command || rv.State != "localizing" {
 				t.Errorf("result = %+v", rv)
 			}
-			if !strings.Contains(rv.Message, "a human must run `"+tt.command+"`") {
+			if !strings.Contains(rv.Message, "`"+tt.command+"`") || !strings.Contains(rv.Message, "a human") {
 				t.Errorf("message %q does not name the command", rv.Message)
 			}
 			evs, err := f.st.Events(t.Context(), store.EventFilter{SessionKey: key, Kinds: []store.EventKind{store.KindAdmin}})
@@ -480,6 +480,9 @@ func TestRequestsAreRecordedNotPerformed(t *testing.T) {
 			}
 			if e.Tool != tt.tool || e.RunID != before.ID || data["request"] != tt.action || data["status"] != "requested" || data["performed"] != false {
 				t.Errorf("event = %+v data %v", e, data)
+			}
+			if tt.action == "force-state" && data["target_state"] != "done" {
+				t.Errorf("force-state request data = %v, want target_state done", data)
 			}
 		})
 	}
@@ -582,5 +585,49 @@ func TestRunOverIOTransport(t *testing.T) {
 	<-done
 	if f.live("claude-code:p1") == nil {
 		t.Error("no run for p1")
+	}
+}
+
+func TestRefusalsOnTheWay(t *testing.T) {
+	f := newFixture(t, Options{})
+	const key = "claude-code:s1"
+	f.ok(ToolStart, stamp("s1", "name", "bugfix"), nil)
+	for _, ev := range []string{"LOCALIZED", "PLAN_READY", "IMPLEMENTED"} {
+		f.ok(ToolTransition, stamp("s1", "event", ev), nil)
+	}
+
+	// A guard the agent cannot satisfy with its own data.
+	msg := f.fail(ToolTransition, stamp("s1", "event", "TESTS_PASS", "data", map[string]any{"tests_passed": true}))
+	for _, w := range []string{"transition refused", "tests_passed", "Valid events from 'testing'", "TESTS_FAIL → implementing", "TESTS_PASS → done (guarded)"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("guard message %q does not contain %q", msg, w)
+		}
+	}
+	if r := f.live(key); r.State != "testing" {
+		t.Errorf("guarded transition moved the run to %s", r.State)
+	}
+
+	// Arguments outside the schema are refused before the handler runs.
+	if msg := f.fail(ToolLoadWorkflow, stamp("s1", "name", "bugfix", "resume", true)); !strings.Contains(msg, "resume") {
+		t.Errorf("unknown argument: %q", msg)
+	}
+
+	// A paused run does not move.
+	if err := f.rt.Pause(t.Context(), key, runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	msg = f.fail(ToolTransition, stamp("s1", "event", "TESTS_FAIL"))
+	if !strings.Contains(msg, "paused by a human") || !strings.Contains(msg, "statewright resume "+key) {
+		t.Errorf("paused: %q", msg)
+	}
+	var sv StateView
+	f.ok(ToolGetState, stamp("s1"), &sv)
+	if sv.Status != store.StatusPaused || sv.State != "testing" {
+		t.Errorf("get_state of a paused run = %+v", sv)
+	}
+
+	// An unknown tool is a protocol error, not a tool error.
+	if _, err := f.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "statewright_approve", Arguments: stamp("s1")}); err == nil {
+		t.Error("calling an unknown tool succeeded")
 	}
 }

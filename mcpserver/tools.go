@@ -98,7 +98,7 @@ func (s *Server) addTools() {
 		Description: "Ask a human to end this session's run. It does NOT deactivate anything: the request is recorded and a human decides with `statewright deactivate`."},
 		s.deactivate)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolForceState, Annotations: mutating,
-		Description: "Ask a human to put the run in another state, bypassing transitions. It does NOT change the state: the request is recorded and a human decides with `statewright force-state`."},
+		Description: "Ask a human to put the run in another state, bypassing transitions. It does NOT change the state: the request is recorded and a human decides."},
 		s.forceState)
 }
 
@@ -255,13 +255,13 @@ func (s *Server) forceState(ctx context.Context, _ *mcp.CallToolRequest, in Forc
 	return s.request(ctx, in.Session, ToolForceState, "force-state", target, in.Reason)
 }
 
-// humanCommand is the command a human runs to grant a request.
-func humanCommand(action, session, target string) string {
-	cmd := "statewright " + action + " " + session
-	if target != "" {
-		cmd += " " + target
+// humanCommand is the command a human runs to grant a request. statewright
+// has no command that forces a state: an operator ends the run instead.
+func humanCommand(action, session string) string {
+	if action == "force-state" {
+		return "statewright deactivate " + session
 	}
-	return cmd
+	return "statewright " + action + " " + session
 }
 
 // request records an agent's request for a human-only operation as an
@@ -271,7 +271,7 @@ func (s *Server) request(ctx context.Context, stamp, tool, action, target, reaso
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := humanCommand(action, key, target)
+	cmd := humanCommand(action, key)
 	data, err := json.Marshal(map[string]any{
 		"request": action, "status": "requested", "performed": false,
 		"target_state": target, "reason": truncate(reason, 2000), "actor": s.actor(), "grant_with": cmd,
@@ -298,6 +298,11 @@ func (s *Server) request(ctx context.Context, stamp, tool, action, target, reaso
 	}
 	out.Message = fmt.Sprintf("Not done: an agent cannot %s its own run. Your request is recorded (event %d); "+
 		"a human must run `%s` to grant it.", action, out.EventSeq, cmd)
+	if action == "force-state" {
+		out.Message = fmt.Sprintf("Not done: an agent cannot force its run into another state. Your request for state '%s' "+
+			"is recorded (event %d); a human decides (statewright offers no way to force a state: an operator can end the run "+
+			"with `%s` and start another).", target, out.EventSeq, cmd)
+	}
 	if out.State != "" {
 		out.Message += fmt.Sprintf(" Meanwhile the run stays in '%s' and its rules still apply.", out.State)
 	} else {

@@ -73,7 +73,7 @@ type InterruptView struct {
 
 // approveCommand is the command a human runs to grant an approval.
 func approveCommand(session, id string) string {
-	return "statewright approve " + session + " " + id
+	return "statewright approve " + session + " --id " + id
 }
 
 // stateView renders a run view.

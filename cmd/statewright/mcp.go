@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/mcpserver"
+	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 )
 
@@ -45,8 +46,9 @@ Configure it in .mcp.json:
     "args": ["mcp", "--store", "/abs/path/state.db"]}}}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !mcpserver.ValidHarness(harness) {
-				return usagef("--harness %q: want a harness name such as %s", harness, mcpserver.DefaultHarness)
+			h, err := policy.ParseHarness(harness)
+			if err != nil {
+				return usagef("--harness: %v", err)
 			}
 			if projectDir == "" {
 				projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
@@ -68,7 +70,7 @@ Configure it in .mcp.json:
 			workflows := runtime.DefaultWorkflows(projectDir)
 			rt := runtime.New(st, runtime.Options{ProjectDir: projectDir, Workflows: workflows})
 			srv, err := mcpserver.New(rt, st, mcpserver.Options{
-				Harness:         harness,
+				Harness:         string(h),
 				TrustEnvSession: trustEnv,
 				EnvSession:      os.Getenv(mcpserver.EnvSessionVar),
 				ProjectDir:      projectDir,
