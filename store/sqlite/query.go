@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,8 +237,12 @@ func (s *Store) readSnapshot(ctx context.Context, op string, fn func(conn *sql.C
 		return mapErr(op+": begin", err)
 	}
 	ferr := fn(conn)
-	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil && ferr == nil {
-		return mapErr(op+": end", err)
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
+		// Never hand a connection with an open transaction back to the pool.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+		if ferr == nil {
+			return mapErr(op+": end", err)
+		}
 	}
 	return ferr
 }

@@ -419,6 +419,17 @@ func testRollback(t *testing.T, s store.Store, clk *Clock) {
 	if calls, err := s.Calls(bg, got.ID); err != nil || len(calls) != 0 {
 		t.Errorf("rolled-back update left %d calls (%v)", len(calls), err)
 	}
+	// A Tx is dead once Update returns.
+	var kept store.Tx
+	if err := s.Update(bg, "cc:rb", func(tx store.Tx) error { kept = tx; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.Append(&store.Event{Kind: store.KindAdmin}); err == nil {
+		t.Error("Append on a finished transaction succeeded")
+	}
+	if err := kept.Put(got); err == nil {
+		t.Error("Put on a finished transaction succeeded")
+	}
 	// A panic rolls back too, and the store stays usable.
 	func() {
 		defer func() { recover() }()
