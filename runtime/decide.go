@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/policy"
@@ -66,7 +67,7 @@ type decisionData struct {
 
 // runState maps a stored run to the policy's view of it. Files reserved by
 // unsettled edits count as edited.
-func runState(run *store.Run) (*policy.RunState, error) {
+func runState(run *store.Run, now time.Time) (*policy.RunState, error) {
 	rs := &policy.RunState{Active: true, State: run.State}
 	switch {
 	case run.Iterations < 0:
@@ -87,7 +88,9 @@ func runState(run *store.Run) (*policy.RunState, error) {
 		slices.Sort(files)
 		rs.FilesEdited = files
 	}
-	if ap := run.PendingApproval; ap != nil {
+	// An expired approval no longer holds the run: the transition tool is
+	// let through, and Transition withdraws the approval.
+	if ap := run.PendingApproval; ap != nil && now.Before(ap.ExpiresAt) {
 		rs.PendingApproval = &policy.Approval{ID: ap.ID, Event: ap.Event, To: ap.To, Message: ap.Message}
 	}
 	if len(run.History) > 0 {
@@ -184,7 +187,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall) (DecideResult, error) {
 			return DecideResult{}, err
 		}
 		law = c.law
-		if rs, err = runState(run); err != nil {
+		if rs, err = runState(run, tx.Now()); err != nil {
 			return DecideResult{}, err
 		}
 	}

@@ -39,7 +39,8 @@ func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*R
 	if session == "" {
 		return nil, fmt.Errorf("runtime: start: %w: no session key", store.ErrInvalid)
 	}
-	if by.Kind == ActorAgent && !s.opts.Workflows.AgentMayStart(name) {
+	// Anyone not proven human is treated as the agent.
+	if by.Kind != ActorHuman && !s.opts.Workflows.AgentMayStart(name) {
 		return nil, fmt.Errorf("runtime: start %s: %w: the project does not let agents start this workflow (bundled templates and .statewright/workflows/ only)", name, ErrNotAllowed)
 	}
 	src, source, err := s.opts.Workflows.Load(name)
@@ -94,6 +95,25 @@ func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*R
 	return view, nil
 }
 
+// StartDefault starts Options.DefaultWorkflow for session when one is
+// configured and the session has no live run (SessionStart). It reports
+// whether it started a run; a live run is not an error. The default
+// workflow comes from the operator's hook configuration, so by should
+// carry that authority (the adapter decides which Actor to claim).
+func (s *Service) StartDefault(ctx context.Context, session string, by Actor) (*RunView, bool, error) {
+	if s.opts.DefaultWorkflow == "" {
+		return nil, false, nil
+	}
+	v, err := s.Start(ctx, session, s.opts.DefaultWorkflow, by)
+	if errors.Is(err, ErrRunActive) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return v, true, nil
+}
+
 // event builds an event whose Data is data encoded (data is always encodable).
 func event(kind store.EventKind, state string, data map[string]any) *store.Event {
 	b, err := json.Marshal(data)
@@ -121,6 +141,13 @@ func (s *Service) Transition(ctx context.Context, session, ev string, data map[s
 	)
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
 		run := tx.Run()
+		if run != nil && run.PendingApproval != nil && !tx.Now().Before(run.PendingApproval.ExpiresAt) {
+			// An expired approval no longer holds the run.
+			if err := s.withdrawTx(tx, run, "expired", "", by); err != nil {
+				return err
+			}
+			run = tx.Run()
+		}
 		switch {
 		case run == nil:
 			return ErrNoRun

@@ -106,6 +106,11 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 		if err := json.Unmarshal(pre.Outcome, &o); err != nil {
 			return fmt.Errorf("decode decision: %w", err)
 		}
+		if o.Verdict != policy.Allow {
+			// A call the runtime did not let through proves nothing.
+			run, data.Note = nil, "the call was not allowed ("+o.Verdict.String()+")"
+			break
+		}
 		canonical = o.Tool
 		if len(pre.Effects) > 0 {
 			if err := json.Unmarshal(pre.Effects, &eff); err != nil {

@@ -175,28 +175,37 @@ type DecideResult struct {
 
 // ToolResult is what PostToolUse / PostToolUseFailure report about a call.
 type ToolResult struct {
-	Session   string
+	// Session is the harness session key, as for ToolCall.
+	Session string
+	// ToolUseID names the call (default Call.ToolUseID); the result is
+	// idempotent on it.
 	ToolUseID string
-	Call      policy.ToolCall
+	// Call is the call as decided (tool and input: a shell command's
+	// evidence is read from it).
+	Call policy.ToolCall
 	// Failed is true for PostToolUseFailure.
 	Failed bool
 	// ExitCode is the shell command's exit status when known.
 	ExitCode *int
 	// Output is the tool's response (for byte budgets); may be empty.
 	Output json.RawMessage
-	Actor  Actor
+	// Actor is who reports (normally the agent through a hook).
+	Actor Actor
 }
 
 // TransitionResult reports a transition request.
 type TransitionResult struct {
+	// From is the state the run was in; To the state it moved (or, when
+	// parked, will move) to.
 	From string `json:"from"`
 	To   string `json:"to"`
 	// Parked is true when the transition awaits human approval; ApprovalID names it.
 	Parked     bool   `json:"parked"`
 	ApprovalID string `json:"approval_id,omitempty"`
-	Message    string `json:"message,omitempty"`
+	// Message is the approval message shown to the approver.
+	Message string `json:"message,omitempty"`
 	// Outcome is the engine's outcome.
 	Outcome engine.Outcome `json:"outcome"`
-	// Interrupt is set when the transition was an interrupt.
+	// Final reports whether the run reached a final state (it is completed).
 	Final bool `json:"final"`
 }

@@ -673,3 +673,85 @@ func TestPauseResumeDeactivateOff(t *testing.T) {
 		t.Errorf("chain: %v", err)
 	}
 }
+
+func TestExpiredApprovalReleasesTransitions(t *testing.T) {
+	f := newFixture(t, Options{ApprovalTTL: time.Minute})
+	ctx := context.Background()
+	f.start("s")
+	if _, err := f.svc.Transition(ctx, "s", "SHIP", nil, agent); err != nil {
+		t.Fatal(err)
+	}
+	tool := f.call("s", "tt1", "mcp__statewright__transition", map[string]any{"event": "GO"})
+	if r := f.decide(tool); r.Rule != policy.RuleApprovalPending {
+		t.Fatalf("transition tool while parked = %+v", r)
+	}
+	f.now = f.now.Add(time.Hour)
+	tool.Call.ToolUseID = "tt2"
+	if r := f.decide(tool); r.Verdict != policy.Allow || r.Rule != policy.RuleControlTransition {
+		t.Fatalf("transition tool after expiry = %+v", r)
+	}
+	res, err := f.svc.Transition(ctx, "s", "GO", nil, agent)
+	if err != nil || res.To != "build" {
+		t.Fatalf("transition after expiry = %+v, %v", res, err)
+	}
+	var actions []string
+	for _, e := range f.events("s", store.KindApproval) {
+		var d map[string]any
+		json.Unmarshal(e.Data, &d)
+		actions = append(actions, fmt.Sprint(d["action"]))
+	}
+	if !slices.Equal(actions, []string{"requested", "expired"}) {
+		t.Errorf("approval events = %v", actions)
+	}
+}
+
+func TestUnprovenActorIsAgent(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	outside := filepath.Join(f.dir, "x.json")
+	if err := os.WriteFile(outside, []byte(testWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Start(ctx, "s", outside, Actor{}); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("start by an empty actor: %v", err)
+	}
+	f.start("s")
+	for name, op := range map[string]func() error{
+		"pause":      func() error { return f.svc.Pause(ctx, "s", Actor{Channel: "mcp"}) },
+		"deactivate": func() error { return f.svc.Deactivate(ctx, "s", Actor{Kind: "root"}) },
+	} {
+		if err := op(); !errors.Is(err, ErrNotAllowed) {
+			t.Errorf("%s by a non-human actor: %v", name, err)
+		}
+	}
+}
+
+func TestDeniedCallLeavesNoEvidence(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.start("s")
+	// "rm" is not in allowed_commands: denied.
+	c := f.call("s", "d1", "Bash", map[string]any{"command": "go test ./... ; rm -rf x"})
+	if r := f.decide(c); r.Verdict != policy.Deny {
+		t.Fatalf("decision = %+v", r)
+	}
+	f.result(c, false, intp(0))
+	if ev := f.live("s").Evidence; ev != nil {
+		t.Errorf("evidence from a denied call: %s", ev)
+	}
+}
+
+func TestStartDefault(t *testing.T) {
+	f := newFixture(t, Options{DefaultWorkflow: "tdd"})
+	ctx := context.Background()
+	v, started, err := f.svc.StartDefault(ctx, "s", agent)
+	if err != nil || !started || v.Run.WorkflowID != "tdd" {
+		t.Fatalf("StartDefault = %+v, %v, %v", v, started, err)
+	}
+	if _, started, err := f.svc.StartDefault(ctx, "s", agent); err != nil || started {
+		t.Errorf("second StartDefault = %v, %v; want not started, no error", started, err)
+	}
+	g := newFixture(t, Options{})
+	if _, started, err := g.svc.StartDefault(ctx, "s", agent); err != nil || started {
+		t.Errorf("StartDefault without a default = %v, %v", started, err)
+	}
+}
