@@ -209,3 +209,27 @@ func TestClaudeCodeSmoke(t *testing.T) {
 		t.Errorf("hook env = %v; want CLAUDE_PROJECT_DIR=%s and CLAUDE_CODE_SESSION_ID=%s", env, p.dir, sid)
 	}
 }
+
+// TestClaudeCodeVersion checks that the binary under test is the pinned
+// version the contract tests describe.
+func TestClaudeCodeVersion(t *testing.T) {
+	bin, err := ClaudeBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := os.MkdirTemp("", "cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(home)
+	if err := ClaudeHome(home); err != nil {
+		t.Fatal(err)
+	}
+	r, err := RunCommand(context.Background(), 30*time.Second, home, ClaudeEnv(home, "http://127.0.0.1:9"), bin, "--version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(r.Stdout)); r.ExitCode != 0 || !strings.HasPrefix(got, ClaudeCodeVersion+" ") {
+		t.Fatalf("claude --version = %q (exit %d), want %s: run scripts/install-harnesses.sh", got, r.ExitCode, ClaudeCodeVersion)
+	}
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the end-to-end tests against the real harnesses: installs them at
+# their pinned versions (scripts/install-harnesses.sh), then runs the e2e
+# build tag's tests. Extra arguments go to go test (e.g. -run Smoke -v).
+#
+# Plain `go test ./...` does not run these tests (they need the e2e tag);
+# CI runs this script as a separate step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-harnesses.sh >/dev/null
+go vet -tags e2e ./e2e/...
+# -p 1: each test drives a harness process; the machine has two cores.
+go test -tags e2e -count=1 -p 1 -timeout 15m ./e2e/... "$@"
