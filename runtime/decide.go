@@ -63,6 +63,53 @@ type decisionData struct {
 	Files      []string       `json:"files,omitempty"`
 	Interrupt  string         `json:"interrupt,omitempty"`
 	Status     store.Status   `json:"status,omitempty"`
+	// Implicit names the event of an implicit transition taken first.
+	Implicit string `json:"implicit_transition,omitempty"`
+}
+
+// implicitTx applies the implicit transition d names and decides the call
+// again in the new phase. Anything unexpected (the engine refuses, the
+// transition would need approval or child work, the call is still asking
+// for a transition) denies: approval gates, guards, invokes and forks are
+// never skipped.
+func (s *Service) implicitTx(tx store.Tx, run *store.Run, law *policy.Law, call *ToolCall, d policy.Decision) (policy.Decision, error) {
+	deny := func(why string) policy.Decision {
+		return policy.Decision{Verdict: policy.Deny, Rule: policy.RuleInternal, Tool: d.Tool,
+			Reason:       "Denied: the implicit transition " + d.Effects.Transition + " could not be taken (" + why + "); send it yourself (rule internal-error).",
+			AllowedTools: d.AllowedTools, NextEvents: []string{d.Effects.Transition}}
+	}
+	c, err := s.compiledFor(run)
+	if err != nil {
+		return policy.Decision{}, err
+	}
+	snap, err := snapshot(run)
+	if err != nil {
+		return policy.Decision{}, err
+	}
+	out, err := engine.Step(c.def, snap, d.Effects.Transition, nil)
+	switch {
+	case err != nil:
+		return deny(err.Error()), nil
+	case out.RequiresApproval || out.Deferred:
+		return deny("it needs approval or child work"), nil
+	case d.Effects.TransitionTarget != "" && out.To != d.Effects.TransitionTarget:
+		return deny("it leads to '" + out.To + "', not '" + d.Effects.TransitionTarget + "'"), nil
+	}
+	if err := s.moveTx(tx, run, out, call.Actor, map[string]any{"implicit": true, "tool_use_id": call.Call.ToolUseID}); err != nil {
+		return policy.Decision{}, err
+	}
+	if out.Final {
+		return deny("it ends the run"), nil
+	}
+	rs, err := runState(run, tx.Now())
+	if err != nil {
+		return policy.Decision{}, err
+	}
+	d2 := law.Decide(rs, &call.Call)
+	if d2.Effects.Transition != "" {
+		return deny("the call would need a second transition"), nil
+	}
+	return d2, nil
 }
 
 // runState maps a stored run to the policy's view of it. Files reserved by
@@ -192,10 +239,21 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall) (DecideResult, error) {
 		}
 	}
 	d := law.Decide(rs, &call.Call)
-	if run != nil && run.Status == store.StatusPaused && d.Rule != policy.RuleControlRead && d.Rule != policy.RuleSelfProtect {
+	var implicit string
+	switch {
+	case run != nil && run.Status == store.StatusPaused && d.Rule != policy.RuleControlRead && d.Rule != policy.RuleSelfProtect:
 		d = policy.Decision{Verdict: policy.Deny, Rule: RulePaused, Tool: d.Tool,
 			Reason:       "Denied: the run is paused by a person (rule paused); only read-only statewright control tools work until someone runs `statewright resume " + tx.SessionKey() + "`.",
 			AllowedTools: []string{}, NextEvents: []string{}}
+	case run != nil && d.Verdict == policy.Allow && d.Effects.Transition != "":
+		// An implicit transition (meta.implicit_transitions: auto): take
+		// it through the engine first, then decide the same call again in
+		// the new phase, with fresh counters.
+		implicit = d.Effects.Transition
+		if d, err = s.implicitTx(tx, run, law, call, d); err != nil {
+			return DecideResult{}, err
+		}
+		run = tx.Run()
 	}
 
 	audit := s.opts.AuditOnly || (run != nil && run.AuditOnly)
@@ -268,6 +326,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall) (DecideResult, error) {
 		data.Iterations = run.Iterations
 		data.Status = run.Status
 	}
+	data.Implicit = implicit
 	db, err := json.Marshal(&data)
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("encode event: %w", err)

@@ -755,3 +755,40 @@ func TestStartDefault(t *testing.T) {
 		t.Errorf("StartDefault without a default = %v, %v", started, err)
 	}
 }
+
+// implicitWorkflow opts in to implicit transitions: editing in "plan" is
+// one unguarded step away, in "build".
+const implicitWorkflow = `{
+  "id": "imp",
+  "initial": "plan",
+  "meta": {"implicit_transitions": "auto"},
+  "states": {
+    "plan": {"allowed_tools": ["Read"], "on": {"BUILD": "build"}},
+    "build": {"allowed_tools": ["Read", "Edit"], "on": {"DONE": "done"}},
+    "done": {"type": "final"}
+  }
+}`
+
+func TestImplicitTransition(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	if _, err := f.svc.Start(ctx, "s", f.workflowFile("imp.json", implicitWorkflow), human); err != nil {
+		t.Fatal(err)
+	}
+	f.decide(f.call("s", "r1", "Read", map[string]any{"file_path": "a"}))
+	a := filepath.Join(f.dir, "a.go")
+	r := f.decide(f.call("s", "e1", "Edit", map[string]any{"file_path": a, "old_string": "x", "new_string": "y"}))
+	if r.Verdict != policy.Allow || r.State != "build" {
+		t.Fatalf("edit = %+v, want allowed in build", r)
+	}
+	run := f.live("s")
+	if run.State != "build" || run.Iterations != 1 || run.Counters[reservedPrefix+a] != 1 {
+		t.Fatalf("run = state %s iterations %d counters %v", run.State, run.Iterations, run.Counters)
+	}
+	tr := f.events("s", store.KindTransition)
+	var d map[string]any
+	json.Unmarshal(tr[len(tr)-1].Data, &d)
+	if d["event"] != "BUILD" || d["implicit"] != true || d["tool_use_id"] != "e1" {
+		t.Errorf("implicit transition event = %v", d)
+	}
+}
