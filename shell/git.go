@@ -57,6 +57,14 @@ var gitSub = map[string]Class{
 	"credential": ClassExec, "request-pull": ClassGitRead | ClassNetwork,
 }
 
+// gitValueOpts are the long options of git subcommands that take a value.
+var gitValueOpts = []string{"message", "file", "output", "exec", "format", "author",
+	"date", "reuse-message", "reedit-message", "fixup", "squash", "template", "trailer", "cleanup",
+	"strategy", "strategy-option", "onto", "upstream", "config", "origin", "branch", "depth", "reference",
+	"separate-git-dir", "shallow-since", "jobs", "upload-pack", "receive-pack", "remote", "prefix",
+	"pathspec-from-file", "contains", "no-contains", "merged", "no-merged", "points-at", "sort",
+	"set-upstream-to", "track", "open-files-in-pager", "ext-diff"}
+
 func gitConfigKeyDangerous(kv string) bool {
 	k, _, _ := strings.Cut(kv, "=")
 	return !safeGitConfig[strings.ToLower(k)]
@@ -123,12 +131,7 @@ func progGit(x *cmdCtx) {
 		return
 	}
 	x.add(cls)
-	p := getopt(rest, "mCFOoxXuBbcj", []string{"message", "file", "output", "exec", "format", "author",
-		"date", "reuse-message", "reedit-message", "fixup", "squash", "template", "trailer", "cleanup",
-		"strategy", "strategy-option", "onto", "upstream", "config", "origin", "branch", "depth", "reference",
-		"separate-git-dir", "shallow-since", "jobs", "upload-pack", "receive-pack", "remote", "prefix",
-		"pathspec-from-file", "contains", "no-contains", "merged", "no-merged", "points-at", "sort",
-		"set-upstream-to", "track", "open-files-in-pager", "ext-diff"}, false)
+	p := getopt(rest, "mCFOoxXuBbcj", gitValueOpts, false)
 	has := p.has
 	ops := literal(p.ops)
 	first := ""

@@ -21,6 +21,16 @@ func wordValue(wd *syntax.Word) (string, bool) {
 	if wd == nil {
 		return "", true
 	}
+	if len(wd.Parts) == 1 { // fast paths without a copy
+		switch x := wd.Parts[0].(type) {
+		case *syntax.Lit:
+			return unquotedLit(x.Value)
+		case *syntax.SglQuoted:
+			if !x.Dollar {
+				return x.Value, true
+			}
+		}
+	}
 	var sb strings.Builder
 	lit := true
 	for _, p := range wd.Parts {
