@@ -502,3 +502,44 @@ func TestClaudeCodeHooksAreSnapshotted(t *testing.T) {
 		t.Errorf("tool_result after the overwrite = %+v (found %v); want the hook's deny", res, ok)
 	}
 }
+
+// TestClaudeCodeHookContext pins how hooks talk to the model without a
+// tool call: SessionStart's and UserPromptSubmit's additionalContext reach
+// the first model request, and a Stop hook's "block" makes Claude Code
+// continue with the reason (then marks the next Stop stop_hook_active).
+func TestClaudeCodeHookContext(t *testing.T) {
+	p := newClaudeProjectWith(t, hookOpts{events: []string{"SessionStart", "UserPromptSubmit", "Stop"}, context: true})
+	srv := fakemodel.NewAnthropic(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Say("first answer"),
+		fakemodel.Say("second answer"),
+	}})
+	defer srv.Close()
+	r := p.run(t, srv, "Plan the work.", "--permission-mode", "default")
+	if r.ExitCode != 0 {
+		t.Fatalf("claude failed:\n%s", r)
+	}
+	reqs := srv.MainRequests()
+	if len(reqs) != 2 || srv.Overruns() != 0 {
+		t.Fatalf("%d main requests, %d overruns; want 2, 0\n%s", len(reqs), srv.Overruns(), srv.Summary())
+	}
+	for _, ctx := range []string{ctxSessionStart, ctxPrompt} {
+		if !strings.Contains(string(reqs[0].Body), ctx) {
+			t.Errorf("first request lacks the hook's additionalContext %q", ctx)
+		}
+	}
+	if strings.Contains(string(reqs[0].Body), stopReason) || !strings.Contains(string(reqs[1].Body), stopReason) {
+		t.Errorf("the Stop hook's reason should reach the second request only")
+	}
+	if res := r.Result(); res == nil || res["result"] != "second answer" {
+		t.Errorf("final result = %v, want the second answer", res)
+	}
+	var stops []any
+	for _, rec := range readHookLog(t, p.hookLog) {
+		if rec["hook_event_name"] == "Stop" {
+			stops = append(stops, rec["stop_hook_active"])
+		}
+	}
+	if len(stops) != 2 || stops[0] != false || stops[1] != true {
+		t.Errorf("Stop hooks' stop_hook_active = %v, want [false true]", stops)
+	}
+}

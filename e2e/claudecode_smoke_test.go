@@ -34,6 +34,9 @@ type hookOpts struct {
 	failClosed bool
 	// events are the hook events to register (none: PreToolUse).
 	events []string
+	// context makes the hook answer SessionStart and UserPromptSubmit with
+	// additionalContext and block the first Stop.
+	context bool
 }
 
 func newClaudeProject(t *testing.T) *claudeProject {
@@ -61,7 +64,7 @@ func newClaudeProjectWith(t *testing.T, opts hookOpts) *claudeProject {
 	if opts.timeout == 0 {
 		opts.timeout = 30
 	}
-	p.writeSettings(t, hookSettings(t, p.hookLog, opts.timeout, opts.failClosed, opts.events...))
+	p.writeSettings(t, hookSettings(t, p.hookLog, opts))
 	if err := ClaudeHome(p.home, p.dir); err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,12 @@ import (
 
 // The test binary doubles as the PreToolUse hook the harness runs:
 //
-//	<test binary> e2e-hook LOGFILE
+//	<test binary> e2e-hook LOGFILE [context]
 //
-// It appends {"stdin": <hook input>, "env": {...}} to LOGFILE. For events
-// other than PreToolUse it then exits 0. For PreToolUse it allows
+// It appends {"stdin": <hook input>, "env": {...}} to LOGFILE. With
+// "context", SessionStart and UserPromptSubmit answer additionalContext
+// (ctxSessionStart, ctxPrompt) and Stop blocks once (stopReason, unless
+// stop_hook_active). Other events exit 0. For PreToolUse it allows
 // mcp__probe__* calls with updatedInput adding "stamp": <session_id>, and
 // decides other calls by the base name of tool_input.file_path:
 //
@@ -30,8 +32,9 @@ import (
 //	contains "slow"      sleep 20 s, then exit 2 (outlives the hook timeout)
 //	otherwise            exit 0, no output (the harness decides)
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == "e2e-hook" {
-		os.Exit(runHook(os.Args[2], os.Stdin, os.Stdout, os.Stderr))
+	if len(os.Args) >= 3 && os.Args[1] == "e2e-hook" {
+		context := len(os.Args) == 4 && os.Args[3] == "context"
+		os.Exit(runHook(os.Args[2], context, os.Stdin, os.Stdout, os.Stderr))
 	}
 	if len(os.Args) == 3 && os.Args[1] == "e2e-mcp" {
 		os.Exit(runMCPProbe(os.Args[2], os.Stdin, os.Stdout))
@@ -39,10 +42,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// Reasons the test hook gives, which the model must be told.
+// Reasons and context the test hook gives, which the model must be told.
 const (
-	reasonExit2 = "e2e-hook: files named blocked are forbidden in this phase"
-	reasonJSON  = "e2e-hook: json deny for jsondeny files"
+	reasonExit2     = "e2e-hook: files named blocked are forbidden in this phase"
+	reasonJSON      = "e2e-hook: json deny for jsondeny files"
+	ctxSessionStart = "e2e-hook: session context 5d1e"
+	ctxPrompt       = "e2e-hook: phase is planning 9c2b"
+	stopReason      = "e2e-hook: not final yet, transition first 77aa"
 )
 
 // hookRecord is one line of the hook log.
@@ -55,7 +61,7 @@ type hookRecord struct {
 // harness hands a hook.
 var hookEnvKeys = []string{"CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_ENV_FILE", "PWD"}
 
-func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runHook(logPath string, context bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	in, err := io.ReadAll(stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "e2e-hook: read stdin:", err)
@@ -83,14 +89,27 @@ func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	var input struct {
-		Event     string         `json:"hook_event_name"`
-		SessionID string         `json:"session_id"`
-		ToolName  string         `json:"tool_name"`
-		ToolInput map[string]any `json:"tool_input"`
+		Event          string         `json:"hook_event_name"`
+		StopHookActive bool           `json:"stop_hook_active"`
+		SessionID      string         `json:"session_id"`
+		ToolName       string         `json:"tool_name"`
+		ToolInput      map[string]any `json:"tool_input"`
 	}
 	_ = json.Unmarshal(in, &input)
 	filePath, _ := input.ToolInput["file_path"].(string)
-	if input.Event != "PreToolUse" {
+	emit := func(v map[string]any) int {
+		out, _ := json.Marshal(v)
+		stdout.Write(out)
+		return 0
+	}
+	switch {
+	case input.Event == "PreToolUse":
+	case context && (input.Event == "SessionStart" || input.Event == "UserPromptSubmit"):
+		ctx := map[string]string{"SessionStart": ctxSessionStart, "UserPromptSubmit": ctxPrompt}[input.Event]
+		return emit(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": input.Event, "additionalContext": ctx}})
+	case context && input.Event == "Stop" && !input.StopHookActive:
+		return emit(map[string]any{"decision": "block", "reason": stopReason})
+	default:
 		return 0
 	}
 	name := filepath.Base(filePath)
@@ -136,26 +155,29 @@ func runHook(logPath string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // hookSettings returns .claude/settings.json content registering the test
-// binary as the hook for the given events (PreToolUse when none) and every
-// tool, logging to logPath, with the given hook timeout in seconds;
-// failClosed appends "|| exit 2".
-func hookSettings(t *testing.T, logPath string, timeoutSec int, failClosed bool, events ...string) map[string]any {
+// binary as the hook for opts.events (PreToolUse when none) and every tool,
+// logging to logPath.
+func hookSettings(t *testing.T, logPath string, opts hookOpts) map[string]any {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := fmt.Sprintf("'%s' e2e-hook '%s'", self, logPath)
-	if failClosed {
+	if opts.context {
+		cmd += " context"
+	}
+	if opts.failClosed {
 		cmd += " || exit 2"
 	}
+	events := opts.events
 	if len(events) == 0 {
 		events = []string{"PreToolUse"}
 	}
 	hooks := map[string]any{}
 	for _, ev := range events {
 		hooks[ev] = []any{map[string]any{"matcher": "*", "hooks": []any{
-			map[string]any{"type": "command", "command": cmd, "timeout": timeoutSec}}}}
+			map[string]any{"type": "command", "command": cmd, "timeout": opts.timeout}}}}
 	}
 	return map[string]any{"hooks": hooks}
 }
