@@ -231,8 +231,8 @@ func (h *hookRun) handle(ctx context.Context, o *hookOptions, stdin io.Reader) c
 		case errors.Is(err, runtime.ErrNoRun):
 			if o.requireWorkflow {
 				return claudecode.Context(ev, fmt.Sprintf("[statewright] No workflow run is active for this session (%s) and this project requires one: "+
-					"every tool call is denied until a run starts (a person runs `statewright start WORKFLOW --session %s`, or you call %sstart).",
-					in.SessionID, in.SessionID, claudecode.ControlPrefix))
+					"every tool call is denied until a run starts (a person runs `statewright start WORKFLOW --session %s`, or you call %s).",
+					in.SessionID, in.SessionID, claudecode.StartTool))
 			}
 			return claudecode.Pass()
 		case err != nil:

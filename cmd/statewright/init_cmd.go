@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,8 +84,11 @@ store is created when missing.`,
 const mcpServerName = "statewright"
 
 // ourHookCommand recognises a hook command statewright's init wrote (by any
-// binary path): the quoted binary, then "hook claude-code EVENT".
-var ourHookCommand = regexp.MustCompile(`^'[^']*statewright[^'/]*' hook claude-code [a-z-]+( |$)`)
+// binary path): the quoted binary, then "hook claude-code EVENT". It is
+// compiled on first use: the hook path must not pay for it at package init.
+var ourHookCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^'[^']*statewright[^'/]*' hook claude-code [a-z-]+( |$)`)
+})
 
 // fileChange is the new content of one file init manages; nil content
 // removes the file.
@@ -372,7 +376,7 @@ func isOurHook(raw json.RawMessage) bool {
 	var h struct {
 		Command string `json:"command"`
 	}
-	return json.Unmarshal(raw, &h) == nil && ourHookCommand.MatchString(h.Command)
+	return json.Unmarshal(raw, &h) == nil && ourHookCommand().MatchString(h.Command)
 }
 
 // removeHooks removes statewright's hook entries from settings, and the

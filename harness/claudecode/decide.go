@@ -151,7 +151,7 @@ func PhaseContext(v *runtime.RunView) string {
 	}
 	if ev := eventList(v.NextEvents); ev != "" {
 		b.WriteString("Next events: " + ev + ".\n")
-		b.WriteString("To move on, call " + ControlPrefix + "transition with the event once its work is done.\n")
+		b.WriteString("To move on, call " + TransitionTool + " with the event once its work is done.\n")
 	}
 	return b.String()
 }
@@ -171,7 +171,7 @@ func StopReason(in *Input, v *runtime.RunView) string {
 	}
 	reason := fmt.Sprintf("statewright: the workflow %q is in phase %s, which is not final. Finish this phase's work", v.Run.WorkflowID, v.Run.State)
 	if ev := eventList(v.NextEvents); ev != "" {
-		reason += " and move on with " + ControlPrefix + "transition (next events: " + ev + ")"
+		reason += " and move on with " + TransitionTool + " (next events: " + ev + ")"
 	}
 	return reason + "; or tell the user why you cannot."
 }

@@ -216,6 +216,13 @@ const (
 	PluginControlPrefix = "mcp__plugin_statewright_statewright__"
 )
 
+// The control tools the hook's messages point the agent to, as Claude Code
+// names them (the MCP server's tool names under ControlPrefix).
+const (
+	TransitionTool = ControlPrefix + "statewright_transition"
+	StartTool      = ControlPrefix + "statewright_start"
+)
+
 // IsControlTool reports whether tool is one of statewright's MCP control
 // tools, matched by the exact server prefix (never a substring).
 func IsControlTool(tool string) bool {
