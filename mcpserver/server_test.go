@@ -34,14 +34,14 @@ const gateWorkflow = `{
 // fixture is a server over a real SQLite store, connected to an SDK client
 // through the in-memory transport.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	st  *sqlite.Store
 	rt  *runtime.Service
 	cs  *mcp.ClientSession
 	dir string
 }
 
-func newFixture(t *testing.T, opts Options) *fixture {
+func newFixture(t testing.TB, opts Options) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
