@@ -78,6 +78,45 @@ func BenchmarkHookOpenDecideClose(b *testing.B) {
 	}
 }
 
+// BenchmarkHookOpenDecideRelease is BenchmarkHookOpenDecideClose with
+// Release instead of Close. In one process the released connections stay
+// open (a process exit would drop them), so the WAL only grows and is
+// checkpointed automatically; this measures the store work of a hook that
+// releases, without the process around it.
+func BenchmarkHookOpenDecideRelease(b *testing.B) {
+	s, path := openTemp(b, Options{})
+	id := s.StoreID()
+	storetest.Create(b, s, "cc:bench")
+	s.Close()
+	var released []*Store
+	b.Cleanup(func() {
+		for _, r := range released {
+			r.db.Close()
+		}
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := Open(bg, path, Options{MustExist: true, ExpectID: id})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := storetest.Decide(bg, s, "cc:bench", fmt.Sprintf("toolu_%d", i)); err != nil {
+			b.Fatal(err)
+		}
+		s.Release()
+		released = append(released, s)
+		if len(released) > 64 { // bound the open descriptors
+			b.StopTimer()
+			for _, r := range released {
+				r.db.Close()
+			}
+			released = released[:0]
+			b.StartTimer()
+		}
+	}
+}
+
 // BenchmarkCreate creates a fresh store (migrations included).
 func BenchmarkCreate(b *testing.B) {
 	dir := b.TempDir()
@@ -105,13 +144,13 @@ func hookWorker() error {
 	if os.Getenv("SW_CLOSE") == "1" {
 		return s.Close()
 	}
-	return nil // exit without Close: no checkpoint, the WAL stays for the next process
+	return s.Release() // no checkpoint: the WAL stays for the next process
 }
 
 // BenchmarkHookProcess measures whole processes (this test binary
 // re-executed): a no-op baseline, and a hook that opens the store, decides
-// one call and then closes the store (checkpointing the WAL) or exits
-// without closing. Compare each with noop for the store's share.
+// one call and then closes the store (checkpointing the WAL) or releases it
+// and exits. Compare each with noop for the store's share.
 func BenchmarkHookProcess(b *testing.B) {
 	s, path := openTemp(b, Options{})
 	storetest.Create(b, s, "cc:bench")

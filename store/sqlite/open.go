@@ -346,6 +346,28 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Release ends this process's use of the store without closing its
+// database connections, for a short-lived process (a hook) that exits right
+// after. Close checkpoints the WAL into the database file when it closes the
+// last connection to the file — two or more fsyncs, which dominate a hook's
+// store time; after Release the process exit drops the connections instead,
+// the committed transactions stay in the WAL (as durable as after any
+// commit), and the next process rebuilds the WAL index when it opens the
+// store. Later checkpoints happen automatically once the WAL passes 1000
+// pages. Calls after Release fail with store.ErrClosed; a process that keeps
+// running must use Close.
+func (s *Store) Release() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if s.wl != nil {
+		if err := s.wl.close(); err != nil {
+			return fmt.Errorf("store: release: %w", err)
+		}
+	}
+	return nil
+}
+
 // beginWrite takes this process's writer mutex and the cross-process write
 // lock, then begins a BEGIN IMMEDIATE transaction. release rolls back
 // (a no-op after Commit) and drops both locks.

@@ -570,3 +570,39 @@ func TestBusyBehindAnotherWriter(t *testing.T) {
 		t.Errorf("run = %+v; want 11 iterations at revision 3", r)
 	}
 }
+
+// A hook process may Release the store and exit (skipping the checkpoint):
+// what it committed is in the WAL, and the next process sees it.
+func TestProcessExitWithoutClose(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	run := storetest.Create(t, s, "cc:bench")
+	id := s.StoreID()
+	s.Close()
+	for i, closeIt := range []string{"", "", "1", ""} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), helperEnv+"=hook", "SW_PATH="+path, "SW_ID="+id,
+			"SW_TOOL_USE=toolu_exit_"+strconv.Itoa(i), "SW_CLOSE="+closeIt)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hook %d: %v: %s", i, err, out)
+		}
+	}
+	s2, err := Open(bg, path, Options{MustExist: true, ExpectID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	got, err := s2.Run(bg, run.ID)
+	if err != nil || got.Iterations != 4 || got.Revision != 5 {
+		t.Fatalf("run after 4 hook processes = %+v, %v", got, err)
+	}
+	if st, err := s2.VerifyChain(bg); err != nil || st.Events != 4 {
+		t.Errorf("VerifyChain = %+v, %v", st, err)
+	}
+	if err := s2.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Run(bg, run.ID); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Run after Release: err = %v, want ErrClosed", err)
+	}
+	s2.db.Close()
+}
