@@ -66,6 +66,10 @@ func Analyze(src string) (*Analysis, error) {
 	if len(src) > MaxInputSize {
 		return nil, &ParseError{Line: 1, Col: 1, Msg: "command is larger than 1 MiB"}
 	}
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		line := 1 + strings.Count(src[:i], "\n")
+		return nil, &ParseError{Line: line, Col: i - strings.LastIndexByte(src[:i], '\n'), Msg: "NUL byte in command"}
+	}
 	if line, col, deep := tooNested(src); deep {
 		return nil, &ParseError{Line: line, Col: col, Msg: "brackets or compound commands nested too deeply"}
 	}

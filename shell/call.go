@@ -107,6 +107,11 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 		full[i] = Word{Text: words[i].val, Literal: words[i].lit}
 	}
 	c := Command{Words: full, Assigns: assigns, Nested: w.nested, Source: w.text(ce)}
+	if w.crSplit(ce) {
+		// the parser split words at a carriage return, which bash keeps
+		// inside the word: bash runs something else than what we see
+		c.Classes |= ClassExec | ClassUnknown
+	}
 	x := &cmdCtx{w: w, c: &c, args: words, stdin: stdinOf(s.Redirs)}
 	x.run()
 	ensureTarget(&c)
@@ -136,6 +141,21 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 		w.word(a)
 	}
 	w.applyRedirs(s, idx, to)
+}
+
+// crSplit reports whether a word of the call ends at a carriage return.
+func (w *walker) crSplit(ce *syntax.CallExpr) bool {
+	for _, a := range ce.Args {
+		if e := int(a.End().Offset()); e < len(w.src) && w.src[e] == '\r' {
+			return true
+		}
+	}
+	for _, as := range ce.Assigns {
+		if e := int(as.End().Offset()); e < len(w.src) && w.src[e] == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // decl handles export/declare/local/readonly/typeset.
