@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/store/sqlite"
@@ -51,6 +52,41 @@ func BenchmarkDecideHook(b *testing.B) {
 		st.Close()
 		i++
 	}
+}
+
+// BenchmarkDecideHookPhases splits the hook path: open (store open and
+// Service), decide (first decision: compiles the snapshot) and close
+// (which checkpoints the WAL after a write), reported as open-ns/op,
+// decide-ns/op and close-ns/op.
+func BenchmarkDecideHookPhases(b *testing.B) {
+	path, session := benchFixture(b)
+	ctx := context.Background()
+	input := []byte(`{"file_path":"a.go"}`)
+	var open, decide, closing time.Duration
+	i := 0
+	for b.Loop() {
+		t0 := time.Now()
+		st, err := sqlite.Open(ctx, path, sqlite.Options{MustExist: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		svc := New(st, Options{ProjectDir: "/"})
+		t1 := time.Now()
+		if _, err := svc.Decide(ctx, ToolCall{Session: session, Call: policy.ToolCall{Tool: "Read", Input: input, ToolUseID: fmt.Sprint("p", i)}}); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		st.Close()
+		t3 := time.Now()
+		open += t1.Sub(t0)
+		decide += t2.Sub(t1)
+		closing += t3.Sub(t2)
+		i++
+	}
+	n := float64(i)
+	b.ReportMetric(float64(open.Nanoseconds())/n, "open-ns/op")
+	b.ReportMetric(float64(decide.Nanoseconds())/n, "decide-ns/op")
+	b.ReportMetric(float64(closing.Nanoseconds())/n, "close-ns/op")
 }
 
 // BenchmarkDecideWarm decides on an open store with a warm law cache (the
