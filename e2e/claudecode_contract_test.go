@@ -543,3 +543,42 @@ func TestClaudeCodeHookContext(t *testing.T) {
 		t.Errorf("Stop hooks' stop_hook_active = %v, want [false true]", stops)
 	}
 }
+
+// TestClaudeCodePermissionRequest pins that in -p default mode a call the
+// PreToolUse hook leaves to the harness, and that needs permission, goes to
+// the PermissionRequest hook (whose input has no tool_use_id), which can
+// allow or deny it.
+func TestClaudeCodePermissionRequest(t *testing.T) {
+	p := newClaudeProjectWith(t, hookOpts{events: []string{"PreToolUse", "PermissionRequest"}})
+	files := []string{"permit.txt", "refuse.txt", "plain.txt"}
+	srv := fakemodel.NewAnthropic(fakemodel.Script{Turns: p.writes(files...)})
+	defer srv.Close()
+	r := p.run(t, srv, "Write the files.", "--permission-mode", "default")
+	if r.ExitCode != 0 {
+		t.Fatalf("claude failed:\n%s", r)
+	}
+	want := map[string]string{"permit.txt": "", "refuse.txt": reasonRefuse, "plain.txt": "but you haven't granted it yet"}
+	for i, f := range files {
+		res, _ := srv.ToolResult(srv.ToolUseID(0, i))
+		if w := want[f]; w == "" {
+			if !p.exists(f) || res.IsError {
+				t.Errorf("%s: want written; exists=%v result=%+v", f, p.exists(f), res)
+			}
+		} else if p.exists(f) || !res.IsError || !strings.Contains(res.Content, w) {
+			t.Errorf("%s: exists=%v result=%+v; want denied with %q", f, p.exists(f), res, w)
+		}
+	}
+	var perms int
+	for _, rec := range readHookLog(t, p.hookLog) {
+		if rec["hook_event_name"] != "PermissionRequest" {
+			continue
+		}
+		perms++
+		if _, ok := rec["tool_use_id"]; ok || rec["tool_name"] != "Write" || rec["permission_suggestions"] == nil {
+			t.Errorf("PermissionRequest input = %v; want tool_name, tool_input, permission_suggestions and no tool_use_id", rec)
+		}
+	}
+	if perms != len(files) {
+		t.Errorf("%d PermissionRequest hooks, want %d", perms, len(files))
+	}
+}

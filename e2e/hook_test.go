@@ -20,7 +20,9 @@ import (
 // It appends {"stdin": <hook input>, "env": {...}} to LOGFILE. With
 // "context", SessionStart and UserPromptSubmit answer additionalContext
 // (ctxSessionStart, ctxPrompt) and Stop blocks once (stopReason, unless
-// stop_hook_active). Other events exit 0. For PreToolUse it allows
+// stop_hook_active). PermissionRequest allows files named "permit" and
+// denies files named "refuse" (reasonRefuse). Other events exit 0. For
+// PreToolUse it allows
 // mcp__probe__* calls with updatedInput adding "stamp": <session_id>, and
 // decides other calls by the base name of tool_input.file_path:
 //
@@ -49,6 +51,7 @@ const (
 	ctxSessionStart = "e2e-hook: session context 5d1e"
 	ctxPrompt       = "e2e-hook: phase is planning 9c2b"
 	stopReason      = "e2e-hook: not final yet, transition first 77aa"
+	reasonRefuse    = "e2e-hook: permission refused for refuse files"
 )
 
 // hookRecord is one line of the hook log.
@@ -104,6 +107,17 @@ func runHook(logPath string, context bool, stdin io.Reader, stdout, stderr io.Wr
 	}
 	switch {
 	case input.Event == "PreToolUse":
+	case input.Event == "PermissionRequest":
+		fp, _ := input.ToolInput["file_path"].(string)
+		switch name := filepath.Base(fp); {
+		case strings.Contains(name, "permit"):
+			return emit(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PermissionRequest",
+				"decision": map[string]any{"behavior": "allow"}}})
+		case strings.Contains(name, "refuse"):
+			return emit(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PermissionRequest",
+				"decision": map[string]any{"behavior": "deny", "message": reasonRefuse}}})
+		}
+		return 0
 	case context && (input.Event == "SessionStart" || input.Event == "UserPromptSubmit"):
 		ctx := map[string]string{"SessionStart": ctxSessionStart, "UserPromptSubmit": ctxPrompt}[input.Event]
 		return emit(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": input.Event, "additionalContext": ctx}})
