@@ -128,9 +128,11 @@ func New(st store.Store, opts Options) *Service {
 	if opts.Workflows == nil {
 		opts.Workflows = DefaultWorkflows(opts.ProjectDir)
 	}
-	// The store file itself is always protected from the agent's tools.
+	// The store file and SQLite's sidecar files are always protected from
+	// the agent's tools.
 	if p, ok := st.(interface{ Path() string }); ok && p.Path() != "" {
-		opts.Policy.ProtectedPaths = append(slices.Clone(opts.Policy.ProtectedPaths), p.Path())
+		db := p.Path()
+		opts.Policy.ProtectedPaths = append(slices.Clone(opts.Policy.ProtectedPaths), db, db+"-wal", db+"-shm", db+"-journal")
 	}
 	return &Service{st: st, opts: opts}
 }

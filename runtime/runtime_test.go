@@ -152,8 +152,17 @@ func TestNewDoesNotPanic(t *testing.T) {
 	if f.svc.opts.ApprovalTTL != DefaultApprovalTTL {
 		t.Errorf("ApprovalTTL = %v, want %v", f.svc.opts.ApprovalTTL, DefaultApprovalTTL)
 	}
-	if !slices.Contains(f.svc.opts.Policy.ProtectedPaths, f.st.Path()) {
-		t.Errorf("the store file %s is not protected: %v", f.st.Path(), f.svc.opts.Policy.ProtectedPaths)
+	for _, p := range []string{f.st.Path(), f.st.Path() + "-wal", f.st.Path() + "-shm"} {
+		if !slices.Contains(f.svc.opts.Policy.ProtectedPaths, p) {
+			t.Errorf("%s is not protected: %v", p, f.svc.opts.Policy.ProtectedPaths)
+		}
+	}
+	// And the law enforces it, also while dormant.
+	for _, p := range []string{f.st.Path(), f.st.Path() + "-wal"} {
+		r := f.decide(f.call("s", "w-"+filepath.Base(p), "Write", map[string]any{"file_path": p, "content": ""}))
+		if r.Verdict != policy.Deny || r.Rule != policy.RuleSelfProtect {
+			t.Errorf("write %s = %+v, want self-protect", p, r)
+		}
 	}
 }
 
@@ -790,5 +799,14 @@ func TestImplicitTransition(t *testing.T) {
 	json.Unmarshal(tr[len(tr)-1].Data, &d)
 	if d["event"] != "BUILD" || d["implicit"] != true || d["tool_use_id"] != "e1" {
 		t.Errorf("implicit transition event = %v", d)
+	}
+}
+
+func TestRunWorkflowFileProtected(t *testing.T) {
+	f := newFixture(t, Options{})
+	v := f.start("s")
+	r := f.decide(f.call("s", "w1", "Edit", map[string]any{"file_path": v.Run.WorkflowSource, "old_string": "plan", "new_string": "x"}))
+	if r.Verdict != policy.Deny || r.Rule != policy.RuleSelfProtect {
+		t.Errorf("edit of the run's workflow file = %+v, want self-protect", r)
 	}
 }
