@@ -61,6 +61,10 @@ type Options struct {
 	Workflows runtime.WorkflowSource
 	// Version is reported in the MCP initialize response.
 	Version string
+	// Check, when set, runs before every call; an error denies the call.
+	// The CLI uses it to notice a store that was removed or replaced while
+	// the server runs (the hooks would deny on it; so must the server).
+	Check func(ctx context.Context) error
 }
 
 // Server is the MCP control server. Build one with New and serve it with
@@ -116,6 +120,20 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // through the MCP channel. The server never claims a human.
 func (s *Server) actor() runtime.Actor {
 	return runtime.Actor{Kind: runtime.ActorAgent, Channel: "mcp", Name: s.opts.Harness}
+}
+
+// begin admits a call: it runs Options.Check and resolves the session.
+func (s *Server) begin(ctx context.Context, stamp string) (string, error) {
+	key, err := s.session(stamp)
+	if err != nil {
+		return "", err
+	}
+	if s.opts.Check != nil {
+		if err := s.opts.Check(ctx); err != nil {
+			return "", fmt.Errorf("denied: statewright cannot trust its store, so nothing was changed (a human must look): %w", err)
+		}
+	}
+	return key, nil
 }
 
 // session resolves the store session key of a call from its stamp.

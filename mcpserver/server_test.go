@@ -631,3 +631,17 @@ func TestRefusalsOnTheWay(t *testing.T) {
 		t.Error("calling an unknown tool succeeded")
 	}
 }
+
+func TestCheckDenies(t *testing.T) {
+	broken := errors.New("store replaced")
+	f := newFixture(t, Options{Check: func(context.Context) error { return broken }})
+	for tool, args := range map[string]map[string]any{ToolStart: stamp("s1", "name", "bugfix"), ToolGetState: stamp("s1"), ToolPause: stamp("s1")} {
+		msg := f.fail(tool, args)
+		if !strings.Contains(msg, "cannot trust its store") || !strings.Contains(msg, "store replaced") {
+			t.Errorf("%s: %q", tool, msg)
+		}
+	}
+	if runs, err := f.st.Runs(t.Context(), store.RunFilter{}); err != nil || len(runs) != 0 {
+		t.Errorf("runs = %v, %v; want none", runs, err)
+	}
+}

@@ -114,7 +114,7 @@ func jsonResult(v any) (*mcp.CallToolResult, any, error) {
 // --- read-only tools ---
 
 func (s *Server) listWorkflows(ctx context.Context, _ *mcp.CallToolRequest, in NoArgs) (*mcp.CallToolResult, any, error) {
-	key, err := s.session(in.Session)
+	key, err := s.begin(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,7 +137,7 @@ func (s *Server) listWorkflows(ctx context.Context, _ *mcp.CallToolRequest, in N
 }
 
 func (s *Server) getState(ctx context.Context, _ *mcp.CallToolRequest, in NoArgs) (*mcp.CallToolResult, any, error) {
-	key, err := s.session(in.Session)
+	key, err := s.begin(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Server) getState(ctx context.Context, _ *mcp.CallToolRequest, in NoArgs
 }
 
 func (s *Server) getStatus(ctx context.Context, _ *mcp.CallToolRequest, in NoArgs) (*mcp.CallToolResult, any, error) {
-	key, err := s.session(in.Session)
+	key, err := s.begin(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,7 +178,7 @@ func (s *Server) getStatus(ctx context.Context, _ *mcp.CallToolRequest, in NoArg
 // --- tools that move the run ---
 
 func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartArgs) (*mcp.CallToolResult, any, error) {
-	key, err := s.session(in.Session)
+	key, err := s.begin(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +200,7 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartArgs
 }
 
 func (s *Server) transition(ctx context.Context, _ *mcp.CallToolRequest, in TransitionArgs) (*mcp.CallToolResult, any, error) {
-	key, err := s.session(in.Session)
+	key, err := s.begin(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -267,7 +267,7 @@ func humanCommand(action, session string) string {
 // request records an agent's request for a human-only operation as an
 // admin event in the session's log and changes nothing else.
 func (s *Server) request(ctx context.Context, stamp, tool, action, target, reason string) (*mcp.CallToolResult, any, error) {
-	key, err := s.session(stamp)
+	key, err := s.begin(ctx, stamp)
 	if err != nil {
 		return nil, nil, err
 	}

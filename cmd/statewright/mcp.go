@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"github.com/statewright-go/statewright/mcpserver"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() { register(newMCPCmd) }
@@ -23,6 +25,7 @@ func newMCPCmd() *cobra.Command {
 		harness    string
 		trustEnv   bool
 		projectDir string
+		storeID    string
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -40,10 +43,10 @@ denied. --trust-env-session lets unstamped calls use $CLAUDE_CODE_SESSION_ID
 instead; it is off by default because that variable is fixed when the server
 starts and names the wrong session after /clear.
 
-Configure it in .mcp.json:
+statewright init claude-code registers it in .mcp.json; by hand:
 
   {"mcpServers": {"statewright": {"command": "/abs/path/statewright",
-    "args": ["mcp", "--store", "/abs/path/state.db"]}}}`,
+    "args": ["mcp", "--store", "/abs/path/state.db", "--store-id", "st_..."]}}}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			h, err := policy.ParseHarness(harness)
@@ -62,11 +65,17 @@ Configure it in .mcp.json:
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			st, err := openStore(ctx, cmd, false)
+			// A named store must exist and be that store (as for the hooks);
+			// an unnamed one is created on first use.
+			st, err := openStoreWith(ctx, cmd, sqlite.Options{MustExist: storeID != "", ExpectID: storeID})
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			check, err := sameFileCheck(st.Path())
+			if err != nil {
+				return failure{"mcp: " + err.Error()}
+			}
 			workflows := runtime.DefaultWorkflows(projectDir)
 			rt := runtime.New(st, runtime.Options{ProjectDir: projectDir, Workflows: workflows})
 			srv, err := mcpserver.New(rt, st, mcpserver.Options{
@@ -76,6 +85,7 @@ Configure it in .mcp.json:
 				ProjectDir:      projectDir,
 				Workflows:       workflows,
 				Version:         buildVersion(),
+				Check:           check,
 			})
 			if err != nil {
 				return usagef("mcp: %v", err)
@@ -92,8 +102,30 @@ Configure it in .mcp.json:
 	cmd.Flags().StringVar(&harness, "harness", mcpserver.DefaultHarness, "the harness whose sessions the server serves; session keys are HARNESS:ID")
 	cmd.Flags().BoolVar(&trustEnv, "trust-env-session", false,
 		"let a call without the hook's session stamp use $"+mcpserver.EnvSessionVar+" (stale after /clear; off by default)")
+	cmd.Flags().StringVar(&storeID, "store-id", "", "the store's id (see `statewright init`): refuse to serve any other store, and never create one")
 	cmd.Flags().StringVar(&projectDir, "project-dir", "", "the project root, whose .statewright/workflows/ agents may start (default $CLAUDE_PROJECT_DIR, else the working directory)")
 	return cmd
+}
+
+// sameFileCheck returns a check that fails once the file at path is no
+// longer the one open now: the store was removed or replaced while the
+// server ran, and writes through the old handle would reach a file nobody
+// else reads.
+func sameFileCheck(path string) (func(context.Context) error, error) {
+	first, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("stat the store: %w", err)
+	}
+	return func(context.Context) error {
+		now, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("the store %s is gone since the server started: %w", path, err)
+		}
+		if !os.SameFile(first, now) {
+			return fmt.Errorf("the store %s was replaced since the server started; restart the MCP server", path)
+		}
+		return nil
+	}, nil
 }
 
 // nopWriteCloser keeps the transport from closing the command's stdout.
