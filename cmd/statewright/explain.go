@@ -37,7 +37,8 @@ func newExplainBashCmd() *cobra.Command {
 		Long: "explain bash parses COMMAND as bash and prints every simple command it contains (through\n" +
 			"pipelines, lists, substitutions, wrappers and nested bash -c strings) with its argv,\n" +
 			"wrappers, classes, write and read targets, and the line's environment references.\n" +
-			"It runs nothing. A command that does not parse exits 1.",
+			"It runs nothing. A command that does not parse exits 1. Put -- before a command\n" +
+			"that starts with a dash.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("explain bash takes exactly one argument, the command (quote it), got %d", len(args))
