@@ -205,7 +205,7 @@ func TestNonStreamedTurnSideRequestsAndOverrun(t *testing.T) {
 	for _, r := range srv.Requests() {
 		got = append(got, fmt.Sprintf("%s/%d", r.Kind, r.Turn))
 	}
-	if strings.Join(got, " ") != "side/-1 main/0 main/-1" {
+	if strings.Join(got, " ") != "side/-1 turn/0 turn/-1" {
 		t.Errorf("recorded %v", got)
 	}
 }

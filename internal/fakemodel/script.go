@@ -3,9 +3,11 @@
 // opencode and Pi).
 //
 // A server replays a [Script]: a list of [Turn]s, each the answer the model
-// gives to the next request that carries the main conversation. Requests that
-// do not (title generation, topic detection, quota probes and other side
-// calls a harness makes) get a fixed short text and do not consume a turn.
+// gives to the next request that carries the main conversation, and
+// optionally [Thread]s, other conversations (subagents) with turns of their
+// own. Requests of no scripted conversation (title generation, topic
+// detection, quota probes and other side calls a harness makes) get a fixed
+// short text and do not consume a turn.
 // Every request is recorded, so a test can assert what the model was told:
 // the tool_result of a denied call, its is_error flag, the tools offered.
 //
@@ -25,13 +27,14 @@ type Script struct {
 	// Turns are answered in order, one per main-conversation request.
 	Turns []Turn
 
-	// IsMain decides whether a request carries the main conversation and so
-	// consumes the next turn. Nil means the protocol's default; for the
-	// Anthropic handler that is [AnthropicMain] (the request offers tools and
-	// is not a one-token probe).
+	// IsMain decides whether a request (that no thread claimed) carries the
+	// main conversation and so consumes the next turn. Nil means the
+	// protocol's default; for the Anthropic handler that is
+	// [AnthropicMain] (the request offers tools).
 	IsMain func(*Request) bool
 
-	// SideText answers every request that is not main. Empty means "OK".
+	// SideText answers every model request of no scripted conversation.
+	// Empty means "OK".
 	SideText string
 
 	// ExhaustedText answers main and thread requests that arrive after the

@@ -18,10 +18,11 @@ type Kind string
 
 // Request kinds.
 const (
-	// KindMain is a model request carrying the main conversation: it was
-	// answered with a scripted turn (or, past the end, the exhausted text).
-	KindMain Kind = "main"
-	// KindSide is a model request that is not the main conversation (title
+	// KindTurn is a model request of a scripted conversation (the main one,
+	// or a [Thread] named by Request.Thread): it was answered with the
+	// conversation's next turn (or, past the end, the exhausted text).
+	KindTurn Kind = "turn"
+	// KindSide is a model request of no scripted conversation (title
 	// generation, topic detection, quota probes): answered with SideText.
 	KindSide Kind = "side"
 	// KindAux is a non-generation endpoint the server answers (token
@@ -33,7 +34,7 @@ const (
 
 // Request is one recorded HTTP request and how it was answered.
 type Request struct {
-	// Seq numbers requests in arrival order, from 0.
+	// Seq numbers requests in the order they were answered, from 0.
 	Seq int
 	// Time is when the request arrived.
 	Time time.Time
@@ -173,12 +174,12 @@ func (s *Server) respond(req *Request) reply {
 	thread, turns, kind := "", s.script.Turns, KindSide
 	for _, th := range s.script.Threads {
 		if th.Match(req) {
-			thread, turns, kind = th.Name, th.Turns, KindMain
+			thread, turns, kind = th.Name, th.Turns, KindTurn
 			break
 		}
 	}
 	if kind == KindSide && s.script.IsMain(req) {
-		kind = KindMain
+		kind = KindTurn
 	}
 	req.Kind, req.Thread = kind, thread
 	if kind == KindSide {
@@ -215,24 +216,24 @@ func threadName(thread string) string {
 	return "thread " + thread
 }
 
-// Requests returns a copy of every request received so far, in arrival
-// order.
+// Requests returns a copy of every request answered so far, in the order
+// they were answered.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.requests)
 }
 
-// MainRequests returns the requests that carried the main conversation, in
-// arrival order (including those past the end of the script).
+// MainRequests returns the requests of the main conversation, in the order
+// they were answered (including those past the end of the script).
 func (s *Server) MainRequests() []Request { return s.ThreadRequests("") }
 
 // ThreadRequests returns the requests of the named thread ("" for the main
-// conversation), in arrival order.
+// conversation), in the order they were answered.
 func (s *Server) ThreadRequests(name string) []Request {
 	var out []Request
 	for _, r := range s.Requests() {
-		if r.Kind == KindMain && r.Thread == name {
+		if r.Kind == KindTurn && r.Thread == name {
 			out = append(out, r)
 		}
 	}
@@ -301,10 +302,10 @@ type ToolResult struct {
 }
 
 // ToolResult returns the result the harness reported for the tool call id,
-// taken from the first main or thread request that carried it.
+// taken from the first scripted-conversation request that carried it.
 func (s *Server) ToolResult(id string) (ToolResult, bool) {
 	for _, r := range s.Requests() {
-		if r.Kind != KindMain {
+		if r.Kind != KindTurn {
 			continue
 		}
 		for _, tr := range s.proto.toolResults(&r) {
