@@ -37,6 +37,17 @@ func init() {
 	}
 }
 
+// runnerValueOpts are global options of runners that take a value before
+// the subcommand (go -C dir test, npm --prefix dir test).
+var runnerValueOpts = map[string][]string{
+	"go":   {"-C"},
+	"npm":  {"--prefix", "-w", "--workspace"},
+	"pnpm": {"-C", "--dir", "--filter", "-F"},
+	"yarn": {"--cwd"},
+	"bun":  {"--cwd"},
+	"deno": {"--config", "-c"},
+}
+
 // IsTestRunner reports whether argv (already unwrapped, literal words)
 // runs a known test runner: pytest, python -m pytest, go test, cargo test,
 // npm test, npm run test, yarn test, pnpm test, jest, vitest, mocha, rspec,
@@ -63,9 +74,15 @@ func isTestRunner(argv []string, depth int) bool {
 	}
 	name = lookupName(name)
 	args := argv[1:]
+	valueOpts := runnerValueOpts[name]
 	ops := func() []string {
 		var out []string
-		for _, a := range args {
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if contains(valueOpts, a) {
+				i++ // the option's value
+				continue
+			}
 			if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
 				out = append(out, a)
 			}
@@ -390,6 +407,11 @@ func progCargo(x *cmdCtx) {
 
 func progGo(x *cmdCtx) {
 	ops := literal(x.rest())
+	skipped := 0
+	for len(ops) > 1 && ops[0] == "-C" {
+		ops = ops[2:] // go -C dir ...
+		skipped += 2
+	}
 	if len(ops) == 0 {
 		x.add(ClassRead)
 		return
@@ -420,7 +442,7 @@ func progGo(x *cmdCtx) {
 		x.add(ClassTest)
 	case "build":
 		x.add(ClassWrite)
-		p := getopt(x.rest()[1:], "o", nil, false)
+		p := getopt(x.rest()[skipped+1:], "o", nil, false)
 		if o, ok := p.get("o"); ok {
 			x.write(o)
 		} else {
