@@ -1,0 +1,396 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/statewright-go/statewright/internal/fakemodel"
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/sqlite"
+)
+
+// The workflow the scenario runs: a read-only phase, an editing phase, and
+// an approval gate before the final phase.
+const e2eWorkflow = `{
+  "id": "e2e-bugfix",
+  "initial": "localizing",
+  "states": {
+    "localizing": {
+      "instructions": "Find the bug. Do not edit anything.",
+      "allowed_tools": ["Read", "Grep", "Glob", "Bash"],
+      "on": {"LOCALIZED": "fixing"}
+    },
+    "fixing": {
+      "instructions": "Fix it.",
+      "allowed_tools": ["Read", "Edit", "Write", "Bash"],
+      "on": {"FIXED": {"target": "done", "requires_approval": true}}
+    },
+    "done": {"type": "final"}
+  }
+}`
+
+// The session every scenario run uses (claude -p --session-id, then --resume).
+const e2eSession = "5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f"
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// statewrightBinary builds cmd/statewright once per test process into a
+// temporary directory and returns its path.
+func statewrightBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "statewright-e2e-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "statewright")
+		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/statewright")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = errors.New("go build ./cmd/statewright: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// swProject is a temporary project set up by `statewright init claude-code`
+// with its own copy of the binary (so a test may remove or replace it).
+type swProject struct {
+	claude, bin, dir, home, storePath, workflow string
+}
+
+func newSWProject(t *testing.T, initArgs ...string) *swProject {
+	t.Helper()
+	claude, err := ClaudeBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &swProject{claude: claude, dir: t.TempDir(), home: t.TempDir()}
+	if p.dir, err = filepath.EvalSymlinks(p.dir); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	p.bin = filepath.Join(state, "bin", "statewright")
+	os.MkdirAll(filepath.Dir(p.bin), 0o755)
+	src, err := os.ReadFile(statewrightBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.bin, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.storePath = filepath.Join(state, "store", "state.db")
+	p.workflow = filepath.Join(state, "e2e-bugfix.json")
+	if err := os.WriteFile(p.workflow, []byte(e2eWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.path("main.txt"), []byte("old line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClaudeHome(p.home, p.dir); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"init", "claude-code", "--project", p.dir, "--store", p.storePath, "--no-mcp"}, initArgs...)
+	out, err := exec.Command(p.bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("statewright init claude-code: %v\n%s", err, out)
+	}
+	t.Logf("init:\n%s", out)
+	return p
+}
+
+func (p *swProject) path(name string) string { return filepath.Join(p.dir, name) }
+
+// service opens the store as the human operator would through the CLI.
+func (p *swProject) service(t *testing.T) (*runtime.Service, func()) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runtime.New(st, runtime.Options{ProjectDir: p.dir}), func() { st.Close() }
+}
+
+var human = runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli", Name: "e2e"}
+
+// claudeRun runs claude -p in the project against srv.
+func (p *swProject) claudeRun(t *testing.T, srv *fakemodel.Server, sessionArgs ...string) *Run {
+	t.Helper()
+	argv := append([]string{"-p", "Fix the bug.", "--output-format", "stream-json", "--verbose",
+		"--permission-mode", "bypassPermissions"}, sessionArgs...)
+	r, err := RunCommand(context.Background(), claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL), p.claude, argv...)
+	if err != nil {
+		t.Fatalf("start claude: %v", err)
+	}
+	t.Logf("claude ran in %v (exit %d)", r.Elapsed.Round(time.Millisecond), r.ExitCode)
+	if r.TimedOut {
+		t.Fatalf("claude timed out\n%s\n%s", r, srv.Summary())
+	}
+	return r
+}
+
+// toolResult returns the tool_result the model received for id.
+func toolResult(t *testing.T, srv *fakemodel.Server, id string) fakemodel.ToolResult {
+	t.Helper()
+	res, ok := srv.ToolResult(id)
+	if !ok {
+		t.Fatalf("the model never received a tool_result for %s\n%s", id, srv.Summary())
+	}
+	return res
+}
+
+func script(turns ...fakemodel.Turn) fakemodel.Script {
+	return fakemodel.Script{Turns: turns, ExhaustedText: "Stopping now."}
+}
+
+func tool(id, name string, input map[string]any) fakemodel.ToolUse {
+	return fakemodel.ToolUse{ID: id, Name: name, Input: input}
+}
+
+// TestClaudeCodeWorkflow drives the real Claude Code, with the hooks `statewright
+// init claude-code` installs, through a workflow: denials that teach, a
+// transition by a person, an allowed edit, an approval gate, a final state,
+// and the audit trail.
+//
+// The hooks are installed with --require-workflow: once the run reaches its
+// final phase the runtime completes it, and with no live run only
+// --require-workflow keeps every tool denied.
+func TestClaudeCodeWorkflow(t *testing.T) {
+	p := newSWProject(t, "--require-workflow")
+	svc, closeSvc := p.service(t)
+	defer closeSvc()
+	ctx := context.Background()
+	session := "claude-code:" + e2eSession
+	if _, err := svc.Start(ctx, session, p.workflow, human); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	x := p.path("x.txt")
+
+	// Phase localizing: a shell write and an edit are denied and teach.
+	srv := fakemodel.NewAnthropic(script(
+		fakemodel.Call(
+			tool("toolu_heredoc", "Bash", map[string]any{"command": "cat > " + x + " <<'EOF'\nsneaky\nEOF", "description": "write x"}),
+			tool("toolu_edit1", "Edit", map[string]any{"file_path": p.path("main.txt"), "old_string": "old line", "new_string": "new line"}),
+		),
+		fakemodel.Say("I cannot edit yet."),
+	), fakemodel.WithLog(t.Logf))
+	r := p.claudeRun(t, srv, "--session-id", e2eSession)
+	srv.Close()
+	if _, err := os.Stat(x); !os.IsNotExist(err) {
+		t.Errorf("x.txt exists (stat err %v): the heredoc write was not denied\n%s", err, r)
+	}
+	if b, _ := os.ReadFile(p.path("main.txt")); string(b) != "old line\n" {
+		t.Errorf("main.txt = %q: the edit was not denied", b)
+	}
+	for _, id := range []string{"toolu_heredoc", "toolu_edit1"} {
+		res := toolResult(t, srv, id)
+		if !res.IsError || !strings.Contains(res.Content, "localizing") || !strings.Contains(res.Content, "LOCALIZED") ||
+			!strings.Contains(res.Content, "Read") {
+			t.Errorf("%s: tool_result %+v; want an error naming the phase, the allowed tools and the next event", id, res)
+		}
+	}
+	// The Stop hook kept the agent working once (non-final phase), then let it stop.
+	var sawStopBlock bool
+	for _, q := range srv.MainRequests() {
+		if strings.Contains(string(q.Body), "which is not final") {
+			sawStopBlock = true
+		}
+	}
+	if !sawStopBlock {
+		t.Errorf("the model was never told that the phase is not final (Stop hook)\n%s", srv.Summary())
+	}
+	if v, err := svc.Status(ctx, session); err != nil || v.Run.State != "localizing" {
+		t.Fatalf("status after run 1: %+v, %v; want localizing", v, err)
+	}
+
+	// A person moves the run on; the same edit is now allowed and lands on disk.
+	if _, err := svc.Transition(ctx, session, "LOCALIZED", nil, human); err != nil {
+		t.Fatalf("transition LOCALIZED: %v", err)
+	}
+	srv = fakemodel.NewAnthropic(script(
+		fakemodel.Call(tool("toolu_edit2", "Edit", map[string]any{"file_path": p.path("main.txt"), "old_string": "old line", "new_string": "new line"})),
+		fakemodel.Say("Fixed."),
+	), fakemodel.WithLog(t.Logf))
+	r = p.claudeRun(t, srv, "--resume", e2eSession)
+	srv.Close()
+	if res := toolResult(t, srv, "toolu_edit2"); res.IsError {
+		t.Errorf("edit in phase fixing: %+v; want success\n%s", res, r)
+	}
+	if b, _ := os.ReadFile(p.path("main.txt")); string(b) != "new line\n" {
+		t.Errorf("main.txt = %q after the allowed edit, want \"new line\\n\"", b)
+	}
+
+	// The approval gate parks the run until a person approves.
+	tr, err := svc.Transition(ctx, session, "FIXED", nil, runtime.Actor{Kind: runtime.ActorAgent, Channel: "e2e"})
+	if err != nil || !tr.Parked || tr.ApprovalID == "" {
+		t.Fatalf("transition FIXED = %+v, %v; want parked for approval", tr, err)
+	}
+	if v, _ := svc.Status(ctx, session); v == nil || v.Run.Status != store.StatusAwaitingApproval {
+		t.Fatalf("status after FIXED: %+v; want awaiting_approval", v)
+	}
+	if _, err := svc.Approve(ctx, session, tr.ApprovalID, human); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+
+	// The final phase denies every tool.
+	srv = fakemodel.NewAnthropic(script(
+		fakemodel.Call(tool("toolu_read_final", "Read", map[string]any{"file_path": p.path("main.txt")})),
+		fakemodel.Say("Done."),
+	), fakemodel.WithLog(t.Logf))
+	p.claudeRun(t, srv, "--resume", e2eSession)
+	srv.Close()
+	if res := toolResult(t, srv, "toolu_read_final"); !res.IsError || !(strings.Contains(res.Content, "final") || strings.Contains(res.Content, "no workflow run is active")) {
+		t.Errorf("Read after the final phase: %+v; want a deny (final state, or no run under --require-workflow)", res)
+	}
+
+	// The audit trail holds every decision and transition.
+	evs, err := svc.History(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decisions := map[string]string{}
+	var transitions []string
+	for _, e := range evs {
+		switch e.Kind {
+		case store.KindDecision:
+			decisions[e.ToolUseID] = e.Decision
+		case store.KindTransition:
+			transitions = append(transitions, e.State)
+		}
+	}
+	for id, want := range map[string]string{"toolu_heredoc": "deny", "toolu_edit1": "deny", "toolu_edit2": "allow", "toolu_read_final": "deny"} {
+		if decisions[id] != want {
+			t.Errorf("history: decision for %s = %q, want %q (all: %v)", id, decisions[id], want, decisions)
+		}
+	}
+	if len(transitions) < 2 {
+		t.Errorf("history has %d transitions, want at least 2: %+v", len(transitions), evs)
+	}
+}
+
+// TestClaudeCodeFailClosed checks that the real client blocks a call when the
+// hook cannot decide: the store deleted or recreated, the binary missing, or
+// the hook crashing.
+func TestClaudeCodeFailClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		breakIt    func(t *testing.T, p *swProject)
+	}{
+		{"deleted store", "no store", func(t *testing.T, p *swProject) {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(p.storePath + suffix)
+			}
+		}},
+		{"recreated store", "store id mismatch", func(t *testing.T, p *swProject) {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(p.storePath + suffix)
+			}
+			st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+		}},
+		{"missing binary", "fail closed", func(t *testing.T, p *swProject) {
+			if err := os.Remove(p.bin); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"crashing hook", "fail closed", func(t *testing.T, p *swProject) {
+			if err := os.WriteFile(p.bin, []byte("#!/bin/sh\nkill -SEGV $$\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newSWProject(t)
+			tc.breakIt(t, p)
+			target := p.path("written.txt")
+			srv := fakemodel.NewAnthropic(script(
+				fakemodel.Call(tool("toolu_write", "Write", map[string]any{"file_path": target, "content": "must not exist\n"})),
+				fakemodel.Say("Blocked."),
+			), fakemodel.WithLog(t.Logf))
+			defer srv.Close()
+			r := p.claudeRun(t, srv, "--session-id", e2eSession)
+			if _, err := os.Stat(target); !os.IsNotExist(err) {
+				t.Errorf("written.txt exists (stat err %v): the call went through\n%s", err, r)
+			}
+			if res := toolResult(t, srv, "toolu_write"); !res.IsError || !strings.Contains(res.Content, tc.want) {
+				t.Errorf("tool_result %+v; want an error containing %q", res, tc.want)
+			}
+		})
+	}
+}
+
+// TestClaudeCodeSelfProtectionAndParallel checks that the agent's shell
+// cannot approve its own run or open the store, and that 16 parallel tool
+// calls in one turn are all decided and recorded.
+func TestClaudeCodeSelfProtectionAndParallel(t *testing.T) {
+	p := newSWProject(t)
+	svc, closeSvc := p.service(t)
+	defer closeSvc()
+	ctx := context.Background()
+	session := "claude-code:" + e2eSession
+	if _, err := svc.Start(ctx, session, p.workflow, human); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	uses := []fakemodel.ToolUse{
+		tool("toolu_approve", "Bash", map[string]any{"command": "'" + p.bin + "' approve --store '" + p.storePath + "' ap_1"}),
+		tool("toolu_sqlite", "Bash", map[string]any{"command": "sqlite3 '" + p.storePath + "' 'DELETE FROM runs'"}),
+	}
+	for i := range 14 {
+		uses = append(uses, tool("toolu_par_"+string(rune('a'+i)), "Read", map[string]any{"file_path": p.path("main.txt")}))
+	}
+	srv := fakemodel.NewAnthropic(script(fakemodel.Call(uses...), fakemodel.Say("Done.")), fakemodel.WithLog(t.Logf))
+	defer srv.Close()
+	p.claudeRun(t, srv, "--session-id", e2eSession)
+	for _, id := range []string{"toolu_approve", "toolu_sqlite"} {
+		if res := toolResult(t, srv, id); !res.IsError || !strings.Contains(res.Content, "self-protect") {
+			t.Errorf("%s: %+v; want a self-protect deny", id, res)
+		}
+	}
+	evs, err := svc.History(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided := map[string]bool{}
+	for _, e := range evs {
+		if e.Kind == store.KindDecision {
+			decided[e.ToolUseID] = true
+		}
+	}
+	for _, u := range uses {
+		if !decided[u.ID] {
+			t.Errorf("no decision recorded for %s", u.ID)
+		}
+		if res := toolResult(t, srv, u.ID); strings.HasPrefix(u.ID, "toolu_par_") && res.IsError {
+			t.Errorf("%s: %+v; want the parallel Read allowed", u.ID, res)
+		}
+	}
+	if v, err := svc.Status(ctx, session); err != nil || v.Run.State != "localizing" {
+		t.Errorf("status: %+v, %v; want the run untouched in localizing", v, err)
+	}
+}
