@@ -15,21 +15,6 @@ import (
 // server rely on (docs/e2e.md). When the pinned version changes and one of
 // them fails, the contract changed: update docs/e2e.md and the adapters.
 
-// writes returns a turn that Writes each named file in parallel, then a
-// final text turn.
-func (p *claudeProject) writes(names ...string) []fakemodel.Turn {
-	var uses []fakemodel.ToolUse
-	for _, n := range names {
-		uses = append(uses, fakemodel.Tool("Write", map[string]any{"file_path": p.path(n), "content": n + "\n"}))
-	}
-	return []fakemodel.Turn{fakemodel.Call(uses...), fakemodel.Say("done")}
-}
-
-func (p *claudeProject) exists(name string) bool {
-	_, err := os.Stat(p.path(name))
-	return err == nil
-}
-
 // TestClaudeCodePermissionModes pins how the hook's decisions combine with
 // each permission mode in -p mode. Files: plain.txt (hook silent: the
 // harness decides), allow.txt (hook "allow"), ask.txt (hook "ask"),

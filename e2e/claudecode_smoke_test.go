@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,96 +12,6 @@ import (
 
 	"github.com/statewright-go/statewright/internal/fakemodel"
 )
-
-// claudeTimeout bounds every Claude Code invocation.
-const claudeTimeout = 90 * time.Second
-
-// claudeProject is a temporary project with the test hook registered, and a
-// HOME for Claude Code.
-type claudeProject struct {
-	bin, dir, home, hookLog string
-	// env is appended to ClaudeEnv's environment for every run.
-	env []string
-}
-
-// hookOpts says how the test hook is registered.
-type hookOpts struct {
-	// timeout is the hook's "timeout" field in seconds (0: 30).
-	timeout int
-	// failClosed appends "|| exit 2" to the hook command, the wrapper that
-	// turns a crashing hook into a deny.
-	failClosed bool
-	// events are the hook events to register (none: PreToolUse).
-	events []string
-	// context makes the hook answer SessionStart and UserPromptSubmit with
-	// additionalContext and block the first Stop.
-	context bool
-}
-
-func newClaudeProject(t *testing.T) *claudeProject {
-	return newClaudeProjectWith(t, hookOpts{})
-}
-
-func newClaudeProjectWith(t *testing.T, opts hookOpts) *claudeProject {
-	t.Helper()
-	bin, err := ClaudeBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A short HOME: Claude Code's sockets live under it (see ClaudeHome).
-	home, err := os.MkdirTemp("", "cc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
-	p := &claudeProject{bin: bin, dir: t.TempDir(), home: home}
-	// Resolve symlinks so paths compare equal to what the harness reports.
-	if p.dir, err = filepath.EvalSymlinks(p.dir); err != nil {
-		t.Fatal(err)
-	}
-	p.hookLog = filepath.Join(t.TempDir(), "hook.jsonl")
-	if opts.timeout == 0 {
-		opts.timeout = 30
-	}
-	p.writeSettings(t, hookSettings(t, p.hookLog, opts))
-	if err := ClaudeHome(p.home, p.dir); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// writeSettings writes the project's .claude/settings.json.
-func (p *claudeProject) writeSettings(t *testing.T, settings map[string]any) {
-	t.Helper()
-	b, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(p.dir, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(p.dir, ".claude", "settings.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// run runs claude -p prompt with args against srv and fails the test if it
-// timed out.
-func (p *claudeProject) run(t *testing.T, srv *fakemodel.Server, prompt string, args ...string) *Run {
-	t.Helper()
-	argv := append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose"}, args...)
-	r, err := RunCommand(context.Background(), claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL, p.env...), p.bin, argv...)
-	if err != nil {
-		t.Fatalf("start claude: %v", err)
-	}
-	t.Logf("claude ran in %v (exit %d)", r.Elapsed.Round(time.Millisecond), r.ExitCode)
-	if r.TimedOut {
-		t.Fatalf("claude timed out after %v\n%s\nrequests:\n%s", claudeTimeout, r, srv.Summary())
-	}
-	return r
-}
-
-func (p *claudeProject) path(name string) string { return filepath.Join(p.dir, name) }
 
 // TestClaudeCodeSmoke drives the real Claude Code through three scripted
 // turns in the default permission mode: a Write the hook allows, then two
@@ -190,20 +99,22 @@ func TestClaudeCodeSmoke(t *testing.T) {
 			t.Errorf("hook input transcript_path = %q, want …/%s.jsonl", tp, sid)
 		}
 	}
-	for i, fp := range []string{allowed, blocked, jsondeny} {
-		turn, idx := 0, 0
-		if i > 0 {
-			turn, idx = 1, i-1
+	for fp, id := range map[string]string{allowed: srv.ToolUseID(0, 0), blocked: srv.ToolUseID(1, 0), jsondeny: srv.ToolUseID(1, 1)} {
+		if got := byPath[fp]["tool_use_id"]; got != id {
+			t.Errorf("hook tool_use_id for %s = %v, want %s", filepath.Base(fp), got, id)
 		}
-		if got := byPath[fp]["tool_use_id"]; got != srv.ToolUseID(turn, idx) {
-			t.Errorf("hook tool_use_id for %s = %v, want %s", filepath.Base(fp), got, srv.ToolUseID(turn, idx))
-		}
+	}
+	if in, _ := first["tool_input"].(map[string]any); in["content"] != "written through the hook\n" {
+		t.Errorf("hook tool_input = %v, want the scripted input", first["tool_input"])
 	}
 	// The model requests carry the same session id (metadata.user_id).
 	for _, req := range srv.MainRequests() {
 		a, err := req.Anthropic()
-		if err != nil || a.SessionID() != sid {
-			t.Errorf("request #%d session = %q (%v), want the hook's %s", req.Seq, a.SessionID(), err, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.SessionID() != sid {
+			t.Errorf("request #%d session = %q, want the hook's %s", req.Seq, a.SessionID(), sid)
 		}
 	}
 	// The hook's environment names the project and the session.
