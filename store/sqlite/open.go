@@ -165,12 +165,16 @@ func prepareFile(abs string, mustExist bool) error {
 // itself (prepareFile does, with the right mode), and the per-connection
 // settings: BEGIN IMMEDIATE for write transactions, the busy timeout,
 // synchronous=NORMAL (durable across crashes of the process in WAL mode)
-// and foreign keys.
+// and foreign keys. The WAL is checkpointed once it passes 256 pages (1 MiB)
+// rather than SQLite's 1000: hook processes that Release instead of Close
+// leave the WAL behind, and every new process reads all of it back to
+// rebuild its index.
 func dsn(abs string, busy time.Duration) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
 	q := "mode=rw&_txlock=immediate" +
 		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=journal_size_limit(0)"
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=journal_size_limit(0)" +
+		"&_pragma=wal_autocheckpoint(256)"
 	return u.String() + "?" + q
 }
 

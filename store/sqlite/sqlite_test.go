@@ -129,7 +129,8 @@ func TestConnectionSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for pragma, want := range map[string]int{"busy_timeout": 1500, "synchronous": 1, "foreign_keys": 1} {
+	for pragma, want := range map[string]int{"busy_timeout": 1500, "synchronous": 1, "foreign_keys": 1,
+		"journal_size_limit": 0, "wal_autocheckpoint": 256} {
 		var got int
 		if err := conn.QueryRowContext(bg, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
 			t.Errorf("PRAGMA %s = %d, %v; want %d", pragma, got, err, want)

@@ -55,10 +55,11 @@ CREATE TABLE events (
 	hash         TEXT NOT NULL
 ) STRICT;
 
+-- Every index costs a page write per decision (and WAL the next hook process
+-- must read back), so only the history views' lookups are indexed; pruning by
+-- age and filtering by tool_use_id scan.
 CREATE INDEX events_run ON events (run_id, seq);
 CREATE INDEX events_session ON events (session_key, seq);
-CREATE INDEX events_time ON events (time);
-CREATE INDEX events_tool_use ON events (tool_use_id) WHERE tool_use_id <> '';
 
 -- Events are never updated; only a pruned prefix (seq <= the anchor that
 -- Prune writes first) may be deleted.
@@ -89,4 +90,3 @@ CREATE TABLE calls (
 ) STRICT, WITHOUT ROWID;
 
 CREATE INDEX calls_run ON calls (run_id, created_at);
-CREATE INDEX calls_created ON calls (created_at);
