@@ -89,6 +89,32 @@ func BenchmarkDecideHookPhases(b *testing.B) {
 	b.ReportMetric(float64(closing.Nanoseconds())/n, "close-ns/op")
 }
 
+// BenchmarkDecideHookRelease is BenchmarkDecideHook for a hook process
+// that ends with store.Release and exits instead of Close (no WAL
+// checkpoint): the timed part is open + New + Decide; the store is closed
+// outside the timer so the benchmark does not leak connections.
+func BenchmarkDecideHookRelease(b *testing.B) {
+	path, session := benchFixture(b)
+	ctx := context.Background()
+	input := []byte(`{"file_path":"a.go"}`)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		st, err := sqlite.Open(ctx, path, sqlite.Options{MustExist: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		svc := New(st, Options{ProjectDir: "/"})
+		if _, err := svc.Decide(ctx, ToolCall{Session: session, Call: policy.ToolCall{Tool: "Read", Input: input, ToolUseID: fmt.Sprint("r", i)}}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		st.Close()
+		b.StartTimer()
+		i++
+	}
+}
+
 // BenchmarkDecideWarm decides on an open store with a warm law cache (the
 // MCP server, serve).
 func BenchmarkDecideWarm(b *testing.B) {
