@@ -117,10 +117,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	if s.wl, err = openWriteLock(abs); err != nil {
-		db.Close()
-		return nil, err
-	}
 	if opts.ExpectID != "" && opts.ExpectID != s.id {
 		s.Close()
 		return nil, fmt.Errorf("store: open %s: %w: the store's id is %s, expected %s (was the store deleted or recreated?)",
@@ -339,11 +335,13 @@ func (s *Store) Close() error {
 		return nil
 	}
 	err := s.db.Close()
+	s.mu.Lock()
 	if s.wl != nil {
 		if lerr := s.wl.close(); err == nil {
 			err = lerr
 		}
 	}
+	s.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
@@ -364,6 +362,8 @@ func (s *Store) Release() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.wl != nil {
 		if err := s.wl.close(); err != nil {
 			return fmt.Errorf("store: release: %w", err)
@@ -377,6 +377,12 @@ func (s *Store) Release() error {
 // (a no-op after Commit) and drops both locks.
 func (s *Store) beginWrite(ctx context.Context, op string) (tx *sql.Tx, release func(), err error) {
 	s.mu.Lock()
+	if s.wl == nil { // opened on first write: read-only uses need no lock file
+		if s.wl, err = openWriteLock(s.path); err != nil {
+			s.mu.Unlock()
+			return nil, nil, fmt.Errorf("store: %s: %w", op, err)
+		}
+	}
 	if err := s.wl.lock(ctx, s.busy); err != nil {
 		s.mu.Unlock()
 		return nil, nil, fmt.Errorf("store: %s: %w", op, err)
