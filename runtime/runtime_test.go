@@ -810,3 +810,36 @@ func TestRunWorkflowFileProtected(t *testing.T) {
 		t.Errorf("edit of the run's workflow file = %+v, want self-protect", r)
 	}
 }
+
+func TestDecideFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	t.Run("broken snapshot", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		err := f.st.Update(ctx, "s", func(tx store.Tx) error {
+			return tx.Put(&store.Run{SessionKey: "s", WorkflowID: "x", Snapshot: []byte(`{"id": "x", "initial": "a", "states": {`), State: "a", Status: store.StatusActive})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.Decide(ctx, f.call("s", "b1", "Read", map[string]any{"file_path": "a"})); !errors.Is(err, ErrWorkflow) {
+			t.Errorf("decide on a broken snapshot: %v, want ErrWorkflow", err)
+		}
+		if n := len(f.events("s", store.KindDecision)); n != 0 {
+			t.Errorf("a failed decision left %d events", n)
+		}
+	})
+	t.Run("closed store", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		f.start("s")
+		f.st.Close()
+		if _, err := f.svc.Decide(ctx, f.call("s", "c1", "Read", map[string]any{"file_path": "a"})); !errors.Is(err, store.ErrClosed) {
+			t.Errorf("decide on a closed store: %v, want store.ErrClosed", err)
+		}
+	})
+	t.Run("no session", func(t *testing.T) {
+		f := newFixture(t, Options{})
+		if _, err := f.svc.Decide(ctx, f.call("", "n1", "Read", map[string]any{"file_path": "a"})); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("decide without a session: %v", err)
+		}
+	})
+}
