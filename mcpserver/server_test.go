@@ -458,7 +458,14 @@ func TestRequestsAreRecordedNotPerformed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.action, func(t *testing.T) {
 			var rv RequestView
-			f.ok(tt.tool, tt.args, &rv)
+			res, err := f.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args,
+				Meta: mcp.Meta{ToolUseIDMetaKey: "toolu_" + tt.action}})
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %v %+v", tt.tool, err, res)
+			}
+			if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &rv); err != nil {
+				t.Fatal(err)
+			}
 			if !rv.Requested || rv.Performed || rv.Command != tt.command || rv.State != "localizing" {
 				t.Errorf("result = %+v", rv)
 			}
@@ -478,7 +485,7 @@ func TestRequestsAreRecordedNotPerformed(t *testing.T) {
 			if err := json.Unmarshal(e.Data, &data); err != nil {
 				t.Fatal(err)
 			}
-			if e.Tool != tt.tool || e.RunID != before.ID || data["request"] != tt.action || data["status"] != "requested" || data["performed"] != false {
+			if e.Tool != tt.tool || e.RunID != before.ID || e.ToolUseID != "toolu_"+tt.action || data["request"] != tt.action || data["status"] != "requested" || data["performed"] != false {
 				t.Errorf("event = %+v data %v", e, data)
 			}
 			if tt.action == "force-state" && data["target_state"] != "done" {

@@ -239,20 +239,33 @@ func (s *Server) transition(ctx context.Context, _ *mcp.CallToolRequest, in Tran
 
 // --- requests a human grants ---
 
-func (s *Server) pause(ctx context.Context, _ *mcp.CallToolRequest, in RequestArgs) (*mcp.CallToolResult, any, error) {
-	return s.request(ctx, in.Session, ToolPause, "pause", "", in.Reason)
+func (s *Server) pause(ctx context.Context, req *mcp.CallToolRequest, in RequestArgs) (*mcp.CallToolResult, any, error) {
+	return s.request(ctx, req, in.Session, ToolPause, "pause", "", in.Reason)
 }
 
-func (s *Server) deactivate(ctx context.Context, _ *mcp.CallToolRequest, in RequestArgs) (*mcp.CallToolResult, any, error) {
-	return s.request(ctx, in.Session, ToolDeactivate, "deactivate", "", in.Reason)
+func (s *Server) deactivate(ctx context.Context, req *mcp.CallToolRequest, in RequestArgs) (*mcp.CallToolResult, any, error) {
+	return s.request(ctx, req, in.Session, ToolDeactivate, "deactivate", "", in.Reason)
 }
 
-func (s *Server) forceState(ctx context.Context, _ *mcp.CallToolRequest, in ForceStateArgs) (*mcp.CallToolResult, any, error) {
+func (s *Server) forceState(ctx context.Context, req *mcp.CallToolRequest, in ForceStateArgs) (*mcp.CallToolResult, any, error) {
 	target := strings.TrimSpace(in.State)
 	if target == "" {
 		return nil, nil, errors.New("name the state you ask a human to force")
 	}
-	return s.request(ctx, in.Session, ToolForceState, "force-state", target, in.Reason)
+	return s.request(ctx, req, in.Session, ToolForceState, "force-state", target, in.Reason)
+}
+
+// ToolUseIDMetaKey is the tools/call _meta key in which Claude Code passes
+// the call's tool_use_id (the id its PreToolUse hook saw).
+const ToolUseIDMetaKey = "claudecode/toolUseId"
+
+// toolUseID returns the harness's tool_use_id of a call, when it sent one.
+func toolUseID(req *mcp.CallToolRequest) string {
+	if req == nil || req.Params == nil {
+		return ""
+	}
+	id, _ := req.Params.Meta[ToolUseIDMetaKey].(string)
+	return truncate(id, 200)
 }
 
 // humanCommand is the command a human runs to grant a request. statewright
@@ -265,8 +278,9 @@ func humanCommand(action, session string) string {
 }
 
 // request records an agent's request for a human-only operation as an
-// admin event in the session's log and changes nothing else.
-func (s *Server) request(ctx context.Context, stamp, tool, action, target, reason string) (*mcp.CallToolResult, any, error) {
+// admin event in the session's log (with the harness's tool_use_id, which
+// ties it to the hook's decision on the same call) and changes nothing else.
+func (s *Server) request(ctx context.Context, req *mcp.CallToolRequest, stamp, tool, action, target, reason string) (*mcp.CallToolResult, any, error) {
 	key, err := s.begin(ctx, stamp)
 	if err != nil {
 		return nil, nil, err
@@ -281,7 +295,7 @@ func (s *Server) request(ctx context.Context, stamp, tool, action, target, reaso
 	}
 	out := RequestView{Requested: true, Action: action, Session: key, Command: cmd}
 	err = s.st.Update(ctx, key, func(tx store.Tx) error {
-		ev := &store.Event{Kind: store.KindAdmin, Tool: tool, Rule: "mcp.admin_request",
+		ev := &store.Event{Kind: store.KindAdmin, Tool: tool, Rule: "mcp.admin_request", ToolUseID: toolUseID(req),
 			Reason: "agent asked to " + action + " through MCP; not performed: a human must run `" + cmd + "`",
 			Data:   data}
 		if run := tx.Run(); run != nil {
