@@ -559,9 +559,14 @@ func (s *Service) view(run *store.Run, c *compiled) *RunView {
 		v.AllowedTools = st.AllowedTools
 		v.Instructions = st.Instructions
 		v.MaxIterations = st.MaxIterations
+		v.MaxEditLines = st.MaxEditLines
+		v.MaxFilesPerState = st.MaxFilesPerState
 		if ne := engine.NextEvents(c.def, run.State); ne != nil {
 			v.NextEvents = ne
 		}
+	}
+	if rt, err := runtimeContext(run); err == nil {
+		v.Runtime = rt
 	}
 	return v
 }

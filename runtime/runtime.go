@@ -150,6 +150,12 @@ type RunView struct {
 	NextEvents []engine.EventInfo `json:"next_events"`
 	// MaxIterations is the state's limit, when set.
 	MaxIterations *uint32 `json:"max_iterations,omitempty"`
+	// MaxEditLines and MaxFilesPerState are the state's edit limits, when set.
+	MaxEditLines     *uint32 `json:"max_edit_lines,omitempty"`
+	MaxFilesPerState *uint32 `json:"max_files_per_state,omitempty"`
+	// Runtime is the evidence guards see under "runtime" (last command,
+	// last test, files_edited, iterations).
+	Runtime map[string]any `json:"runtime,omitempty"`
 }
 
 // ToolCall is a tool call to decide, as the adapter decoded it.

@@ -451,6 +451,13 @@ func TestEvidenceGuardsTDD(t *testing.T) {
 	if ev.LastTest == nil || ev.LastTest.Passed || ev.LastTest.ExitCode != 1 || ev.LastCommand.Program != "go" {
 		t.Fatalf("evidence = %s", run.Evidence)
 	}
+	sv, err := f.svc.Status(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lt, _ := sv.Runtime["last_test"].(map[string]any); lt["passed"] != false || sv.Runtime["iterations"] != int64(1) {
+		t.Errorf("status runtime = %v", sv.Runtime)
+	}
 	if _, err := f.svc.Transition(ctx, "s", "TEST_FAILS", nil, agent); err != nil {
 		t.Fatalf("TEST_FAILS with a failed run: %v", err)
 	}

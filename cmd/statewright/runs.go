@@ -247,6 +247,12 @@ func printView(w io.Writer, v *runtime.RunView) {
 		iter += fmt.Sprintf(" of %d", *v.MaxIterations)
 	}
 	fmt.Fprintf(w, "iterations: %s\n", iter)
+	if lc, ok := v.Runtime["last_command"].(map[string]any); ok {
+		fmt.Fprintf(w, "last cmd:   %v (exit %v)\n", lc["program"], lc["exit_code"])
+	}
+	if lt, ok := v.Runtime["last_test"].(map[string]any); ok {
+		fmt.Fprintf(w, "last test:  passed=%v (exit %v)\n", lt["passed"], lt["exit_code"])
+	}
 	if len(r.FilesEdited) > 0 {
 		fmt.Fprintf(w, "edited:     %s\n", strings.Join(r.FilesEdited, ", "))
 	}
