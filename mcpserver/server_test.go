@@ -25,7 +25,7 @@ const gateWorkflow = `{
   "initial": "locked",
   "states": {
     "locked": {"allowed_tools": [], "instructions": "Ask for the key.", "on": {"UNLOCK": "open"}},
-    "open": {"instructions": "Anything goes.", "on": {"SHIP": {"target": "done", "requires_approval": true, "approval_message": "ship it?"}, "GIVE_UP": "failed"}},
+    "open": {"instructions": "Anything goes.", "disallowed_tools": ["WebFetch"], "allowed_commands": ["go test"], "max_edit_lines": 40, "on": {"SHIP": {"target": "done", "requires_approval": true, "approval_message": "ship it?"}, "GIVE_UP": "failed"}},
     "done": {"type": "final"},
     "failed": {"type": "final"}
   }
@@ -397,6 +397,12 @@ func TestApprovalGateParks(t *testing.T) {
 	open, _ := f.call(ToolGetState, stamp("s1"))
 	if !strings.Contains(open, `"allowed_tools": null`) {
 		t.Errorf("open state: allowed_tools should be null: %s", open)
+	}
+	var ov StateView
+	f.ok(ToolGetState, stamp("s1"), &ov)
+	if r := ov.Rules; r == nil || !slices.Equal(r.DisallowedTools, []string{"WebFetch"}) || !slices.Equal(r.AllowedCommands, []string{"go test"}) ||
+		r.MaxEditLines == nil || *r.MaxEditLines != 40 || r.MaxFilesPerState != nil {
+		t.Errorf("open state rules = %+v", ov.Rules)
 	}
 
 	var tr TransitionView

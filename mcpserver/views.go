@@ -7,6 +7,7 @@ import (
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/workflow"
 )
 
 // StateView is what statewright_get_state returns (and what start and
@@ -34,12 +35,50 @@ type StateView struct {
 	MaxIterations *uint32 `json:"max_iterations"`
 	// Instructions is the state's guidance.
 	Instructions string `json:"instructions,omitempty"`
+	// Rules are the state's further limits (omitted when it sets none).
+	Rules *Rules `json:"rules,omitempty"`
 	// PendingApproval is set while a transition awaits a human.
 	PendingApproval *ApprovalView `json:"pending_approval,omitempty"`
 	// InterruptHandler is set while the run is inside an interrupt handler.
 	InterruptHandler *InterruptView `json:"interrupt_handler,omitempty"`
 	// Revision is the run's revision (it changes on every write).
 	Revision int64 `json:"revision"`
+}
+
+// Rules are the limits a state sets beyond allowed_tools, as its
+// definition states them (the policy enforces them on every tool call).
+type Rules struct {
+	DisallowedTools  []string `json:"disallowed_tools,omitempty"`
+	AllowedCommands  []string `json:"allowed_commands,omitempty"`
+	MaxEditLines     *uint32  `json:"max_edit_lines,omitempty"`
+	MaxFilesPerState *uint32  `json:"max_files_per_state,omitempty"`
+	AllowedPaths     []string `json:"allowed_paths,omitempty"`
+	DeniedPaths      []string `json:"denied_paths,omitempty"`
+	BlockedEnv       []string `json:"blocked_env,omitempty"`
+}
+
+// stateRules reads the current state's limits from the run's snapshot (the
+// definition the run started with). It is informational: a snapshot that
+// does not parse yields nil, and the runtime decides as always.
+func stateRules(r *store.Run) *Rules {
+	if r == nil || len(r.Snapshot) == 0 {
+		return nil
+	}
+	def, _, err := workflow.Parse(r.Snapshot, workflow.ParseOptions{Source: r.WorkflowSource})
+	if err != nil || def == nil {
+		return nil
+	}
+	st := def.States[r.State]
+	if st == nil {
+		return nil
+	}
+	out := &Rules{DisallowedTools: st.DisallowedTools, AllowedCommands: st.AllowedCommands, MaxEditLines: st.MaxEditLines,
+		MaxFilesPerState: st.MaxFilesPerState, AllowedPaths: st.AllowedPaths, DeniedPaths: st.DeniedPaths, BlockedEnv: st.BlockedEnv}
+	if len(out.DisallowedTools)+len(out.AllowedCommands)+len(out.AllowedPaths)+len(out.DeniedPaths)+len(out.BlockedEnv) == 0 &&
+		out.MaxEditLines == nil && out.MaxFilesPerState == nil {
+		return nil
+	}
+	return out
 }
 
 // TransitionInfo describes one event of the current state.
@@ -95,6 +134,7 @@ func stateView(session string, v *runtime.RunView) *StateView {
 	}
 	out.Workflow, out.RunID, out.Status, out.State = r.WorkflowID, r.ID, r.Status, r.State
 	out.Iteration, out.Revision = r.Iterations, r.Revision
+	out.Rules = stateRules(r)
 	if a := r.PendingApproval; a != nil {
 		out.PendingApproval = &ApprovalView{ApprovalID: a.ID, Event: a.Event, FromState: a.From, ToState: a.To,
 			Message: a.Message, ExpiresAt: a.ExpiresAt, Command: approveCommand(session, a.ID)}
