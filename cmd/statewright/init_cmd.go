@@ -84,10 +84,10 @@ store is created when missing.`,
 const mcpServerName = "statewright"
 
 // ourHookCommand recognises a hook command statewright's init wrote (by any
-// binary path): the quoted binary, then "hook claude-code EVENT". It is
+// binary path or name): the quoted binary, then "hook claude-code EVENT". It is
 // compiled on first use: the hook path must not pay for it at package init.
 var ourHookCommand = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^'[^']*statewright[^'/]*' hook claude-code [a-z-]+( |$)`)
+	return regexp.MustCompile(`^'[^']*' hook claude-code [a-z-]+( |$)`)
 })
 
 // fileChange is the new content of one file init manages; nil content
@@ -516,10 +516,15 @@ type mcpServer struct {
 	Args    []string `json:"args"`
 }
 
-// isOurServer reports whether an .mcp.json server entry runs a statewright binary.
+// isOurServer reports whether an .mcp.json server entry is one init wrote:
+// a statewright binary, or any binary run as "mcp --store PATH --store-id ID".
 func isOurServer(raw json.RawMessage) bool {
 	var s mcpServer
-	return json.Unmarshal(raw, &s) == nil && strings.HasPrefix(filepath.Base(s.Command), "statewright")
+	if json.Unmarshal(raw, &s) != nil {
+		return false
+	}
+	return strings.HasPrefix(filepath.Base(s.Command), "statewright") ||
+		(len(s.Args) == 5 && s.Args[0] == "mcp" && s.Args[1] == "--store" && s.Args[3] == "--store-id")
 }
 
 // addMCP registers the MCP server on the same store and approves it in
