@@ -413,7 +413,11 @@ func historyLine(e *store.Event) string {
 		if d["refused"] == true {
 			body = fmt.Sprintf("[%s] event %s refused: %s%s", e.State, str("event"), str("error"), actor)
 		} else {
-			body = fmt.Sprintf("%s → %s (event %s)%s", str("from"), str("to"), str("event"), actor)
+			from := str("from")
+			if from == "" {
+				from = "(new run)"
+			}
+			body = fmt.Sprintf("%s → %s (event %s)%s", from, str("to"), str("event"), actor)
 			if in := str("interrupt"); in != "" {
 				body += " interrupt " + in
 			}
