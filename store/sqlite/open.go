@@ -53,7 +53,8 @@ type Options struct {
 	// ExpectID, when set, makes Open fail with store.ErrStoreMismatch unless
 	// the store's id equals it.
 	ExpectID string
-	// BusyTimeout bounds the wait for the write lock (DefaultBusyTimeout when 0).
+	// BusyTimeout bounds a writer's total wait for the write lock
+	// (DefaultBusyTimeout when 0); past it the write fails with store.ErrBusy.
 	BusyTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -61,14 +62,14 @@ type Options struct {
 
 // Store is a store.Store on one SQLite file.
 type Store struct {
-	db     *sql.DB
-	path   string
-	id     string
-	now    func() time.Time
-	busy   time.Duration
-	wl     *writeLock
-	mu     sync.Mutex // serialises this process's writers
-	closed atomic.Bool
+	db       *sql.DB
+	path     string
+	id       string
+	now      func() time.Time
+	lockWait time.Duration // how long a writer queues on the lock file
+	wl       *writeLock
+	mu       sync.Mutex // serialises this process's writers
+	closed   atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -109,10 +110,18 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	db := sql.OpenDB(connector{dsn: dsn(abs, busy)})
+	// The wait for a write is split so that it never exceeds busy in total:
+	// most of it queueing on the writers' lock file, the rest (at least
+	// 10 ms) SQLite's own busy timeout for BEGIN IMMEDIATE, which matters
+	// only against writers that do not take the lock file.
+	sqlBusy := busy / 4
+	if sqlBusy < 10*time.Millisecond {
+		sqlBusy = min(busy, 10*time.Millisecond)
+	}
+	db := sql.OpenDB(connector{dsn: dsn(abs, sqlBusy)})
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
-	s := &Store{db: db, path: abs, now: now, busy: busy}
+	s := &Store{db: db, path: abs, now: now, lockWait: busy - sqlBusy}
 	if err := s.init(ctx, opts.MustExist); err != nil {
 		db.Close()
 		return nil, err
@@ -383,7 +392,7 @@ func (s *Store) beginWrite(ctx context.Context, op string) (tx *sql.Tx, release 
 			return nil, nil, fmt.Errorf("store: %s: %w", op, err)
 		}
 	}
-	if err := s.wl.lock(ctx, s.busy); err != nil {
+	if err := s.wl.lock(ctx, s.lockWait); err != nil {
 		s.mu.Unlock()
 		return nil, nil, fmt.Errorf("store: %s: %w", op, err)
 	}

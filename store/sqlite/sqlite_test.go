@@ -129,7 +129,8 @@ func TestConnectionSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for pragma, want := range map[string]int{"busy_timeout": 1500, "synchronous": 1, "foreign_keys": 1,
+	// A quarter of the busy timeout is SQLite's; the rest is spent on the lock file.
+	for pragma, want := range map[string]int{"busy_timeout": 375, "synchronous": 1, "foreign_keys": 1,
 		"journal_size_limit": 0, "wal_autocheckpoint": 256} {
 		var got int
 		if err := conn.QueryRowContext(bg, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
@@ -354,8 +355,9 @@ func TestBusyTimeout(t *testing.T) {
 	if !errors.Is(err, store.ErrBusy) {
 		t.Errorf("Decide under a held write lock: err = %v, want ErrBusy", err)
 	}
-	if waited < 100*time.Millisecond || waited > 5*time.Second {
-		t.Errorf("waited %v for a 150ms busy timeout", waited)
+	// Only SQLite's share of the timeout applies to a writer that ignores the lock file.
+	if waited < 30*time.Millisecond || waited > 5*time.Second {
+		t.Errorf("waited %v for SQLite's 37ms share of a 150ms busy timeout", waited)
 	}
 	// Readers are not blocked by a writer (WAL).
 	if _, err := s.LiveRun(bg, "cc:busy"); err != nil {
