@@ -393,7 +393,10 @@ type Store interface {
 	// session's live run, lets fn decide, and commits fn's writes atomically
 	// (or none of them when fn returns an error, which Update returns).
 	// Transactions on the same store are serialised; fn must not block on
-	// other work and must be deterministic in what it reads from tx.
+	// other work. A backend may run fn more than once (an optimistic
+	// backend retries after a conflicting commit), so fn must have no
+	// effects outside tx and must decide only from what it reads through
+	// tx; results it hands out must be taken from the last run.
 	Update(ctx context.Context, sessionKey string, fn func(tx Tx) error) error
 
 	// Run returns the run with this id, or ErrNotFound.
