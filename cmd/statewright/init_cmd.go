@@ -42,6 +42,19 @@ type initOptions struct {
 	deadline                   time.Duration
 	timeout                    int
 	dryRun, uninstall, noMCP   bool
+	plugin                     bool
+	storeIDFile                string
+}
+
+// defaultStoreIDFile is where `init claude-code --plugin` pins the store's
+// id for the marketplace plugin's hooks (plugins/claude-code), whose
+// hooks.json cannot carry it.
+func defaultStoreIDFile() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "statewright", "claude-code.store-id")
 }
 
 func newInitClaudeCodeCmd() *cobra.Command {
@@ -76,6 +89,8 @@ store is created when missing.`,
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the changes instead of writing them")
 	f.BoolVar(&o.uninstall, "uninstall", false, "remove what init added (hooks, MCP server, its approval)")
 	f.BoolVar(&o.noMCP, "no-mcp", false, "do not register the MCP server")
+	f.BoolVar(&o.plugin, "plugin", false, "for the marketplace plugin: create the store and pin its id in --store-id-file; write no project settings")
+	f.StringVar(&o.storeIDFile, "store-id-file", "", "with --plugin: where to pin the store's id (default $XDG_CONFIG_HOME/statewright/claude-code.store-id)")
 	return cmd
 }
 
@@ -99,6 +114,9 @@ type fileChange struct {
 }
 
 func runInitClaudeCode(ctx context.Context, o *initOptions, out io.Writer) error {
+	if o.plugin {
+		return pinStoreID(ctx, o, out)
+	}
 	project := o.project
 	if project == "" {
 		wd, err := os.Getwd()
@@ -291,6 +309,45 @@ func applyChange(ch *fileChange) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("init: write %s: %w", ch.path, err)
 	}
+	return nil
+}
+
+// pinStoreID creates the store when missing and writes its id to the file
+// the plugin's hooks read (mode 0600, in a 0700 directory).
+func pinStoreID(ctx context.Context, o *initOptions, out io.Writer) error {
+	file := o.storeIDFile
+	if file == "" {
+		file = defaultStoreIDFile()
+	}
+	if file == "" {
+		return usagef("init: no config directory; name the pin file with --store-id-file")
+	}
+	storePath, err := store.ResolvePath(o.storePath, nil)
+	if err != nil {
+		return usageError{err}
+	}
+	id, created, err := ensureStore(ctx, storePath, o.dryRun)
+	if err != nil {
+		return err
+	}
+	verb := "pinned"
+	if o.dryRun {
+		verb = "would pin"
+	} else {
+		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+		if err := applyChange(&fileChange{path: file, new: []byte(id + "\n")}); err != nil {
+			return err
+		}
+		if err := os.Chmod(file, 0o600); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+	}
+	if created {
+		fmt.Fprintf(out, "created the store %s\n", storePath)
+	}
+	fmt.Fprintf(out, "%s store id %s in %s (the plugin's hooks deny on any other store)\n", verb, id, file)
 	return nil
 }
 
