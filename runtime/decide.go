@@ -190,6 +190,7 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 	if call.Actor.Kind == "" {
 		call.Actor = defaultAgent
 	}
+	s.warm(ctx, call.Session)
 	var res DecideResult
 	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		id := call.Call.ToolUseID
@@ -215,6 +216,22 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 		return DecideResult{}, fmt.Errorf("runtime: decide %s %s: %w", call.Session, call.Call.Tool, err)
 	}
 	return res, nil
+}
+
+// warm compiles the session's law before the write transaction when this
+// process has compiled nothing yet (a hook process), so that concurrent
+// hooks do not parse and compile while holding the store's write lock.
+// Errors are ignored: the transaction re-reads the run and fails closed.
+func (s *Service) warm(ctx context.Context, session string) {
+	s.laws.mu.Lock()
+	cold := len(s.laws.byKey) == 0
+	s.laws.mu.Unlock()
+	if !cold {
+		return
+	}
+	if run, err := s.st.LiveRun(ctx, session); err == nil {
+		_, _ = s.compiledFor(run)
+	}
 }
 
 func (s *Service) decideTx(tx store.Tx, call *ToolCall) (DecideResult, error) {
