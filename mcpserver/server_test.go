@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -26,9 +27,11 @@ const gateWorkflow = `{
   "states": {
     "locked": {"allowed_tools": [], "instructions": "Ask for the key.", "on": {"UNLOCK": "open"}},
     "open": {"instructions": "Anything goes.", "disallowed_tools": ["WebFetch"], "allowed_commands": ["go test"], "max_edit_lines": 40, "on": {"SHIP": {"target": "done", "requires_approval": true, "approval_message": "ship it?"}, "GIVE_UP": "failed"}},
+    "env_check": {"instructions": "Check the .env change.", "on": {"CHECKED": "$return"}},
     "done": {"type": "final"},
     "failed": {"type": "final"}
-  }
+  },
+  "interrupts": {"env_edit": {"trigger": {"file_pattern": "**/.env"}, "target": "env_check"}}
 }`
 
 // fixture is a server over a real SQLite store, connected to an SDK client
@@ -104,6 +107,7 @@ func (f *fixture) ok(name string, args map[string]any, out any) {
 		f.t.Fatalf("%s %v: tool error: %s", name, args, text)
 	}
 	if out != nil {
+		reflect.ValueOf(out).Elem().SetZero() // no stale fields from an earlier call
 		if err := json.Unmarshal([]byte(text), out); err != nil {
 			f.t.Fatalf("%s: result is not JSON: %v\n%s", name, err, text)
 		}
@@ -233,6 +237,8 @@ func TestTransitionErrorsTeach(t *testing.T) {
 	}{
 		{"unknown event", stamp("s1", "event", "SHIP_IT"), []string{"SHIP_IT", "localizing", "valid events", "LOCALIZED", "FAIL"}},
 		{"empty event", stamp("s1", "event", " "), []string{"name an event", "LOCALIZED → planning"}},
+		{"interrupt event", stamp("s1", "event", "INTERRUPT:env_edit"), []string{"not the agent's to send", "LOCALIZED → planning"}},
+		{"interrupt event, lower case", stamp("s1", "event", "interrupt:x"), []string{"not the agent's to send"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -405,12 +411,20 @@ func TestApprovalGateParks(t *testing.T) {
 		t.Errorf("open state rules = %+v", ov.Rules)
 	}
 
+	// The agent cannot fire an interrupt.
+	if msg := f.fail(ToolTransition, stamp("s1", "event", "INTERRUPT:env_edit")); !strings.Contains(msg, "not the agent's to send") {
+		t.Errorf("INTERRUPT: %q", msg)
+	}
+	if r := f.live(key); r.State != "open" || len(historyFrames(r.History)) != 0 {
+		t.Fatalf("INTERRUPT moved the run: %+v", r)
+	}
+
 	var tr TransitionView
 	f.ok(ToolTransition, stamp("s1", "event", "SHIP"), &tr)
 	if tr.Transitioned || !tr.RequiresApproval || tr.ApprovalID == "" || tr.From != "open" || tr.To != "done" {
 		t.Fatalf("SHIP = %+v", tr)
 	}
-	if !strings.Contains(tr.Message, "statewright approve "+key+" --id "+tr.ApprovalID) {
+	if !strings.Contains(tr.Message, "statewright approve "+key+" --id "+tr.ApprovalID) || !strings.Contains(tr.Message, "ship it?") {
 		t.Errorf("message does not say how to approve: %q", tr.Message)
 	}
 	run := f.live(key)
@@ -656,5 +670,31 @@ func TestCheckDenies(t *testing.T) {
 	}
 	if runs, err := f.st.Runs(t.Context(), store.RunFilter{}); err != nil || len(runs) != 0 {
 		t.Errorf("runs = %v, %v; want none", runs, err)
+	}
+}
+
+func TestInterruptHandlerView(t *testing.T) {
+	f := newFixture(t, Options{})
+	const key = "claude-code:s1"
+	f.ok(ToolStart, stamp("s1", "name", "gate"), nil)
+	f.ok(ToolTransition, stamp("s1", "event", "UNLOCK"), nil)
+	// The runtime fires the interrupt (as after an edit of .env).
+	if _, err := f.rt.Transition(t.Context(), key, "INTERRUPT:env_edit", nil, runtime.Actor{Kind: runtime.ActorHuman, Channel: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	var sv StateView
+	f.ok(ToolGetState, stamp("s1"), &sv)
+	if sv.State != "env_check" || sv.InterruptHandler == nil || sv.InterruptHandler.Interrupt != "env_edit" || sv.InterruptHandler.ReturnState != "open" {
+		t.Fatalf("get_state in the handler = %+v (handler %+v)", sv, sv.InterruptHandler)
+	}
+	var tr TransitionView
+	f.ok(ToolTransition, stamp("s1", "event", "CHECKED"), &tr)
+	if tr.To != "open" || f.live(key).State != "open" {
+		t.Errorf("CHECKED = %+v", tr)
+	}
+	var back StateView
+	f.ok(ToolGetState, stamp("s1"), &back)
+	if back.State != "open" || back.InterruptHandler != nil {
+		t.Errorf("after the return: state %s, handler %+v", back.State, back.InterruptHandler)
 	}
 }

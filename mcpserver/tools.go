@@ -208,6 +208,12 @@ func (s *Server) transition(ctx context.Context, _ *mcp.CallToolRequest, in Tran
 	if event == "" {
 		return nil, nil, s.withEvents(ctx, key, "name an event to send")
 	}
+	if len(event) >= len(engine.InterruptEventPrefix) && strings.EqualFold(event[:len(engine.InterruptEventPrefix)], engine.InterruptEventPrefix) {
+		// Interrupts fire when the runtime sees a matching edit; an agent
+		// that could fire them would jump into handler states at will.
+		return nil, nil, s.withEvents(ctx, key, "transition refused: "+engine.InterruptEventPrefix+"<name> events are not the agent's to send; "+
+			"an interrupt fires by itself when you edit a file it watches")
+	}
 	res, err := s.rt.Transition(ctx, key, event, in.Data, s.actor())
 	if err != nil {
 		return nil, nil, s.explain(ctx, key, err)
@@ -232,7 +238,7 @@ func (s *Server) transition(ctx context.Context, _ *mcp.CallToolRequest, in Tran
 		}
 	}
 	if res.Message != "" {
-		out.Message += " " + res.Message
+		out.Message += " Note from the workflow: " + res.Message
 	}
 	return jsonResult(out)
 }
