@@ -394,3 +394,56 @@ func TestClaudeCodeSelfProtectionAndParallel(t *testing.T) {
 		t.Errorf("status: %+v, %v; want the run untouched in localizing", v, err)
 	}
 }
+
+// TestClaudeCodeMCPTransition has the agent move its own run on through the
+// MCP server that init registers: the PreToolUse hook stamps the session
+// into the call (overwriting the model's forged value), the server
+// transitions that session's run, and the edit that was denied before is
+// allowed after.
+func TestClaudeCodeMCPTransition(t *testing.T) {
+	p := newSWProject(t)
+	// newSWProject passes --no-mcp; register the MCP server too.
+	if out, err := exec.Command(p.bin, "init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
+		t.Fatalf("init with MCP: %v\n%s", err, out)
+	}
+	svc, closeSvc := p.service(t)
+	defer closeSvc()
+	ctx := context.Background()
+	session := "claude-code:" + e2eSession
+	if _, err := svc.Start(ctx, session, p.workflow, human); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	// A second run under another session must not be touched by the forged stamp.
+	other := "claude-code:00000000-0000-4000-8000-000000000000"
+	if _, err := svc.Start(ctx, other, p.workflow, human); err != nil {
+		t.Fatalf("start other: %v", err)
+	}
+	edit := map[string]any{"file_path": p.path("main.txt"), "old_string": "old line", "new_string": "new line"}
+	srv := fakemodel.NewAnthropic(script(
+		fakemodel.Call(tool("toolu_edit_early", "Edit", edit)),
+		fakemodel.Call(tool("toolu_transition", "mcp__statewright__statewright_transition",
+			map[string]any{"event": "LOCALIZED", "statewright_session": "00000000-0000-4000-8000-000000000000"})),
+		fakemodel.Call(tool("toolu_edit_late", "Edit", edit)),
+		fakemodel.Say("Fixed."),
+	), fakemodel.WithLog(t.Logf))
+	defer srv.Close()
+	r := p.claudeRun(t, srv, "--session-id", e2eSession)
+	if res := toolResult(t, srv, "toolu_edit_early"); !res.IsError {
+		t.Errorf("edit before the transition: %+v; want a deny", res)
+	}
+	if res := toolResult(t, srv, "toolu_transition"); res.IsError {
+		t.Fatalf("transition through MCP: %+v; want success\n%s", res, r)
+	}
+	if res := toolResult(t, srv, "toolu_edit_late"); res.IsError {
+		t.Errorf("edit after the transition: %+v; want success", res)
+	}
+	if b, _ := os.ReadFile(p.path("main.txt")); string(b) != "new line\n" {
+		t.Errorf("main.txt = %q, want the edit applied", b)
+	}
+	if v, err := svc.Status(ctx, session); err != nil || v.Run.State != "fixing" {
+		t.Errorf("this session's run: %+v, %v; want fixing", v, err)
+	}
+	if v, err := svc.Status(ctx, other); err != nil || v.Run.State != "localizing" {
+		t.Errorf("the other session's run: %+v, %v; want it untouched in localizing (the forged stamp was trusted)", v, err)
+	}
+}
