@@ -193,6 +193,7 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 	s.warm(ctx, call.Session)
 	var res DecideResult
 	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
+		res = DecideResult{} // fn may run more than once: the last run's answer counts
 		id := call.Call.ToolUseID
 		if id != "" {
 			prev, err := tx.Call(id, store.PhasePre)

@@ -68,6 +68,7 @@ func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*R
 	}
 	var view *RunView
 	err = s.st.Update(ctx, session, func(tx store.Tx) error {
+		view = nil // fn may run more than once
 		if tx.Run() != nil {
 			return ErrRunActive
 		}
@@ -140,6 +141,7 @@ func (s *Service) Transition(ctx context.Context, session, ev string, data map[s
 		refused error
 	)
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		res, refused = TransitionResult{}, nil // fn may run more than once
 		run := tx.Run()
 		if run != nil && run.PendingApproval != nil && !tx.Now().Before(run.PendingApproval.ExpiresAt) {
 			// An expired approval no longer holds the run.
@@ -336,6 +338,7 @@ func (s *Service) Approve(ctx context.Context, session, approvalID string, by Ac
 		outcome error
 	)
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		res, outcome = TransitionResult{}, nil // fn may run more than once
 		run := tx.Run()
 		if run == nil {
 			return ErrNoRun
@@ -438,6 +441,7 @@ func (s *Service) withdrawTx(tx store.Tx, run *store.Run, action, reason string,
 func (s *Service) Reject(ctx context.Context, session, approvalID, reason string, by Actor) error {
 	var outcome error
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		outcome = nil // fn may run more than once
 		run := tx.Run()
 		if run == nil {
 			return ErrNoRun
@@ -502,6 +506,7 @@ func (s *Service) Deactivate(ctx context.Context, session string, by Actor) erro
 func (s *Service) admin(ctx context.Context, session, action string, by Actor, fn func(run *store.Run) error) error {
 	var outcome error
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		outcome = nil // fn may run more than once
 		run := tx.Run()
 		if run == nil {
 			return ErrNoRun

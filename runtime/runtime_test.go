@@ -850,3 +850,58 @@ func TestDecideFailsClosed(t *testing.T) {
 		}
 	})
 }
+
+// retryStore runs every Update function twice, like an optimistic backend
+// retrying after a conflict: the first run's writes are rolled back.
+type retryStore struct{ store.Store }
+
+var errRetry = errors.New("retry")
+
+func (r retryStore) Update(ctx context.Context, key string, fn func(tx store.Tx) error) error {
+	err := r.Store.Update(ctx, key, func(tx store.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return errRetry
+	})
+	if !errors.Is(err, errRetry) {
+		return err
+	}
+	return r.Store.Update(ctx, key, fn)
+}
+
+func TestUpdateFunctionsRerun(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	svc := New(retryStore{f.st}, Options{ProjectDir: f.dir, Now: func() time.Time { return f.now }})
+	if _, err := svc.Start(ctx, "s", f.workflowFile("rt.json", testWorkflow), human); err != nil {
+		t.Fatal(err)
+	}
+	c := f.call("s", "r1", "Read", map[string]any{"file_path": "a"})
+	if r, err := svc.Decide(ctx, c); err != nil || r.Verdict != policy.Allow || r.Replayed {
+		t.Fatalf("decide = %+v, %v", r, err)
+	}
+	if _, err := svc.Transition(ctx, "s", "NOPE", nil, agent); !errors.Is(err, ErrTransition) {
+		t.Fatalf("bad event: %v", err)
+	}
+	tr, err := svc.Transition(ctx, "s", "SHIP", nil, agent)
+	if err != nil || !tr.Parked {
+		t.Fatalf("SHIP = %+v, %v", tr, err)
+	}
+	if _, err := svc.Approve(ctx, "s", tr.ApprovalID, agent); !errors.Is(err, ErrNotAllowed) {
+		t.Fatalf("agent approve: %v", err)
+	}
+	if res, err := svc.Approve(ctx, "s", tr.ApprovalID, human); err != nil || !res.Final {
+		t.Fatalf("approve = %+v, %v", res, err)
+	}
+	runs, _ := f.st.Runs(ctx, store.RunFilter{SessionKey: "s"})
+	if len(runs) != 1 || runs[0].Status != store.StatusCompleted {
+		t.Fatalf("runs = %+v", runs)
+	}
+	if n := len(f.events("s", store.KindDecision)); n != 1 {
+		t.Errorf("decision events = %d, want 1", n)
+	}
+	if _, err := f.st.VerifyChain(ctx); err != nil {
+		t.Error(err)
+	}
+}
