@@ -362,10 +362,10 @@ func TestStartRefusals(t *testing.T) {
 	if err := os.WriteFile(outside, []byte(gateWorkflow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{outside, "nonesuch", ""} {
+	for name, why := range map[string]string{outside: "does not let an agent start", "nonesuch": "no workflow has that name", "": "name a workflow"} {
 		msg := f.fail(ToolStart, stamp("s2", "name", name))
-		if !strings.Contains(msg, "may start") || !strings.Contains(msg, "bugfix") {
-			t.Errorf("start %q: message %q does not list startable workflows", name, msg)
+		if !strings.Contains(msg, why) || !strings.Contains(msg, "may start: bugfix") {
+			t.Errorf("start %q: message %q does not say %q and list startable workflows", name, msg, why)
 		}
 	}
 	if r := f.live("claude-code:s2"); r != nil {

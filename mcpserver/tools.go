@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -344,6 +345,19 @@ func (s *Server) lastRun(ctx context.Context, key string) *EndedRun {
 	return &EndedRun{RunID: r.ID, Workflow: r.WorkflowID, State: r.State, Status: r.Status}
 }
 
+// known reports whether name is a listed workflow (by name or path) or an
+// existing file.
+func (s *Server) known(name string) bool {
+	ws, _ := s.workflows()
+	for _, w := range ws {
+		if w.Name == name || (w.Path != "" && w.Path == name) {
+			return true
+		}
+	}
+	_, err := os.Stat(name)
+	return err == nil
+}
+
 // startable renders the workflows an agent may start.
 func (s *Server) startable() string {
 	ws, _ := s.workflows()
@@ -366,6 +380,9 @@ func (s *Server) startError(ctx context.Context, key, name string, err error) er
 		return fmt.Errorf("cannot start %s: %s. An agent cannot replace or restart a live run: finish it (reach a final state) "+
 			"or ask a human to run `statewright deactivate %s`", name, msg, key)
 	case errors.Is(err, runtime.ErrNotAllowed):
+		if !s.known(name) {
+			return fmt.Errorf("cannot start %s: no workflow has that name. Workflows you may start: %s", name, s.startable())
+		}
 		return fmt.Errorf("cannot start %s: the project does not let an agent start this workflow (agents may start bundled "+
 			"templates and workflows in .statewright/workflows/). Workflows you may start: %s", name, s.startable())
 	case errors.Is(err, runtime.ErrWorkflow):
