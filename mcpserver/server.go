@@ -151,8 +151,8 @@ func (s *Server) session(stamp string) (string, error) {
 	return key, nil
 }
 
-// workflowEntry is one workflow list_workflows reports.
-type workflowEntry struct {
+// WorkflowEntry is one workflow statewright_list_workflows reports.
+type WorkflowEntry struct {
 	// Name is what statewright_start takes.
 	Name string `json:"name"`
 	// Source is "template" or "project".
@@ -171,10 +171,10 @@ var workflowExts = []string{".json", ".yaml", ".yml"}
 
 // workflows lists bundled templates, then the project's workflows (bare
 // names, sorted; a project file named like a template is shadowed by it).
-func (s *Server) workflows() ([]workflowEntry, error) {
-	var out []workflowEntry
+func (s *Server) workflows() ([]WorkflowEntry, error) {
+	var out []WorkflowEntry
 	for _, name := range workflow.TemplateNames() {
-		out = append(out, workflowEntry{Name: name, Source: "template", AgentMayStart: s.mayStart(name)})
+		out = append(out, WorkflowEntry{Name: name, Source: "template", AgentMayStart: s.mayStart(name)})
 	}
 	if s.opts.ProjectDir == "" {
 		return out, nil
@@ -196,7 +196,7 @@ func (s *Server) workflows() ([]workflowEntry, error) {
 		}
 		seen[name] = true
 		path := filepath.Join(dir, e.Name())
-		out = append(out, workflowEntry{Name: name, Source: "project", Path: path, AgentMayStart: s.mayStart(path)})
+		out = append(out, WorkflowEntry{Name: name, Source: "project", Path: path, AgentMayStart: s.mayStart(path)})
 	}
 	return out, nil
 }
@@ -228,7 +228,7 @@ func (s *Server) resolveWorkflow(name string) string {
 }
 
 // workflowNames renders the list for messages.
-func workflowNames(ws []workflowEntry) string {
+func workflowNames(ws []WorkflowEntry) string {
 	names := make([]string, 0, len(ws))
 	for _, w := range ws {
 		if w.AgentMayStart {

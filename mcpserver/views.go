@@ -238,7 +238,7 @@ type ListView struct {
 	// Workflows lists the names statewright_start accepts.
 	Workflows []string `json:"workflows"`
 	// Details describes each workflow.
-	Details []workflowEntry `json:"details"`
+	Details []WorkflowEntry `json:"details"`
 	// Active is the workflow of the session's live run (null: none).
 	Active *string `json:"active"`
 }
