@@ -78,45 +78,6 @@ func BenchmarkHookOpenDecideClose(b *testing.B) {
 	}
 }
 
-// BenchmarkHookOpenDecideRelease is BenchmarkHookOpenDecideClose with
-// Release instead of Close. In one process the released connections stay
-// open (a process exit would drop them), so the WAL only grows and is
-// checkpointed automatically; this measures the store work of a hook that
-// releases, without the process around it.
-func BenchmarkHookOpenDecideRelease(b *testing.B) {
-	s, path := openTemp(b, Options{})
-	id := s.StoreID()
-	storetest.Create(b, s, "cc:bench")
-	s.Close()
-	var released []*Store
-	b.Cleanup(func() {
-		for _, r := range released {
-			r.db.Close()
-		}
-	})
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		s, err := Open(bg, path, Options{MustExist: true, ExpectID: id})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := storetest.Decide(bg, s, "cc:bench", fmt.Sprintf("toolu_%d", i)); err != nil {
-			b.Fatal(err)
-		}
-		s.Release()
-		released = append(released, s)
-		if len(released) > 64 { // bound the open descriptors
-			b.StopTimer()
-			for _, r := range released {
-				r.db.Close()
-			}
-			released = released[:0]
-			b.StartTimer()
-		}
-	}
-}
-
 // BenchmarkCreate creates a fresh store (migrations included).
 func BenchmarkCreate(b *testing.B) {
 	dir := b.TempDir()
@@ -131,8 +92,10 @@ func BenchmarkCreate(b *testing.B) {
 	}
 }
 
-// hookWorker is one hook process of BenchmarkHookProcess: open the store
-// (MustExist, ExpectID), decide one call, and close the store or just exit.
+// hookWorker is one hook process of BenchmarkHookProcess and
+// TestProcessExitWithoutClose: open the store (MustExist, ExpectID), decide
+// one call, and close the store or exit without closing it (as a killed
+// process would).
 func hookWorker() error {
 	s, err := Open(bg, os.Getenv("SW_PATH"), Options{MustExist: true, ExpectID: os.Getenv("SW_ID")})
 	if err != nil {
@@ -144,19 +107,18 @@ func hookWorker() error {
 	if os.Getenv("SW_CLOSE") == "1" {
 		return s.Close()
 	}
-	return s.Release() // no checkpoint: the WAL stays for the next process
+	return nil // exit with the connections open: no checkpoint
 }
 
 // BenchmarkHookProcess measures whole processes (this test binary
 // re-executed): a no-op baseline, and a hook that opens the store, decides
-// one call and then closes the store (checkpointing the WAL) or releases it
-// and exits. Compare each with noop for the store's share.
+// one call and closes the store. Compare with noop for the store's share.
 func BenchmarkHookProcess(b *testing.B) {
 	s, path := openTemp(b, Options{})
 	storetest.Create(b, s, "cc:bench")
 	id := s.StoreID()
 	s.Close()
-	for _, mode := range []string{"noop", "close", "exit"} {
+	for _, mode := range []string{"noop", "close"} {
 		b.Run(mode, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				helper := "hook"

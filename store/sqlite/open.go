@@ -170,20 +170,12 @@ func prepareFile(abs string, mustExist bool) error {
 // itself (prepareFile does, with the right mode), and the per-connection
 // settings: BEGIN IMMEDIATE for write transactions, the busy timeout,
 // synchronous=NORMAL (durable across crashes of the process in WAL mode)
-// and foreign keys. The WAL is checkpointed once it passes 64 pages
-// (256 KiB) rather than SQLite's 1000: hook processes that Release instead
-// of Close leave the WAL behind, and every new process reads all of it back
-// to rebuild its index, so a hook pays recovery for half the threshold on
-// average plus a share of one checkpoint (a few fsyncs) per threshold/7
-// decisions; with the costs measured on the development VM (recovery about
-// 5 ms per MiB, a checkpoint about 8 ms under load) the sum is smallest
-// near 64-100 pages.
+// and foreign keys.
 func dsn(abs string, busy time.Duration) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
 	q := "mode=rw&_txlock=immediate" +
 		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=journal_size_limit(0)" +
-		"&_pragma=wal_autocheckpoint(64)"
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=journal_size_limit(0)"
 	return u.String() + "?" + q
 }
 
@@ -357,30 +349,6 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
-	}
-	return nil
-}
-
-// Release ends this process's use of the store without closing its
-// database connections, for a short-lived process (a hook) that exits right
-// after. Close checkpoints the WAL into the database file when it closes the
-// last connection to the file — two or more fsyncs, which dominate a hook's
-// store time; after Release the process exit drops the connections instead,
-// the committed transactions stay in the WAL (as durable as after any
-// commit), and the next process rebuilds the WAL index when it opens the
-// store. Later checkpoints happen automatically once the WAL passes 1000
-// pages. Calls after Release fail with store.ErrClosed; a process that keeps
-// running must use Close.
-func (s *Store) Release() error {
-	if s.closed.Swap(true) {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.wl != nil {
-		if err := s.wl.close(); err != nil {
-			return fmt.Errorf("store: release: %w", err)
-		}
 	}
 	return nil
 }
