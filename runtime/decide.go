@@ -178,7 +178,12 @@ func decodeHistory(run *store.Run) ([]engine.Frame, error) {
 // must deny.
 //
 // Without a live run the call is decided dormant (self-protection and
-// --require-workflow still apply) and recorded under the session. A paused
+// --require-workflow still apply) and recorded under the session — unless
+// the session's last run completed in a final state: then the call is
+// decided in that final state (DESIGN pipeline step 5: everything but
+// read-only control tools and starting a new run is denied), so finishing a
+// workflow does not set the agent free. A person's deactivate, by
+// contrast, leaves the session dormant. A paused
 // run denies everything but read-only control tools (RulePaused). In
 // audit-only mode (Options.AuditOnly or the run's AuditOnly) the would-be
 // decision is recorded and the call is allowed with Enforced false, except
@@ -191,8 +196,12 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 		call.Actor = defaultAgent
 	}
 	s.warm(ctx, call.Session)
+	ended, err := s.endedRun(ctx, call.Session)
+	if err != nil {
+		return DecideResult{}, fmt.Errorf("runtime: decide %s %s: %w", call.Session, call.Call.Tool, err)
+	}
 	var res DecideResult
-	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
+	err = s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		res = DecideResult{} // fn may run more than once: the last run's answer counts
 		id := call.Call.ToolUseID
 		if id != "" {
@@ -209,7 +218,7 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 				return fmt.Errorf("runtime: decide %s: %w", id, err)
 			}
 		}
-		r, err := s.decideTx(tx, &call)
+		r, err := s.decideTx(tx, &call, ended)
 		res = r
 		return err
 	})
@@ -235,14 +244,45 @@ func (s *Service) warm(ctx context.Context, session string) {
 	}
 }
 
-func (s *Service) decideTx(tx store.Tx, call *ToolCall) (DecideResult, error) {
+// endedRun returns the session's last run when no run is live and that
+// run completed (reached a final state); nil otherwise. It is read before the
+// write transaction: a completed run never changes again, and decideTx uses
+// it only if the transaction still finds no live run.
+func (s *Service) endedRun(ctx context.Context, session string) (*store.Run, error) {
+	if _, err := s.st.LiveRun(ctx, session); err == nil {
+		return nil, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	runs, err := s.st.Runs(ctx, store.RunFilter{SessionKey: session, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 || runs[0].Status != store.StatusCompleted {
+		return nil, nil
+	}
+	return runs[0], nil
+}
+
+func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (DecideResult, error) {
 	run := tx.Run()
 	var (
 		law *policy.Law
 		rs  *policy.RunState
 		err error
 	)
-	if run == nil {
+	if run == nil && ended != nil {
+		// Decided in the completed run's final state; nothing is counted
+		// or written to the ended run.
+		c, err := s.compiledFor(ended)
+		if err != nil {
+			return DecideResult{}, err
+		}
+		law = c.law
+		if rs, err = runState(ended, tx.Now()); err != nil {
+			return DecideResult{}, err
+		}
+	} else if run == nil {
 		if law, err = s.dormantLaw(); err != nil {
 			return DecideResult{}, err
 		}
@@ -279,6 +319,8 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall) (DecideResult, error) {
 		NextEvents: d.NextEvents, Tool: d.Tool, Enforced: true, WouldBe: d.Verdict}
 	if run != nil {
 		out.State = run.State
+	} else if ended != nil {
+		out.State = ended.State
 	}
 	if audit && d.Rule != policy.RuleSelfProtect && d.Rule != policy.RuleControlHumanOnly {
 		out.Enforced = false

@@ -905,3 +905,54 @@ func TestUpdateFunctionsRerun(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestCompletedRunKeepsFinalStateLaw: a run that reached a final state is
+// over, but the session is not set free: every ordinary call is denied in
+// the final state (DESIGN pipeline step 5) until a new run starts; read-only
+// control tools and starting a new run still work.
+func TestCompletedRunKeepsFinalStateLaw(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	f.start("s")
+	if _, err := f.svc.Transition(ctx, "s", "GO", nil, agent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Transition(ctx, "s", "DONE", nil, agent); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := f.svc.Runs(ctx, store.RunFilter{SessionKey: "s"})
+	if err != nil || len(runs) != 1 || runs[0].Status != store.StatusCompleted || runs[0].State != "done" {
+		t.Fatalf("runs = %+v, %v; want one completed run in done", runs, err)
+	}
+	before := runs[0].Revision
+
+	w := f.call("s", "f1", "Write", map[string]any{"file_path": "notes.md", "content": "x\n"})
+	if r := f.decide(w); r.Verdict != policy.Deny || r.Rule != policy.RuleFinalState || r.State != "done" {
+		t.Errorf("Write after completion = %+v, want final-state deny in done", r)
+	}
+	if r := f.decide(f.call("s", "f2", "Read", map[string]any{"file_path": "a"})); r.Verdict != policy.Deny || r.Rule != policy.RuleFinalState {
+		t.Errorf("Read after completion = %+v, want final-state deny", r)
+	}
+	if r := f.decide(f.call("s", "f3", "mcp__statewright__statewright_get_state", map[string]any{})); r.Verdict != policy.Allow {
+		t.Errorf("get_state after completion = %+v, want allow", r)
+	}
+	if r := f.decide(f.call("s", "f4", "mcp__statewright__statewright_start", map[string]any{"workflow": "bugfix"})); r.Verdict != policy.Allow {
+		t.Errorf("start after completion = %+v, want allow", r)
+	}
+	runs, _ = f.svc.Runs(ctx, store.RunFilter{SessionKey: "s"})
+	if runs[0].Revision != before || runs[0].Iterations != 0 {
+		t.Errorf("the ended run was written to: revision %d→%d, iterations %d", before, runs[0].Revision, runs[0].Iterations)
+	}
+
+	// A new run governs the session again; a person's deactivate frees it.
+	f.start("s")
+	if r := f.decide(f.call("s", "f5", "Read", map[string]any{"file_path": "a"})); r.Verdict != policy.Allow {
+		t.Errorf("Read in a new run = %+v", r)
+	}
+	if err := f.svc.Deactivate(ctx, "s", human); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.decide(f.call("s", "f6", "Write", map[string]any{"file_path": "x", "content": ""})); r.Rule != policy.RuleDormant {
+		t.Errorf("after deactivate = %+v, want dormant", r)
+	}
+}
