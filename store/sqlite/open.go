@@ -188,6 +188,7 @@ type connector struct{ dsn string }
 
 var drv = &sqlitedrv.Driver{}
 
+// Connect opens one connection and marks its WAL persistent.
 func (c connector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := drv.Open(c.dsn)
 	if err != nil {
@@ -202,6 +203,7 @@ func (c connector) Connect(ctx context.Context) (driver.Conn, error) {
 	return conn, nil
 }
 
+// Driver returns the private driver.
 func (c connector) Driver() driver.Driver { return drv }
 
 // init reads the schema version and migrates when needed.

@@ -198,9 +198,14 @@ type tx struct {
 	headHash   string
 }
 
+// SessionKey implements store.Tx.
 func (t *tx) SessionKey() string { return t.key }
-func (t *tx) Now() time.Time     { return t.now }
-func (t *tx) Run() *store.Run    { return t.live.Clone() }
+
+// Now implements store.Tx.
+func (t *tx) Now() time.Time { return t.now }
+
+// Run implements store.Tx.
+func (t *tx) Run() *store.Run { return t.live.Clone() }
 
 func (t *tx) use(op string) error {
 	if t.done {
@@ -209,6 +214,7 @@ func (t *tx) use(op string) error {
 	return nil
 }
 
+// Call implements store.Tx.
 func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	if err := t.use("call"); err != nil {
 		return nil, err
@@ -225,6 +231,7 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	return c, nil
 }
 
+// Put implements store.Tx: insert, or update with compare-and-swap on revision.
 func (t *tx) Put(r *store.Run) error {
 	if err := t.use("put run"); err != nil {
 		return err
@@ -365,6 +372,7 @@ func readAnchor(ctx context.Context, q querier) (int64, string, error) {
 	return seq, hash, err
 }
 
+// Append implements store.Tx: each event is chained to the one before it.
 func (t *tx) Append(events ...*store.Event) error {
 	if err := t.use("append"); err != nil {
 		return err
@@ -434,6 +442,7 @@ func scanCall(sc rowScanner) (*store.Call, error) {
 	return &c, nil
 }
 
+// Record implements store.Tx; a post record settles the reserved pre record.
 func (t *tx) Record(c *store.Call) error {
 	if err := t.use("record call"); err != nil {
 		return err
