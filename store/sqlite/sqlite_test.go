@@ -217,6 +217,25 @@ func TestOpenCorrupt(t *testing.T) {
 			}
 			return p
 		}},
+		{"damaged pages", func(t *testing.T) string {
+			s, p := openTemp(t, Options{})
+			storetest.Create(t, s, "cc:dmg")
+			s.Close() // checkpointed into the main file
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 4096; i < len(b); i++ { // keep the header page, ruin the rest
+				b[i] = 0xA5
+			}
+			for _, suffix := range []string{"-wal", "-shm"} {
+				os.Remove(p + suffix)
+			}
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
 		{"directory", func(t *testing.T) string { return dir }},
 		{"another application's database", func(t *testing.T) string { return foreign }},
 		{"newer schema", func(t *testing.T) string { return newerPath }},
