@@ -103,7 +103,8 @@ func runDemo(ctx context.Context, out io.Writer, storePath string, keep bool) er
 			return fmt.Errorf("demo: write %s: %w", name, err)
 		}
 	}
-	if storePath == "" {
+	storeIsTemp := storePath == ""
+	if storeIsTemp {
 		storePath = filepath.Join(dir, "state.db")
 	}
 	st, err := sqlite.Open(ctx, storePath, sqlite.Options{})
@@ -170,7 +171,11 @@ func runDemo(ctx context.Context, out io.Writer, storePath string, keep bool) er
 		}
 	}
 
-	return demoSummary(ctx, out, st, svc, session, project, denied)
+	keepHint := "Inspect it yourself:"
+	if !keep && storeIsTemp {
+		keepHint = "" // the store is removed on exit; --keep keeps it
+	}
+	return demoSummary(ctx, out, st, svc, session, project, denied, keepHint)
 }
 
 // performDemoCall carries out an allowed call in the project: edits and
@@ -216,7 +221,7 @@ func performDemoCall(ctx context.Context, project string, step demoStep) (int, s
 
 // demoSummary checks what happened against the file on disk and the store,
 // and fails if the law did not hold.
-func demoSummary(ctx context.Context, out io.Writer, st store.Store, svc *runtime.Service, session, project string, denied int) error {
+func demoSummary(ctx context.Context, out io.Writer, st store.Store, svc *runtime.Service, session, project string, denied int, keepHint string) error {
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "== what happened ==")
 	run, err := st.Runs(ctx, store.RunFilter{SessionKey: session, Limit: 1})
@@ -245,7 +250,9 @@ func demoSummary(ctx context.Context, out io.Writer, st store.Store, svc *runtim
 		decisions, denied, transitions, chain.Events, map[bool]string{true: "verifies", false: "DOES NOT VERIFY"}[chainErr == nil])
 	fixed := strings.Contains(string(calc), "return a + b")
 	fmt.Fprintf(out, "disk:  calc.go fixed by the allowed edit only: %v; NOTES.md written in the final state: %v\n", fixed, notesErr == nil)
-	fmt.Fprintf(out, "\nInspect it yourself: statewright history --store %s %s\n", st.(interface{ Path() string }).Path(), session)
+	if keepHint != "" {
+		fmt.Fprintf(out, "\n%s statewright history --store %s %s\n", keepHint, st.(interface{ Path() string }).Path(), session)
+	}
 
 	switch {
 	case chainErr != nil:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -28,7 +29,8 @@ func TestMain(m *testing.M) {
 // output is available to stdout/stderr assertions as usual.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:   "testdata/script",
+		Setup: shareGoCache,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits": cmdExits,
 		},
@@ -65,4 +67,20 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit code %d, want %d", got, want)
 	}
+}
+
+// shareGoCache gives scripts that run the go tool (demo.txtar) the
+// developer's build cache, so they do not rebuild the standard library in
+// every script's empty HOME.
+func shareGoCache(env *testscript.Env) error {
+	cache := os.Getenv("GOCACHE")
+	if cache == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil // the script sets its own cache
+		}
+		cache = filepath.Join(dir, "go-build")
+	}
+	env.Setenv("GOCACHE", cache)
+	return nil
 }
