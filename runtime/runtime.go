@@ -132,7 +132,7 @@ func New(st store.Store, opts Options) *Service {
 	// the agent's tools.
 	if p, ok := st.(interface{ Path() string }); ok && p.Path() != "" {
 		db := p.Path()
-		opts.Policy.ProtectedPaths = append(slices.Clone(opts.Policy.ProtectedPaths), db, db+"-wal", db+"-shm", db+"-journal")
+		opts.Policy.ProtectedPaths = append(slices.Clone(opts.Policy.ProtectedPaths), db, db+"-wal", db+"-shm", db+"-journal", db+".lock")
 	}
 	return &Service{st: st, opts: opts}
 }

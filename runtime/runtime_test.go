@@ -152,13 +152,13 @@ func TestNewDoesNotPanic(t *testing.T) {
 	if f.svc.opts.ApprovalTTL != DefaultApprovalTTL {
 		t.Errorf("ApprovalTTL = %v, want %v", f.svc.opts.ApprovalTTL, DefaultApprovalTTL)
 	}
-	for _, p := range []string{f.st.Path(), f.st.Path() + "-wal", f.st.Path() + "-shm"} {
+	for _, p := range []string{f.st.Path(), f.st.Path() + "-wal", f.st.Path() + "-shm", f.st.Path() + ".lock"} {
 		if !slices.Contains(f.svc.opts.Policy.ProtectedPaths, p) {
 			t.Errorf("%s is not protected: %v", p, f.svc.opts.Policy.ProtectedPaths)
 		}
 	}
 	// And the law enforces it, also while dormant.
-	for _, p := range []string{f.st.Path(), f.st.Path() + "-wal"} {
+	for _, p := range []string{f.st.Path(), f.st.Path() + "-wal", f.st.Path() + ".lock"} {
 		r := f.decide(f.call("s", "w-"+filepath.Base(p), "Write", map[string]any{"file_path": p, "content": ""}))
 		if r.Verdict != policy.Deny || r.Rule != policy.RuleSelfProtect {
 			t.Errorf("write %s = %+v, want self-protect", p, r)
