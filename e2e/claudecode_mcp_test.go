@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,21 +20,38 @@ import (
 	"github.com/statewright-go/statewright/store/sqlite"
 )
 
-// mcpTestBinary builds the statewright binary into a temporary directory
-// and returns its absolute path.
+var (
+	mcpBinOnce sync.Once
+	mcpBin     string
+	mcpBinErr  error
+)
+
+// mcpTestBinary builds the statewright binary once per test process into a
+// temporary directory and returns its absolute path.
 func mcpTestBinary(t *testing.T) string {
 	t.Helper()
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
+	mcpBinOnce.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			mcpBinErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "statewright-mcp-e2e")
+		if err != nil {
+			mcpBinErr = err
+			return
+		}
+		mcpBin = filepath.Join(dir, "statewright")
+		cmd := exec.Command("go", "build", "-o", mcpBin, "./cmd/statewright")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			mcpBinErr = fmt.Errorf("go build ./cmd/statewright: %v\n%s", err, out)
+		}
+	})
+	if mcpBinErr != nil {
+		t.Fatal(mcpBinErr)
 	}
-	bin := filepath.Join(t.TempDir(), "statewright")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/statewright")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/statewright: %v\n%s", err, out)
-	}
-	return bin
+	return mcpBin
 }
 
 // mcpSessionUUID returns a random version-4 UUID, for claude --session-id.
@@ -168,5 +186,58 @@ func TestClaudeCodeMCPControl(t *testing.T) {
 	}
 	if !moved {
 		t.Errorf("no localizing → planning transition by the agent over mcp in %+v", evs)
+	}
+}
+
+// TestClaudeCodeMCPUnstamped registers statewright's MCP server without its
+// hooks: nothing stamps the calls, so the server denies them although
+// Claude Code hands it CLAUDE_CODE_SESSION_ID (which it ignores unless
+// started with --trust-env-session), and no run is created.
+func TestClaudeCodeMCPUnstamped(t *testing.T) {
+	claude, err := ClaudeBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := mcpTestBinary(t)
+	home, err := os.MkdirTemp("", "cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ClaudeHome(home, dir); err != nil {
+		t.Fatal(err)
+	}
+	storePath := filepath.Join(t.TempDir(), "state.db")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"statewright": map[string]any{
+		"type": "stdio", "command": sw, "args": []string{"mcp", "--store", storePath}}}})
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := fakemodel.NewAnthropic(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Call(fakemodel.Tool("mcp__statewright__statewright_start", map[string]any{"name": "bugfix"})),
+		fakemodel.Say("Could not start."),
+	}}, fakemodel.WithLog(t.Logf))
+	defer srv.Close()
+	p := &claudeProject{bin: claude, dir: dir, home: home}
+	// No hook decides, so let the harness run the call without asking.
+	run := p.run(t, srv, "Start a workflow.", "--permission-mode", "bypassPermissions")
+	if run.ExitCode != 0 {
+		t.Fatalf("claude failed:\n%s\nrequests:\n%s", run, srv.Summary())
+	}
+	res, ok := srv.ToolResult(srv.ToolUseID(0, 0))
+	if !ok || !res.IsError || !strings.Contains(res.Content, "not tied to a session") {
+		t.Errorf("start without a stamp: tool_result = %+v (found %v); want the server's denial", res, ok)
+	}
+	st, err := sqlite.Open(context.Background(), storePath, sqlite.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if runs, err := st.Runs(context.Background(), store.RunFilter{}); err != nil || len(runs) != 0 {
+		t.Errorf("runs = %+v, %v; want none", runs, err)
 	}
 }
