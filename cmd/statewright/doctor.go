@@ -121,6 +121,9 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 		if i == 0 {
 			settings = obj
 		}
+		if raw, ok := obj.get("disableAllHooks"); ok && string(raw) == "true" {
+			r.fail("hooks", "%s sets disableAllHooks: no hook runs, nothing is enforced", f)
+		}
 		found, err := findHooks(f, obj)
 		if err != nil {
 			r.fail("settings", "%s: %v", f, err)
