@@ -208,6 +208,11 @@ func TestClaudeCodeWorkflow(t *testing.T) {
 			t.Errorf("%s: tool_result %+v; want an error naming the phase, the allowed tools and the next event", id, res)
 		}
 	}
+	// SessionStart / UserPromptSubmit put the phase into the model's context.
+	if reqs := srv.MainRequests(); len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), `phase: localizing`) ||
+		!strings.Contains(string(reqs[0].Body), `Allowed tools: Read, Grep, Glob, Bash`) {
+		t.Errorf("the first model request does not carry the phase context\n%s", srv.Summary())
+	}
 	// The Stop hook kept the agent working once (non-final phase), then let it stop.
 	var sawStopBlock bool
 	for _, q := range srv.MainRequests() {
