@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/store"
@@ -135,7 +136,14 @@ func event(kind store.EventKind, state string, data map[string]any) *store.Event
 // phase). Every state change resets iterations, files edited and evidence;
 // a final state completes the run. A refused event is recorded and returned
 // as an error wrapping ErrTransition and the engine's error.
+//
+// Only a person may send INTERRUPT:<name>: interrupts fire on the edits
+// that trigger them, and letting the agent name one would let it jump into
+// any handler state the workflow's transitions do not lead to.
 func (s *Service) Transition(ctx context.Context, session, ev string, data map[string]any, by Actor) (TransitionResult, error) {
+	if by.Kind != ActorHuman && strings.HasPrefix(ev, engine.InterruptEventPrefix) {
+		return TransitionResult{}, fmt.Errorf("runtime: transition %s %q: %w: interrupts fire on the edits that trigger them; only a person may fire one by name", session, ev, ErrNotAllowed)
+	}
 	var (
 		res     TransitionResult
 		refused error

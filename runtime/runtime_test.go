@@ -956,3 +956,24 @@ func TestCompletedRunKeepsFinalStateLaw(t *testing.T) {
 		t.Errorf("after deactivate = %+v, want dormant", r)
 	}
 }
+
+// TestAgentCannotFireInterruptByName: INTERRUPT:<name> would let the agent
+// jump into a handler state no transition leads to; only a person may send it.
+func TestAgentCannotFireInterruptByName(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	f.start("s")
+	if _, err := f.svc.Transition(ctx, "s", "INTERRUPT:sec", nil, agent); !errors.Is(err, ErrNotAllowed) {
+		t.Fatalf("agent INTERRUPT:sec: %v, want ErrNotAllowed", err)
+	}
+	if got := f.live("s").State; got != "plan" {
+		t.Fatalf("state after refused interrupt = %q, want plan", got)
+	}
+	res, err := f.svc.Transition(ctx, "s", "INTERRUPT:sec", nil, human)
+	if err != nil || res.To != "review" {
+		t.Fatalf("human INTERRUPT:sec = %+v, %v; want review", res, err)
+	}
+	if got := f.live("s").State; got != "review" {
+		t.Fatalf("state after human interrupt = %q, want review", got)
+	}
+}
