@@ -448,3 +448,65 @@ func TestClaudeCodeMCPTransition(t *testing.T) {
 		t.Errorf("the other session's run: %+v, %v; want it untouched in localizing (the forged stamp was trusted)", v, err)
 	}
 }
+
+// TestClaudeCodeSubagentUnderWorkflow checks that a subagent's calls are
+// decided like the main agent's, on the parent session's run: its edit in
+// the read-only phase is denied with statewright's reason, its read is
+// allowed, and both are in the session's history.
+func TestClaudeCodeSubagentUnderWorkflow(t *testing.T) {
+	p := newSWProject(t)
+	svc, closeSvc := p.service(t)
+	defer closeSvc()
+	ctx := context.Background()
+	session := "claude-code:" + e2eSession
+	if _, err := svc.Start(ctx, session, p.workflow, human); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	const marker = "SUBAGENT-sw-41c2"
+	srv := fakemodel.NewAnthropic(fakemodel.Script{
+		Turns: []fakemodel.Turn{
+			fakemodel.Call(tool("toolu_agent", "Agent", map[string]any{
+				"description": "look around", "prompt": marker + ": read and edit", "subagent_type": "general-purpose"})),
+			fakemodel.Say("waiting for the agent"),
+			fakemodel.Say("done"),
+		},
+		Threads: []fakemodel.Thread{{
+			Name:  "sub",
+			Match: fakemodel.AnthropicFirstUserContains(marker),
+			Turns: []fakemodel.Turn{
+				fakemodel.Call(
+					tool("toolu_sub_edit", "Edit", map[string]any{"file_path": p.path("main.txt"), "old_string": "old line", "new_string": "sub line"}),
+					tool("toolu_sub_read", "Read", map[string]any{"file_path": p.path("main.txt")}),
+				),
+				fakemodel.Say("sub done"),
+			},
+		}},
+		ExhaustedText: "Stopping now.",
+	}, fakemodel.WithLog(t.Logf))
+	defer srv.Close()
+	r := p.claudeRun(t, srv, "--session-id", e2eSession)
+	if b, _ := os.ReadFile(p.path("main.txt")); string(b) != "old line\n" {
+		t.Errorf("main.txt = %q: the subagent's edit was not denied\n%s", b, r)
+	}
+	if res := toolResult(t, srv, "toolu_sub_edit"); !res.IsError || !strings.Contains(res.Content, "localizing") {
+		t.Errorf("subagent's edit: %+v; want statewright's deny naming the phase", res)
+	}
+	if res := toolResult(t, srv, "toolu_sub_read"); res.IsError {
+		t.Errorf("subagent's read: %+v; want it allowed", res)
+	}
+	evs, err := svc.History(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range evs {
+		if e.Kind == store.KindDecision {
+			got[e.ToolUseID] = e.Decision
+		}
+	}
+	for id, want := range map[string]string{"toolu_agent": "allow", "toolu_sub_edit": "deny", "toolu_sub_read": "allow"} {
+		if got[id] != want {
+			t.Errorf("history: %s = %q, want %q (all %v)", id, got[id], want, got)
+		}
+	}
+}
