@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -134,6 +135,22 @@ func (p *swProject) service(t *testing.T) (*runtime.Service, func()) {
 	return runtime.New(st, runtime.Options{ProjectDir: p.dir}), func() { st.Close() }
 }
 
+// cli runs the project's statewright binary as the operator, with its own
+// config directory (for the operator token), and returns stdout.
+func (p *swProject) cli(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(p.bin, args...)
+	cmd.Dir = p.dir
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(p.storePath), "config"), "STATEWRIGHT_STORE="+p.storePath)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("statewright %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
 var human = runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli", Name: "e2e"}
 
 // claudeRun runs claude -p in the project against srv.
@@ -180,9 +197,7 @@ func TestClaudeCodeWorkflow(t *testing.T) {
 	defer closeSvc()
 	ctx := context.Background()
 	session := "claude-code:" + e2eSession
-	if _, err := svc.Start(ctx, session, p.workflow, human); err != nil {
-		t.Fatalf("start: %v", err)
-	}
+	p.cli(t, "start", p.workflow, "--session", e2eSession) // as the person, before the agent's session starts
 	x := p.path("x.txt")
 
 	// Phase localizing: a shell write and an edit are denied and teach.
@@ -228,9 +243,7 @@ func TestClaudeCodeWorkflow(t *testing.T) {
 	}
 
 	// A person moves the run on; the same edit is now allowed and lands on disk.
-	if _, err := svc.Transition(ctx, session, "LOCALIZED", nil, human); err != nil {
-		t.Fatalf("transition LOCALIZED: %v", err)
-	}
+	p.cli(t, "transition", e2eSession, "LOCALIZED")
 	srv = fakemodel.NewAnthropic(script(
 		fakemodel.Call(tool("toolu_edit2", "Edit", map[string]any{"file_path": p.path("main.txt"), "old_string": "old line", "new_string": "new line"})),
 		fakemodel.Say("Fixed."),
@@ -252,8 +265,13 @@ func TestClaudeCodeWorkflow(t *testing.T) {
 	if v, _ := svc.Status(ctx, session); v == nil || v.Run.Status != store.StatusAwaitingApproval {
 		t.Fatalf("status after FIXED: %+v; want awaiting_approval", v)
 	}
-	if _, err := svc.Approve(ctx, session, tr.ApprovalID, human); err != nil {
-		t.Fatalf("approve: %v", err)
+	// A person approves with the CLI and the operator token (the agent's
+	// shell could neither read the token nor run approve: see
+	// TestClaudeCodeSelfProtectionAndParallel).
+	token := strings.TrimSpace(p.cli(t, "token", "create"))
+	p.cli(t, "approve", e2eSession, "--id", tr.ApprovalID, "--token", token)
+	if runs, err := svc.Runs(ctx, store.RunFilter{SessionKey: session, Limit: 1}); err != nil || len(runs) != 1 || runs[0].State != "done" {
+		t.Fatalf("run after approve: %+v, %v; want it in done", runs, err)
 	}
 
 	// The final phase denies every tool.
@@ -267,10 +285,11 @@ func TestClaudeCodeWorkflow(t *testing.T) {
 		t.Errorf("Read in the final phase: %+v; want a deny naming the final state", res)
 	}
 
-	// The audit trail holds every decision and transition.
-	evs, err := svc.History(ctx, session)
-	if err != nil {
-		t.Fatal(err)
+	// The audit trail holds every decision and transition, as `statewright
+	// history` shows it.
+	var evs []store.Event
+	if err := json.Unmarshal([]byte(p.cli(t, "history", e2eSession, "--json")), &evs); err != nil {
+		t.Fatalf("history --json: %v", err)
 	}
 	decisions := map[string]string{}
 	var transitions []string
