@@ -380,14 +380,15 @@ func TestClaudeCodeSelfProtectionAndParallel(t *testing.T) {
 	uses := []fakemodel.ToolUse{
 		tool("toolu_approve", "Bash", map[string]any{"command": "'" + p.bin + "' approve --store '" + p.storePath + "' ap_1"}),
 		tool("toolu_sqlite", "Bash", map[string]any{"command": "sqlite3 '" + p.storePath + "' 'DELETE FROM runs'"}),
+		tool("toolu_token", "Bash", map[string]any{"command": "cat " + filepath.Join(p.home, ".config", "statewright", "operator-token")}),
 	}
-	for i := range 14 {
+	for i := range 13 {
 		uses = append(uses, tool("toolu_par_"+string(rune('a'+i)), "Read", map[string]any{"file_path": p.path("main.txt")}))
 	}
 	srv := fakemodel.NewAnthropic(script(fakemodel.Call(uses...), fakemodel.Say("Done.")), fakemodel.WithLog(t.Logf))
 	defer srv.Close()
 	p.claudeRun(t, srv, "--session-id", e2eSession)
-	for _, id := range []string{"toolu_approve", "toolu_sqlite"} {
+	for _, id := range []string{"toolu_approve", "toolu_sqlite", "toolu_token"} {
 		if res := toolResult(t, srv, id); !res.IsError || !strings.Contains(res.Content, "self-protect") {
 			t.Errorf("%s: %+v; want a self-protect deny", id, res)
 		}
