@@ -411,8 +411,9 @@ func TestClaudeCodeSelfProtectionAndParallel(t *testing.T) {
 			t.Errorf("%s: %+v; want the parallel Read allowed", u.ID, res)
 		}
 	}
-	if v, err := svc.Status(ctx, session); err != nil || v.Run.State != "localizing" {
-		t.Errorf("status: %+v, %v; want the run untouched in localizing", v, err)
+	// Every call counts toward max_iterations, the denied ones too.
+	if v, err := svc.Status(ctx, session); err != nil || v.Run.State != "localizing" || v.Run.Iterations != int64(len(uses)) {
+		t.Errorf("status: %+v, %v; want the run in localizing with %d iterations counted", v.Run, err, len(uses))
 	}
 }
 
