@@ -412,8 +412,12 @@ func TestClaudeCodeSelfProtectionAndParallel(t *testing.T) {
 		}
 	}
 	// Every call counts toward max_iterations, the denied ones too.
-	if v, err := svc.Status(ctx, session); err != nil || v.Run.State != "localizing" || v.Run.Iterations != int64(len(uses)) {
-		t.Errorf("status: %+v, %v; want the run in localizing with %d iterations counted", v.Run, err, len(uses))
+	v, err := svc.Status(ctx, session)
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	if v.Run.State != "localizing" || v.Run.Iterations != int64(len(uses)) {
+		t.Errorf("run in %s with %d iterations; want localizing with %d (every call counted)", v.Run.State, v.Run.Iterations, len(uses))
 	}
 }
 
