@@ -361,6 +361,11 @@ func TestClaudeCodeFailClosed(t *testing.T) {
 			if res := toolResult(t, srv, "toolu_write"); !res.IsError || !strings.Contains(res.Content, tc.want) {
 				t.Errorf("tool_result %+v; want an error containing %q", res, tc.want)
 			}
+			// UserPromptSubmit kept the prompt and Stop let the agent stop:
+			// the run ended normally, with the prompt delivered to the model.
+			if reqs := srv.MainRequests(); r.ExitCode != 0 || len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), "Fix the bug.") {
+				t.Errorf("exit %d, %d model requests; want exit 0 and the prompt delivered\n%s", r.ExitCode, len(reqs), srv.Summary())
+			}
 		})
 	}
 }
