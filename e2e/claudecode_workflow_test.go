@@ -334,6 +334,16 @@ func TestClaudeCodeFailClosed(t *testing.T) {
 			}
 			st.Close()
 		}},
+		{"unreadable store", "corrupt or unknown store", func(t *testing.T, p *swProject) {
+			// (The tests run as root, for whom mode 000 still reads, so
+			// "unreadable" is a store file that is not a database.)
+			for _, suffix := range []string{"-wal", "-shm"} {
+				os.Remove(p.storePath + suffix)
+			}
+			if err := os.WriteFile(p.storePath, []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"missing binary", "fail closed", func(t *testing.T, p *swProject) {
 			if err := os.Remove(p.bin); err != nil {
 				t.Fatal(err)
