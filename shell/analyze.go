@@ -505,12 +505,12 @@ func (w *walker) applyRedirs(s *syntax.Stmt, from, to int) {
 // harmlessDevice reports whether writing to p writes no file.
 func harmlessDevice(p string) bool {
 	switch p {
-	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/stdin":
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2":
 		return true
 	}
-	if rest, ok := strings.CutPrefix(p, "/dev/fd/"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
-		return true
-	}
+	// Not /dev/stdin nor /dev/fd/0 or /dev/fd/3+: Linux reopens the file
+	// behind the descriptor for writing (`echo x < f > /dev/stdin`
+	// overwrites f).
 	return false
 }
 
@@ -543,6 +543,9 @@ func (w *walker) redir(r *syntax.Redirect) (Class, []Target, []Target) {
 		return ClassWrite | ClassRead, []Target{t}, []Target{t}
 	case syntax.DplOut, syntax.DplIn:
 		v, lit := wordValue(r.Word)
+		if r.Op == syntax.DplIn && stdOutFd(r) {
+			return ClassWrite, []Target{{Path: w.text(r.Word), Dynamic: true}}, nil // 1<&3: /dev/stdout now reopens fd 3's file
+		}
 		if lit && (v == "-" || strings.Trim(strings.TrimSuffix(v, "-"), "0123456789") == "" && v != "") {
 			return 0, nil, nil // fd duplication or close
 		}
@@ -559,9 +562,18 @@ func (w *walker) redir(r *syntax.Redirect) (Class, []Target, []Target) {
 		if !t.Dynamic && harmlessDevice(t.Path) {
 			return 0, nil, nil
 		}
+		if stdOutFd(r) {
+			return ClassWrite | ClassRead, []Target{t}, []Target{t} // 1<f: a write to /dev/stdout reopens f for writing
+		}
 		return ClassRead, nil, []Target{t}
 	}
 	return 0, nil, nil // here-documents and here-strings
+}
+
+// stdOutFd reports whether r redirects descriptor 1 or 2, which writes to
+// /dev/stdout, /dev/stderr, /dev/fd/1 and /dev/fd/2 reopen.
+func stdOutFd(r *syntax.Redirect) bool {
+	return r.N != nil && (r.N.Value == "1" || r.N.Value == "2")
 }
 
 // target turns a word into a path target, relative to a followed cd.
