@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
-	"regexp"
 )
 
 // StampKey is the tool-input key through which the harness's PreToolUse hook
@@ -30,16 +29,40 @@ var ErrNoSession = errors.New("mcpserver: call not tied to a session")
 // plausible session id.
 var ErrBadSession = errors.New("mcpserver: malformed session id")
 
-// sessionIDPattern accepts harness session ids (UUIDs and similar tokens)
-// and refuses separators, whitespace and anything a key could be spliced
-// with.
-var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// validSessionID accepts harness session ids (UUIDs and similar tokens):
+// an ASCII letter or digit, then at most 127 letters, digits, '.', '_' or
+// '-'. It refuses separators, whitespace and anything a key could be
+// spliced with. (Checked by hand rather than with a regexp: the bounded
+// repetition compiled at package init cost the hook path about 2 ms.)
+func validSessionID(id string) bool {
+	if len(id) == 0 || len(id) > 128 || !isAlnum(id[0]) {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; !isAlnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
-// harnessPattern accepts harness names such as "claude-code" or "codex".
-var harnessPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+// ValidHarness reports whether name can prefix session keys: a lower-case
+// ASCII letter, then at most 31 lower-case letters, digits or '-'.
+func ValidHarness(name string) bool {
+	if len(name) == 0 || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
-// ValidHarness reports whether name can prefix session keys.
-func ValidHarness(name string) bool { return harnessPattern.MatchString(name) }
+func isAlnum(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+}
 
 // Source says where a call's session came from.
 type Source string
@@ -63,7 +86,7 @@ func resolveSession(harness, stamp string, trustEnv bool, envSession string) (st
 		}
 		id, src = envSession, SourceEnv
 	}
-	if !sessionIDPattern.MatchString(id) {
+	if !validSessionID(id) {
 		return "", "", fmt.Errorf("%w: %s %q", ErrBadSession, src, truncate(id, 64))
 	}
 	return harness + ":" + id, src, nil
