@@ -106,6 +106,9 @@ func (tl *toolList) has(info toolInfo, raw string) bool {
 // hasExactly is has for disallowed_tools: only the call's own kind counts
 // (disallowing Edit does not disallow MultiEdit's other grants).
 func (tl *toolList) hasExactly(info toolInfo, raw string) bool {
+	if tl.tools == 0 && len(tl.names) == 0 {
+		return false // nothing is disallowed (the common case)
+	}
 	if info.kind != kOther && info.kind != kControl && tl.tools&bit(info.kind) != 0 {
 		return true
 	}
