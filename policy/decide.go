@@ -226,7 +226,7 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		}
 		if run.PendingApproval != nil {
 			ap := run.PendingApproval
-			return l.deny(cs, run, p, RuleApprovalPending, "the run awaits human approval "+ap.ID+" (to '"+ap.To+"'); keep working with this phase's tools until a person runs `statewright approve "+ap.ID+"`", false)
+			return l.deny(cs, run, p, RuleApprovalPending, "the run awaits human approval "+ap.ID+" (to '"+ap.To+"'); keep working with this phase's tools until a person approves it (`statewright approve SESSION --id "+ap.ID+"`)", false)
 		}
 		return l.allow(cs, RuleControlTransition, "transition requests are resolved by the engine", info)
 	}
