@@ -137,7 +137,7 @@ func clip(s string, n int) string {
 
 // readOnlySubcommands are statewright subcommands the agent may run from the shell.
 var readOnlySubcommands = map[string]bool{
-	"status": true, "explain": true, "check": true, "test": true, "version": true, "help": true,
+	"status": true, "runs": true, "explain": true, "check": true, "test": true, "version": true, "help": true,
 	"history": true, "validate": true, "doctor": true, "schema": true, "workflows": true,
 	"--help": true, "-h": true, "--version": true,
 }
