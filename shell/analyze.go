@@ -78,7 +78,7 @@ func Analyze(src string) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{Commands: []Command{}}
-	w := &walker{a: a, src: src, env: map[string]struct{}{}, funcs: map[string]bool{}}
+	w := &walker{a: a, src: src, env: map[string]struct{}{}, funcs: map[string]bool{}, ev: &evalState{}}
 	w.a.Commands = make([]Command, 0, min(len(src)/24+2, 4096)) // about one command per 24 bytes
 	w.stmts(f.Stmts)
 	w.finish()
@@ -98,13 +98,120 @@ type walker struct {
 	cwd    string // directory prefix after a literal cd ("" = unchanged)
 	cwdDyn bool   // a cd we cannot follow happened
 	cond   int    // > 0 inside a conditional or loop body
+	ev     *evalState
 
 	nestedCwd    string // the directory a nested script ended in
 	nestedCwdDyn bool
 }
 
+// evalState records, across a script and its nested scripts, whether
+// variables hold data the script does not spell out (command output, read,
+// positional parameters) and whether bash evaluates a variable's value as
+// code: arithmetic and subscripts expand $(...) inside values
+// (x='a[$(rm f)]'; echo $((x)) runs rm), as do ${x@P} and ${!x}.
+type evalState struct{ tainted, evaluates bool }
+
+// injects reports whether s, evaluated as arithmetic, a subscript or a
+// prompt, runs a command.
+func injects(s string) bool {
+	return strings.Contains(s, "$(") || strings.Contains(s, "`")
+}
+
+// evalExec records code that bash evaluates out of a string.
+func (w *walker) evalExec(n syntax.Node) {
+	w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Classes: ClassExec | ClassUnknown, Nested: w.nested, Source: w.text(n)})
+}
+
+// evalWord checks a word that bash evaluates as arithmetic or as a
+// (subscripted) variable name.
+func (w *walker) evalWord(wd *syntax.Word) {
+	if wd == nil {
+		return
+	}
+	v, lit := wordValue(wd)
+	if lit {
+		if injects(v) {
+			w.evalExec(wd)
+		} else if strings.Trim(v, "0123456789#+-*/%()<>=!&|^~?:, \t") != "" {
+			w.ev.evaluates = true // a name: its value is evaluated in turn
+		}
+		return
+	}
+	w.ev.evaluates = true
+	if outsideData(wd) {
+		w.ev.tainted = true
+	}
+}
+
+// outsideData reports whether a word expands command output or positional
+// parameters.
+func outsideData(wd *syntax.Word) bool {
+	found := false
+	syntax.Walk(wd, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			found = true
+		case *syntax.ParamExp:
+			if x.Param != nil && !isName(x.Param.Value) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// assignEval checks an assignment: a literal value that injects is exec,
+// a computed value taints.
+func (w *walker) assignEval(as *syntax.Assign) {
+	if as.Index != nil {
+		w.arithScan(as.Index)
+	}
+	vals := []*syntax.Word{as.Value}
+	if as.Array != nil {
+		for _, e := range as.Array.Elems {
+			vals = append(vals, e.Value)
+			if e.Index != nil {
+				w.arithScan(e.Index)
+			}
+		}
+	}
+	for _, v := range vals {
+		if v == nil {
+			continue
+		}
+		if s, lit := wordValue(v); lit {
+			if injects(s) {
+				w.evalExec(v)
+			}
+		} else {
+			w.ev.tainted = true
+		}
+	}
+}
+
+// arithScan checks every operand of an arithmetic expression.
+func (w *walker) arithScan(x syntax.ArithmExpr) {
+	switch t := x.(type) {
+	case *syntax.BinaryArithm:
+		w.arithScan(t.X)
+		w.arithScan(t.Y)
+	case *syntax.UnaryArithm:
+		w.arithScan(t.X)
+	case *syntax.ParenArithm:
+		w.arithScan(t.X)
+	case *syntax.FlagsArithm:
+		w.arithScan(t.X)
+	case *syntax.Word:
+		w.evalWord(t)
+	}
+}
+
 func (w *walker) finish() {
 	a := w.a
+	if w.ev.tainted && w.ev.evaluates {
+		w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Classes: ClassExec | ClassUnknown, Source: w.src})
+	}
 	var seenW, seenR map[Target]bool
 	for i := range a.Commands {
 		c := &a.Commands[i]
@@ -252,6 +359,9 @@ func (w *walker) compound(cmd syntax.Command) {
 		case *syntax.WordIter:
 			for _, wd := range l.Items {
 				w.word(wd)
+				if !plainWord(wd) {
+					w.ev.tainted = true
+				}
 			}
 		case *syntax.CStyleLoop:
 			w.arith(l.Init)
@@ -284,9 +394,11 @@ func (w *walker) compound(cmd syntax.Command) {
 			w.cond--
 		}
 	case *syntax.ArithmCmd:
+		w.arithScan(c.X)
 		w.arith(c.X)
 	case *syntax.LetClause:
 		for _, x := range c.Exprs {
+			w.arithScan(x)
 			w.arith(x)
 		}
 	case *syntax.TestClause:
@@ -322,11 +434,20 @@ func (w *walker) compound(cmd syntax.Command) {
 func (w *walker) test(x syntax.TestExpr) {
 	switch t := x.(type) {
 	case *syntax.BinaryTest:
+		switch t.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, o := range []syntax.TestExpr{t.X, t.Y} {
+				if wd, ok := o.(*syntax.Word); ok {
+					w.evalWord(wd)
+				}
+			}
+		}
 		w.test(t.X)
 		w.test(t.Y)
 	case *syntax.UnaryTest:
 		if t.Op == syntax.TsVarSet {
 			if wd, ok := t.X.(*syntax.Word); ok {
+				w.evalWord(wd)
 				if v, lit := wordValue(wd); lit {
 					w.ref(strings.SplitN(v, "[", 2)[0])
 				}
@@ -430,6 +551,7 @@ func (w *walker) node(n syntax.Node) {
 			}
 			return false
 		case *syntax.ArithmExp:
+			w.arithScan(x.X)
 			w.arith(x.X)
 			return false
 		case *syntax.ParamExp:
@@ -448,6 +570,14 @@ func (w *walker) param(p *syntax.ParamExp) {
 	}
 	if p.Index != nil {
 		arithNames(p.Index, w.ref) // substitutions inside are walked by node
+		w.arithScan(p.Index)
+	}
+	if p.Slice != nil {
+		w.arithScan(p.Slice.Offset)
+		w.arithScan(p.Slice.Length)
+	}
+	if p.Excl || p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && strings.Contains(p.Exp.Word.Lit(), "P") {
+		w.ev.evaluates = true // ${!x} expands the name in x, ${x@P} its prompt escapes
 	}
 }
 
@@ -650,7 +780,7 @@ func (w *walker) nestedScript(src string) bool {
 		return false
 	}
 	n := &walker{a: w.a, src: src, nested: true, level: w.level + 1, depth: w.depth,
-		env: w.env, funcs: w.funcs, cwd: w.cwd, cwdDyn: w.cwdDyn, cond: w.cond}
+		env: w.env, funcs: w.funcs, cwd: w.cwd, cwdDyn: w.cwdDyn, cond: w.cond, ev: w.ev}
 	n.stmts(f.Stmts)
 	w.nestedCwd, w.nestedCwdDyn = n.cwd, n.cwdDyn
 	return true

@@ -40,7 +40,8 @@ var codeLoadingVars = map[string]bool{
 	"RUSTC_WORKSPACE_WRAPPER": true, "CARGO_BUILD_RUSTC_WRAPPER": true, "GOFLAGS": true, "JAVA_TOOL_OPTIONS": true,
 	"_JAVA_OPTIONS": true, "DOTNET_STARTUP_HOOKS": true, "PYTEST_ADDOPTS": true, "PYTEST_PLUGINS": true,
 	"PERL5DB": true, "PYTHONBREAKPOINT": true, "CC": true, "CXX": true, "MAKEFLAGS": true, "SHELL": true,
-	"BASH_LOADABLES_PATH": true, "CDPATH": true, "HISTFILE": true,
+	"BASH_LOADABLES_PATH": true, "CDPATH": true, "HISTFILE": true, "PS0": true, "PS1": true, "PS2": true,
+	"PS3": true, "PS4": true, // prompts (PS4 under set -x) expand $(...)
 }
 
 func isCodeLoadingVar(name string) bool {
@@ -83,6 +84,7 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 	dangerous := false
 	for _, as := range ce.Assigns {
 		assigns = append(assigns, w.text(as))
+		w.assignEval(as)
 		if as.Name != nil && isCodeLoadingVar(as.Name.Value) {
 			dangerous = true
 		}
@@ -114,6 +116,7 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 	}
 	x := &cmdCtx{w: w, c: &c, args: words, stdin: stdinOf(s.Redirs)}
 	x.run()
+	x.evalArgs()
 	ensureTarget(&c)
 	if dangerous {
 		c.Classes |= ClassExec
@@ -158,6 +161,35 @@ func (w *walker) crSplit(ce *syntax.CallExpr) bool {
 	return false
 }
 
+// evalArgs checks the arguments of builtins that evaluate a string as
+// arithmetic or as a subscripted name (let, unset, test -v, declare).
+func (x *cmdCtx) evalArgs() {
+	args := x.rest()
+	switch x.c.Program {
+	case "test", "[":
+		v := false
+		for _, a := range args {
+			v = v || a.lit && a.val == "-v"
+		}
+		if !v {
+			return
+		}
+	case "let", "unset", "declare", "typeset", "local", "export", "readonly":
+	default:
+		return
+	}
+	for _, a := range args {
+		if !a.lit {
+			x.w.ev.evaluates = true
+		} else if injects(a.val) {
+			x.add(ClassExec | ClassUnknown)
+		}
+	}
+	if x.c.Program == "let" {
+		x.w.ev.evaluates = true
+	}
+}
+
 // decl handles export/declare/local/readonly/typeset.
 func (w *walker) decl(d *syntax.DeclClause) {
 	c := Command{Argv: []string{d.Variant.Value}, Program: d.Variant.Value, Classes: ClassRead,
@@ -175,6 +207,9 @@ func (w *walker) decl(d *syntax.DeclClause) {
 				flags += v[1:]
 				continue
 			}
+			if lit && injects(v) {
+				c.Classes |= ClassExec | ClassUnknown // declare 'a[$(cmd)]=1' runs cmd
+			}
 			if !lit {
 				c.Classes |= ClassExec | ClassUnknown // computed declaration
 			}
@@ -182,6 +217,7 @@ func (w *walker) decl(d *syntax.DeclClause) {
 			continue
 		}
 		names++
+		w.assignEval(as)
 		if as.Name != nil {
 			if as.Naked && strings.ContainsAny(flags, "p") {
 				w.ref(as.Name.Value)
@@ -193,6 +229,9 @@ func (w *walker) decl(d *syntax.DeclClause) {
 	}
 	if names == 0 && !strings.ContainsAny(flags, "fFn") {
 		w.a.DumpsEnv = true
+	}
+	if strings.ContainsAny(flags, "in") {
+		w.ev.evaluates = true // integer variables evaluate what is assigned; namerefs name any variable
 	}
 	if strings.Contains(flags, "n") && d.Variant.Value != "export" {
 		w.a.IndirectEnv = true

@@ -47,6 +47,11 @@ func progPrintenv(x *cmdCtx) {
 
 func progSet(x *cmdCtx) {
 	x.add(ClassRead)
+	for _, a := range x.rest() {
+		if !a.lit || injects(a.val) {
+			x.w.ev.tainted = true // set -- $(cmd): positional parameters
+		}
+	}
 	if len(x.rest()) == 0 {
 		x.w.a.DumpsEnv = true
 	}
@@ -1232,12 +1237,13 @@ func progSsh(x *cmdCtx) {
 // progMapfile: mapfile/readarray -C CALLBACK evaluates the callback.
 func progMapfile(x *cmdCtx) {
 	x.add(ClassRead)
+	x.w.ev.tainted = true
 	p := getopt(x.rest(), "dnOsuCc", nil, false)
 	if c, ok := p.get("C"); ok {
 		x.script(c)
 	}
 	for _, n := range p.ops {
-		if !n.lit || isCodeLoadingVar(n.val) {
+		if !n.lit || isCodeLoadingVar(n.val) || injects(n.val) {
 			x.add(ClassExec)
 		}
 	}
@@ -1248,6 +1254,7 @@ func progMapfile(x *cmdCtx) {
 // assigning PATH, LD_PRELOAD, ... changes which code later commands run.
 func progSetsVars(x *cmdCtx) {
 	x.add(ClassRead)
+	x.w.ev.tainted = true
 	var names []word
 	switch x.c.Program {
 	case "printf":
@@ -1262,8 +1269,8 @@ func progSetsVars(x *cmdCtx) {
 		}
 	}
 	for _, n := range names {
-		if !n.lit || isCodeLoadingVar(strings.SplitN(n.val, "[", 2)[0]) {
-			x.add(ClassExec)
+		if !n.lit || isCodeLoadingVar(strings.SplitN(n.val, "[", 2)[0]) || injects(n.val) {
+			x.add(ClassExec) // read 'a[$(cmd)]' runs cmd
 		}
 	}
 }
