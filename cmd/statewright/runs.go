@@ -36,12 +36,15 @@ const EnvOperatorToken = "STATEWRIGHT_OPERATOR_TOKEN"
 
 // sessionKey turns a harness session id into the store's session key,
 // "<harness>:<id>" (claude-code:0b5c...). An argument that already starts
-// with a known harness and a colon is taken as a full key.
+// with a known harness (or demoSessionPrefix) and a colon is taken as a full key.
 func sessionKey(harness, id string) (string, error) {
 	if id == "" {
 		return "", usagef("no session given")
 	}
 	if pre, _, ok := strings.Cut(id, ":"); ok {
+		if pre == demoSessionPrefix {
+			return id, nil
+		}
 		if h, err := policy.ParseHarness(pre); err == nil && string(h) == pre {
 			return id, nil
 		}
