@@ -195,6 +195,11 @@ func (l *Law) shellSelfProtect(call *ToolCall, sc *shellCall) (string, bool) {
 		return "", false
 	}
 	a := sc.analysis
+	if a.DumpsEnv || a.IndirectEnv {
+		// An operator who exported $STATEWRIGHT_OPERATOR_TOKEN where the
+		// agent runs would hand it over to a plain `env`.
+		return "the command prints the whole environment or reads variables by computed name, which may include an operator credential ($STATEWRIGHT_OPERATOR_TOKEN); name the variables you need instead", true
+	}
 	for _, v := range a.EnvRefs {
 		if strings.HasPrefix(v, "STATEWRIGHT_") && (strings.Contains(v, "TOKEN") || strings.Contains(v, "SECRET") || strings.Contains(v, "KEY")) {
 			return "the command reads $" + v + ", an operator credential", true
