@@ -205,13 +205,54 @@ func dropOpts(args []string) []string {
 
 // testRunnerExec reports flags that make a test runner run other programs.
 func testRunnerExec(argv []string) bool {
+	has := func(n string) bool {
+		for _, a := range argv {
+			if a == n || strings.HasSuffix(a, "/"+n) {
+				return true
+			}
+		}
+		return false
+	}
+	pytest, jest := has("pytest"), has("jest") || has("vitest")
+	make := len(argv) > 0 && (argv[0] == "make" || argv[0] == "gmake")
 	for i, a := range argv {
+		if a == "--" {
+			break
+		}
 		if a == "-exec" || a == "-toolexec" || strings.HasPrefix(a, "-exec=") || strings.HasPrefix(a, "-toolexec=") ||
-			strings.HasPrefix(a, "--config") || (a == "-p" && i > 0 && argv[0] == "pytest" && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "no:")) {
+			strings.HasPrefix(a, "--config") || (a == "-p" && pytest && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "no:")) {
 			return true
+		}
+		for _, o := range runnerCodeOpts {
+			if a == o || strings.HasPrefix(a, o+"=") {
+				return true
+			}
+		}
+		switch {
+		case pytest && (strings.HasPrefix(a, "-p") && a != "-p" && !strings.HasPrefix(a, "-pno:") || // -pPLUGIN
+			strings.HasPrefix(a, "-o") || a == "-c" || strings.HasPrefix(a, "--basetemp")): // ini overrides (addopts=-pX), config files; basetemp is removed
+			return true
+		case jest && a == "-c":
+			return true
+		case argv[0] == "npx" && (a == "-c" || a == "-p" || strings.HasPrefix(a, "--package") || strings.HasPrefix(a, "--call")):
+			return true
+		case make && (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "fE") || strings.Contains(a, "=")):
+			return true // another makefile, --eval, variable overrides (SHELL=, recipe variables)
+		case strings.HasPrefix(a, "-ldflags") && strings.Contains(a, "extld") || a == "-ldflags" && i+1 < len(argv) && strings.Contains(argv[i+1], "extld"):
+			return true // go's external linker is any program
 		}
 	}
 	return false
+}
+
+// runnerCodeOpts are test-runner options that name a program, module or
+// script to run (besides the project's tests).
+var runnerCodeOpts = []string{
+	"-vettool", "--vettool", "--pdbcls", "--override-ini", "--setupFiles", "--setupFilesAfterEnv", "--globalSetup",
+	"--globalTeardown", "--testEnvironment", "--transform", "--preset", "--resolver", "--runner", "--testRunner",
+	"--reporters", "--snapshotResolver", "--preload", "--require", "--bootstrap", "--script-shell", "--node-options",
+	"--userconfig", "--globalconfig", "--eval", "--file", "--makefile", "--test-command", "--build-and-test",
+	"--script", "--loader", "--import", "--experimental-loader", "--init-script", "--override",
 }
 
 // pkgKind is what a package-manager verb does.
@@ -440,6 +481,9 @@ func progGo(x *cmdCtx) {
 		}
 	case "vet":
 		x.add(ClassTest)
+		if testRunnerExec(rest) {
+			x.add(ClassExec) // -vettool runs any program
+		}
 	case "build":
 		x.add(ClassWrite)
 		p := getopt(x.rest()[skipped+1:], "o", nil, false)
@@ -466,6 +510,9 @@ func progGo(x *cmdCtx) {
 		}
 	case "version", "list", "doc", "help":
 		x.add(ClassRead)
+		if testRunnerExec(rest) {
+			x.add(ClassExec) // go list -export -toolexec=PROG
+		}
 	case "clean":
 		x.add(ClassDelete)
 		x.writeDyn("go caches")
@@ -479,6 +526,10 @@ func progGo(x *cmdCtx) {
 
 func progMake(x *cmdCtx) {
 	args := literal(x.rest())
+	if testRunnerExec(append([]string{"make"}, args...)) {
+		x.add(ClassExec) // make -n still evaluates --eval and other makefiles
+		return
+	}
 	for _, a := range args {
 		if a == "-n" || a == "--dry-run" || a == "--just-print" || a == "-v" || a == "--version" {
 			x.add(ClassRead)

@@ -275,8 +275,8 @@ func wrapRunner(short string) wrapper {
 				x.add(ClassNestedAgent)
 			}
 		}
-		if len(p.ops) == 0 || !IsTestRunner(literal(p.ops)) {
-			return nil, false
+		if len(p.ops) == 0 || !IsTestRunner(literal(p.ops)) || p.has("c", "--call", "p", "--package") {
+			return nil, false // npx -c CMD runs a shell command, -p fetches any package
 		}
 		return p.ops, true
 	}
