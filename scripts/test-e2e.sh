@@ -4,7 +4,7 @@
 # build tag's tests. Extra arguments go to go test (e.g. -run Smoke -v).
 #
 # Plain `go test ./...` does not run these tests (they need the e2e tag);
-# CI runs this script as a separate step.
+# scripts/test.sh (the README's test command, which CI runs) calls it after go test ./...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
