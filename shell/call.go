@@ -404,6 +404,34 @@ func (x *cmdCtx) script(a word) {
 	x.scripts = append(x.scripts, a.val)
 }
 
+// runnerOutputOpts are test-runner options that write a file or directory
+// the caller names (go test -o, -coverprofile, pytest --junitxml, ...).
+var runnerOutputOpts = []string{
+	"-o", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile", "-mutexprofile", "-trace", "-outputdir",
+	"--junitxml", "--junit-xml", "--resultlog", "--report-log", "--outputFile", "--coverageDirectory", "--target-dir",
+}
+
+// runnerWrites records the files a test runner's output options write, so
+// protected paths and edit limits see them.
+func (x *cmdCtx) runnerWrites(argv []string) {
+	for i, a := range argv {
+		a = strings.TrimPrefix(a, "-test.")
+		if a != argv[i] {
+			a = "-" + a
+		}
+		for _, o := range runnerOutputOpts {
+			if o == "-o" && argv[0] != "go" {
+				continue // pytest -o is an ini override
+			}
+			if v, ok := strings.CutPrefix(a, o+"="); ok {
+				x.writeFile(word{val: v, lit: true})
+			} else if a == o && i+1 < len(argv) {
+				x.writeFile(word{val: argv[i+1], lit: true})
+			}
+		}
+	}
+}
+
 // classify looks the program up in the table and applies it.
 func (x *cmdCtx) classify(name string) {
 	if !testRunnerNames[name] {
@@ -413,6 +441,7 @@ func (x *cmdCtx) classify(name string) {
 		if testRunnerExec(argv) {
 			x.add(ClassExec)
 		}
+		x.runnerWrites(argv)
 		if ops := dropOpts(argv[1:]); len(ops) > 0 && !standaloneRunners[name] {
 			x.c.Subcommand = ops[0]
 		}
