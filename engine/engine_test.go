@@ -426,3 +426,20 @@ func TestUnknownGuardInsideNamedGuard(t *testing.T) {
 		}
 	}
 }
+
+func TestEventInfoString(t *testing.T) {
+	tests := []struct {
+		in   EventInfo
+		want string
+	}{
+		{EventInfo{Event: "GO", Target: "build"}, "GO → build"},
+		{EventInfo{Event: "TESTS_PASS", Target: "done", Guarded: true}, "TESTS_PASS → done (guarded)"},
+		{EventInfo{Event: "SHIP", Target: "committing", RequiresApproval: true}, "SHIP → committing (needs a person's approval)"},
+		{EventInfo{Event: "SHIP", Target: "committing", Guarded: true, RequiresApproval: true}, "SHIP → committing (guarded, needs a person's approval)"},
+	}
+	for _, tt := range tests {
+		if got := tt.in.String(); got != tt.want {
+			t.Errorf("%+v.String() = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -155,6 +155,21 @@ type EventInfo struct {
 	Deferred bool `json:"deferred"`
 }
 
+// String renders the event for people and agents:
+// "EVENT → target (guarded, needs a person's approval)".
+func (e EventInfo) String() string {
+	s := e.Event + " → " + e.Target
+	switch {
+	case e.Guarded && e.RequiresApproval:
+		s += " (guarded, needs a person's approval)"
+	case e.Guarded:
+		s += " (guarded)"
+	case e.RequiresApproval:
+		s += " (needs a person's approval)"
+	}
+	return s
+}
+
 // NextEvents lists the events of a state sorted by name; nil for an unknown
 // or final state.
 func NextEvents(def *workflow.Definition, state string) []EventInfo {

@@ -441,18 +441,7 @@ func (s *Server) withEvents(ctx context.Context, key, msg string) error {
 	}
 	parts := make([]string, 0, len(v.NextEvents))
 	for _, e := range v.NextEvents {
-		p := e.Event + " → " + e.Target
-		var notes []string
-		if e.RequiresApproval {
-			notes = append(notes, "needs approval")
-		}
-		if e.Guarded {
-			notes = append(notes, "guarded")
-		}
-		if len(notes) > 0 {
-			p += " (" + strings.Join(notes, ", ") + ")"
-		}
-		parts = append(parts, p)
+		parts = append(parts, e.String())
 	}
 	return fmt.Errorf("%s. Valid events from '%s': %s", msg, v.Run.State, strings.Join(parts, "; "))
 }

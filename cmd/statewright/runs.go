@@ -270,18 +270,7 @@ func printView(w io.Writer, v *runtime.RunView) {
 	if len(v.NextEvents) > 0 {
 		var parts []string
 		for _, e := range v.NextEvents {
-			p := e.Event + " → " + e.Target
-			var notes []string
-			if e.Guarded {
-				notes = append(notes, "guarded")
-			}
-			if e.RequiresApproval {
-				notes = append(notes, "needs approval")
-			}
-			if len(notes) > 0 {
-				p += " (" + strings.Join(notes, ", ") + ")"
-			}
-			parts = append(parts, p)
+			parts = append(parts, e.String())
 		}
 		fmt.Fprintf(w, "events:     %s\n", strings.Join(parts, "; "))
 	}

@@ -191,18 +191,7 @@ func toolList(tools []string) string {
 func eventList(evs []engine.EventInfo) string {
 	parts := make([]string, 0, len(evs))
 	for _, e := range evs {
-		s := e.Event + " → " + e.Target
-		var notes []string
-		if e.Guarded {
-			notes = append(notes, "guarded")
-		}
-		if e.RequiresApproval {
-			notes = append(notes, "needs a person's approval")
-		}
-		if len(notes) > 0 {
-			s += " (" + strings.Join(notes, ", ") + ")"
-		}
-		parts = append(parts, s)
+		parts = append(parts, e.String())
 	}
 	return strings.Join(parts, "; ")
 }
