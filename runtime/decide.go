@@ -41,6 +41,14 @@ type callOutcome struct {
 	// WouldBe is the verdict the policy reached (differs from Verdict only
 	// in audit-only mode).
 	WouldBe policy.Verdict `json:"would_be"`
+	// Call identifies the decided call (tool name and input digest): a
+	// tool_use_id reused for another call must not replay this answer.
+	Call string `json:"call,omitempty"`
+}
+
+// callKey identifies a call's tool and input for replay checks.
+func callKey(call *ToolCall) string {
+	return call.Call.Tool + "\x00" + store.InputDigest(call.Call.Input)
 }
 
 func (o *callOutcome) result(replayed bool) DecideResult {
@@ -212,6 +220,9 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 				if err := json.Unmarshal(prev.Outcome, &o); err != nil {
 					return fmt.Errorf("runtime: decide %s: replay: %w", id, err)
 				}
+				if o.Call != "" && o.Call != callKey(&call) {
+					return fmt.Errorf("runtime: decide %s: %w: tool_use_id already decided for another call", id, store.ErrInvalid)
+				}
 				res = o.result(true)
 				return nil
 			case !errors.Is(err, store.ErrNotFound):
@@ -316,7 +327,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 
 	audit := s.opts.AuditOnly || (run != nil && run.AuditOnly)
 	out := callOutcome{Verdict: d.Verdict, Rule: d.Rule, Reason: d.Reason, AllowedTools: d.AllowedTools,
-		NextEvents: d.NextEvents, Tool: d.Tool, Enforced: true, WouldBe: d.Verdict}
+		NextEvents: d.NextEvents, Tool: d.Tool, Enforced: true, WouldBe: d.Verdict, Call: callKey(call)}
 	if run != nil {
 		out.State = run.State
 	} else if ended != nil {

@@ -268,6 +268,25 @@ func TestDecideIdempotent(t *testing.T) {
 	}
 }
 
+// A tool_use_id reused for a different call must not replay the first
+// call's allow.
+func TestDecideReusedIDOtherCall(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.start("s")
+	c := f.call("s", "tu1", "Read", map[string]any{"file_path": filepath.Join(f.dir, "a.go")})
+	if r := f.decide(c); r.Verdict != policy.Allow {
+		t.Fatalf("first = %+v", r)
+	}
+	c2 := f.call("s", "tu1", "Write", map[string]any{"file_path": filepath.Join(f.dir, "a.go"), "content": "x"})
+	r, err := f.svc.Decide(context.Background(), c2)
+	if err == nil && (r.Verdict == policy.Allow || r.Replayed) {
+		t.Fatalf("reused tool_use_id for another call = %+v, want an error or a fresh deny", r)
+	}
+	if err == nil {
+		t.Fatalf("reused tool_use_id: no error, got %+v", r)
+	}
+}
+
 func TestDecideDormant(t *testing.T) {
 	tests := []struct {
 		name    string
