@@ -99,7 +99,8 @@ func snapshot(run *store.Run) (engine.Snapshot, error) {
 // program is the test runner's when the line runs one, else the last
 // simple command's. runtime.last_test is recorded only when the command
 // line is a single simple command classified as a test run (not in the
-// background): in `go test ./... || true`, `pytest; echo`, or
+// background, not negated with `!`, not running another program through
+// -exec/--script-shell and the like): in `go test ./... || true`, `pytest; echo`, or
 // `go test | tee log` the line's exit status is not the test's, so it
 // proves nothing about the tests.
 func shellEvidence(ev *evidence, command string, code int) (test bool) {
@@ -117,7 +118,8 @@ func shellEvidence(ev *evidence, command string, code int) (test bool) {
 		prog = c.Program
 	}
 	ev.LastCommand = &commandEvidence{ExitCode: code, Program: prog}
-	if len(a.Commands) == 1 && a.Classes&shell.ClassTest != 0 && a.Classes&shell.ClassBackground == 0 {
+	if len(a.Commands) == 1 && a.Classes&shell.ClassTest != 0 && a.Classes&shell.ClassBackground == 0 &&
+		!a.Commands[0].Negated && a.Classes&shell.ClassExec == 0 {
 		ev.LastTest = &testEvidence{ExitCode: code, Passed: code == 0}
 		return true
 	}

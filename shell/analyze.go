@@ -313,6 +313,11 @@ func (w *walker) stmt(s *syntax.Stmt) {
 			w.a.Commands[i].Classes |= ClassBackground
 		}
 	}
+	if s.Negated {
+		for i := start; i < len(w.a.Commands); i++ {
+			w.a.Commands[i].Negated = true
+		}
+	}
 }
 
 // redirOnly handles a statement without a command (`> f`).

@@ -98,6 +98,9 @@ type Command struct {
 	Dynamic bool `json:"dynamic,omitempty"`
 	// Nested is true for commands found inside a `bash -c`/`eval` string.
 	Nested bool `json:"nested,omitempty"`
+	// Negated is true for commands in a `! cmd` statement: the line's exit
+	// status is the inverse of theirs.
+	Negated bool `json:"negated,omitempty"`
 
 	// Words is the simple command's complete argv as written, wrappers
 	// included (`timeout 60 pytest -x` gives three words before pytest's
