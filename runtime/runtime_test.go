@@ -513,7 +513,7 @@ func TestShellEvidence(t *testing.T) {
 		{"go test ./... || true", 0, "go", false, nil},
 		{"go test ./... | tee log", 0, "go", false, nil},
 		{"go test ./... &", 0, "go", false, nil},
-		{"! go test ./...", 0, "go", false, nil},   // exit 0 means the tests failed
+		{"! go test ./...", 0, "go", false, nil}, // exit 0 means the tests failed
 		{"{ ! pytest -x; }", 0, "pytest", false, nil},
 		{"go test -exec /bin/true ./...", 0, "go", false, nil}, // runs /bin/true, not the tests
 		{"ls -la", 0, "ls", false, nil},
