@@ -171,7 +171,11 @@ func progGit(x *cmdCtx) {
 		}
 	case "remote":
 		switch first {
-		case "", "show", "get-url":
+		case "", "get-url":
+		case "show":
+			if len(ops) > 1 && !has("n") {
+				x.add(ClassNetwork) // queries the remote (unless -n)
+			}
 		case "update", "prune":
 			x.add(ClassGitWrite | ClassNetwork)
 		default:
