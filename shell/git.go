@@ -112,6 +112,10 @@ func progGit(x *cmdCtx) {
 				if eq {
 					x.add(ClassExec)
 				}
+			case "--git-dir":
+				if d := strings.TrimSuffix(val, "/"); d != ".git" && !strings.HasSuffix(d, "/.git") {
+					x.add(ClassExec) // a repository whose config (core.fsmonitor, ...) any file write can supply
+				}
 			}
 		case "--version", "--help", "-h", "--html-path", "--man-path", "--info-path":
 			x.add(ClassGitRead)
