@@ -119,7 +119,7 @@ func shellEvidence(ev *evidence, command string, code int) (test bool) {
 	}
 	ev.LastCommand = &commandEvidence{ExitCode: code, Program: prog}
 	if len(a.Commands) == 1 && a.Classes&shell.ClassTest != 0 && a.Classes&shell.ClassBackground == 0 &&
-		!a.Commands[0].Negated && a.Classes&shell.ClassExec == 0 {
+		!a.Commands[0].Negated && a.Classes&shell.ClassExec == 0 && !runsNoTests(&a.Commands[0]) {
 		ev.LastTest = &testEvidence{ExitCode: code, Passed: code == 0}
 		return true
 	}
@@ -165,4 +165,25 @@ func shellQuote(w string) string {
 		return w
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// noTestFlags make a test runner exit 0 without running any test (list,
+// collect, compile only, help).
+var noTestFlags = []string{"-list", "-test.list", "--collect-only", "--co", "--no-run", "--listTests", "--list",
+	"--setup-only", "--setup-plan", "--fixtures", "--markers", "--help", "-h", "--version", "-V"}
+
+// runsNoTests reports whether a test command only lists, compiles or
+// prints help: its exit status proves nothing about the tests.
+func runsNoTests(c *shell.Command) bool {
+	for _, a := range c.Argv {
+		if c.Program == "go" && (a == "-c" || a == "-n") {
+			return true // go test -c compiles, -n prints the commands
+		}
+		for _, f := range noTestFlags {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -516,6 +516,11 @@ func TestShellEvidence(t *testing.T) {
 		{"! go test ./...", 0, "go", false, nil}, // exit 0 means the tests failed
 		{"{ ! pytest -x; }", 0, "pytest", false, nil},
 		{"go test -exec /bin/true ./...", 0, "go", false, nil}, // runs /bin/true, not the tests
+		{"go test -c ./...", 0, "go", false, nil},              // compiles only
+		{"pytest --collect-only", 0, "pytest", false, nil},
+		{"cargo test --no-run", 0, "cargo", false, nil},
+		{"go test -list . ./...", 0, "go", false, nil},
+		{"pytest -n 4", 0, "pytest", true, &testEvidence{0, true}},
 		{"ls -la", 0, "ls", false, nil},
 		{"cd x && make build", 2, "make", false, nil},
 		{"if then (", 0, "", false, nil},
