@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -169,8 +170,16 @@ func newTransitionCmd() *cobra.Command {
 					return usagef("--data: not a JSON object: %v", err)
 				}
 			}
+			// Firing an interrupt by name is for people only (the runtime
+			// refuses agents): prove it like approve does, never claim it.
+			by := runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli", Name: os.Getenv("USER")}
+			if strings.HasPrefix(args[1], engine.InterruptEventPrefix) {
+				if by, err = proveHuman(cmd, "Fire "+args[1]+" on "+key+"?", "yes"); err != nil {
+					return err
+				}
+			}
 			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
-				res, err := svc.Transition(ctx, key, args[1], d, runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli", Name: os.Getenv("USER")})
+				res, err := svc.Transition(ctx, key, args[1], d, by)
 				if err != nil {
 					return runErr(err)
 				}
@@ -188,6 +197,7 @@ func newTransitionCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "", "event data, a JSON object (lands under data.*)")
+	addTokenFlag(cmd)
 	addHarnessFlag(cmd)
 	addStoreFlag(cmd)
 	return cmd
