@@ -559,6 +559,13 @@ func (w *walker) node(n syntax.Node) {
 			w.arithScan(x.X)
 			w.arith(x.X)
 			return false
+		case *syntax.ExtGlob:
+			if x.Pattern != nil && strings.ContainsAny(x.Pattern.Value, "$`<>") {
+				// the parser keeps an extglob's pattern as raw text, but
+				// bash (shopt -s extglob) expands $(...) inside it
+				w.evalExec(x)
+			}
+			return false
 		case *syntax.ParamExp:
 			w.param(x)
 		}
