@@ -340,7 +340,11 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 		c := &a.Commands[i]
 		union |= c.Classes
 		n := needs(c.Classes)
-		if matched[i] {
+		if matched[i] && c.Classes&shell.ClassTest == 0 {
+			// allowed_commands vouches for an unknown program or script.
+			// A test runner needs no such waiver; when it is exec too, a
+			// flag makes it run an arbitrary program (go test -exec,
+			// pytest -p, make SHELL=): that still needs Exec.
 			n &^= capExec
 		}
 		if missing := n &^ cs.caps; missing != 0 {
