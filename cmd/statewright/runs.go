@@ -559,6 +559,23 @@ func addTokenFlag(cmd *cobra.Command) {
 	cmd.Flags().String("token", "", "operator token proving a person runs this (default $"+EnvOperatorToken+"); without one, confirm on a terminal")
 }
 
+// pendingApproval returns the approval the session's run is parked on; id,
+// when given, must name it.
+func pendingApproval(ctx context.Context, svc *runtime.Service, key, id string) (*store.Approval, error) {
+	v, err := svc.Status(ctx, key)
+	if err != nil {
+		return nil, runErr(err)
+	}
+	ap := v.Run.PendingApproval
+	if ap == nil {
+		return nil, failure{"no approval is pending for " + key + " (state " + v.Run.State + ", status " + string(v.Run.Status) + ")"}
+	}
+	if id != "" && id != ap.ID {
+		return nil, failure{fmt.Sprintf("approval %s is not pending for %s (pending: %s)", id, key, ap.ID)}
+	}
+	return ap, nil
+}
+
 func newApproveCmd() *cobra.Command {
 	var id string
 	cmd := &cobra.Command{
@@ -573,16 +590,9 @@ func newApproveCmd() *cobra.Command {
 				return err
 			}
 			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
-				v, err := svc.Status(ctx, key)
+				ap, err := pendingApproval(ctx, svc, key, id)
 				if err != nil {
-					return runErr(err)
-				}
-				ap := v.Run.PendingApproval
-				if ap == nil {
-					return failure{"no approval is pending for " + key + " (state " + v.Run.State + ", status " + string(v.Run.Status) + ")"}
-				}
-				if id != "" && id != ap.ID {
-					return failure{fmt.Sprintf("approval %s is not pending for %s (pending: %s)", id, key, ap.ID)}
+					return err
 				}
 				by, err := proveHuman(cmd, fmt.Sprintf("Approve %s for %s: %s → %s\n  %s\n  expires %s",
 					ap.ID, key, ap.From, ap.To, ap.Message, ap.ExpiresAt.Format(time.RFC3339)), "yes", ap.ID)
@@ -620,16 +630,9 @@ func newRejectCmd() *cobra.Command {
 				return err
 			}
 			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
-				v, err := svc.Status(ctx, key)
+				ap, err := pendingApproval(ctx, svc, key, id)
 				if err != nil {
-					return runErr(err)
-				}
-				ap := v.Run.PendingApproval
-				if ap == nil {
-					return failure{"no approval is pending for " + key}
-				}
-				if id != "" && id != ap.ID {
-					return failure{fmt.Sprintf("approval %s is not pending for %s (pending: %s)", id, key, ap.ID)}
+					return err
 				}
 				by, err := proveHuman(cmd, fmt.Sprintf("Reject %s for %s: %s → %s", ap.ID, key, ap.From, ap.To), "yes", ap.ID)
 				if err != nil {
