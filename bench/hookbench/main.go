@@ -32,14 +32,15 @@ import (
 func main() {
 	n := flag.Int("n", 500, "calls per command")
 	bin := flag.String("bin", "", "a statewright binary to measure (default: go build ./cmd/statewright)")
+	hold := flag.Bool("hold", false, "keep the store open in this process meanwhile, as the session's MCP server does")
 	flag.Parse()
-	if err := run(*n, *bin); err != nil {
+	if err := run(*n, *bin, *hold); err != nil {
 		fmt.Fprintln(os.Stderr, "hookbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, bin string) error {
+func run(n int, bin string, hold bool) error {
 	dir, err := os.MkdirTemp("", "hookbench")
 	if err != nil {
 		return err
@@ -79,7 +80,15 @@ func run(n int, bin string) error {
 		return fmt.Errorf("start run: %w", err)
 	}
 	storeID := st.StoreID()
-	st.Close()
+	if hold {
+		// `statewright init claude-code` registers the MCP server, a
+		// long-lived process with the store open for the whole session; with
+		// it, a hook's Close does not checkpoint the WAL.
+		defer st.Close()
+		fmt.Println("# the store is held open by this process meanwhile (as by the session's MCP server)")
+	} else {
+		st.Close()
+	}
 
 	hookArgs := []string{"hook", "claude-code", "pre-tool-use", "--store", storePath, "--store-id", storeID, "--deadline", "5s"}
 	input := func(i int) []byte {
