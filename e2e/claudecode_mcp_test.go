@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,40 +17,6 @@ import (
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/sqlite"
 )
-
-var (
-	mcpBinOnce sync.Once
-	mcpBin     string
-	mcpBinErr  error
-)
-
-// mcpTestBinary builds the statewright binary once per test process into a
-// temporary directory and returns its absolute path.
-func mcpTestBinary(t *testing.T) string {
-	t.Helper()
-	mcpBinOnce.Do(func() {
-		root, err := RepoRoot()
-		if err != nil {
-			mcpBinErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "statewright-mcp-e2e")
-		if err != nil {
-			mcpBinErr = err
-			return
-		}
-		mcpBin = filepath.Join(dir, "statewright")
-		cmd := exec.Command("go", "build", "-o", mcpBin, "./cmd/statewright")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			mcpBinErr = fmt.Errorf("go build ./cmd/statewright: %v\n%s", err, out)
-		}
-	})
-	if mcpBinErr != nil {
-		t.Fatal(mcpBinErr)
-	}
-	return mcpBin
-}
 
 // mcpSessionUUID returns a random version-4 UUID, for claude --session-id.
 func mcpSessionUUID(t *testing.T) string {
@@ -77,7 +41,7 @@ func TestClaudeCodeMCPControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := mcpTestBinary(t)
+	sw := statewrightBinary(t)
 	home, err := os.MkdirTemp("", "cc")
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +162,7 @@ func TestClaudeCodeMCPUnstamped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := mcpTestBinary(t)
+	sw := statewrightBinary(t)
 	home, err := os.MkdirTemp("", "cc")
 	if err != nil {
 		t.Fatal(err)
