@@ -845,22 +845,17 @@ func progSdiff(x *cmdCtx) {
 }
 
 func progUniq(x *cmdCtx) {
-	p := getopt(x.rest(), "fsw", []string{"skip-fields", "skip-chars", "check-chars", "group", "all-repeated"}, false)
-	x.add(ClassRead)
-	if len(p.ops) > 0 {
-		x.read(p.ops[0])
-	}
-	if len(p.ops) > 1 && !(p.ops[1].lit && harmlessDevice(p.ops[1].val)) {
-		x.add(ClassWrite)
-		x.write(p.ops[1])
-	}
-	if p.dyn {
-		x.add(ClassExec | ClassUnknown)
-	}
+	inputOutputFilter(x, getopt(x.rest(), "fsw", []string{"skip-fields", "skip-chars", "check-chars", "group", "all-repeated"}, false))
 }
 
 func progXxd(x *cmdCtx) {
-	p := getopt(x.rest(), "cglosn", []string{"cols", "groupsize", "len", "seek", "name"}, false)
+	inputOutputFilter(x, getopt(x.rest(), "cglosn", []string{"cols", "groupsize", "len", "seek", "name"}, false))
+}
+
+// inputOutputFilter classifies a filter whose operands are [INPUT [OUTPUT]]
+// (uniq, xxd): it reads INPUT and writes OUTPUT unless that is a harmless
+// device.
+func inputOutputFilter(x *cmdCtx, p parsed) {
 	x.add(ClassRead)
 	if len(p.ops) > 0 {
 		x.read(p.ops[0])
