@@ -191,19 +191,22 @@ func (w *walker) assignEval(as *syntax.Assign) {
 }
 
 // arithScan checks every operand of an arithmetic expression.
-func (w *walker) arithScan(x syntax.ArithmExpr) {
+func (w *walker) arithScan(x syntax.ArithmExpr) { arithWords(x, w.evalWord) }
+
+// arithWords calls leaf for every word operand of an arithmetic expression.
+func arithWords(x syntax.ArithmExpr, leaf func(*syntax.Word)) {
 	switch t := x.(type) {
 	case *syntax.BinaryArithm:
-		w.arithScan(t.X)
-		w.arithScan(t.Y)
+		arithWords(t.X, leaf)
+		arithWords(t.Y, leaf)
 	case *syntax.UnaryArithm:
-		w.arithScan(t.X)
+		arithWords(t.X, leaf)
 	case *syntax.ParenArithm:
-		w.arithScan(t.X)
+		arithWords(t.X, leaf)
 	case *syntax.FlagsArithm:
-		w.arithScan(t.X)
+		arithWords(t.X, leaf)
 	case *syntax.Word:
-		w.evalWord(t)
+		leaf(t)
 	}
 }
 
@@ -468,27 +471,18 @@ func (w *walker) test(x syntax.TestExpr) {
 
 // arith walks an arithmetic expression; bare names in it are variable
 // references.
-func (w *walker) arith(x syntax.ArithmExpr) {
-	switch t := x.(type) {
-	case nil:
-	case *syntax.BinaryArithm:
-		w.arith(t.X)
-		w.arith(t.Y)
-	case *syntax.UnaryArithm:
-		w.arith(t.X)
-	case *syntax.ParenArithm:
-		w.arith(t.X)
-	case *syntax.FlagsArithm:
-		w.arith(t.X)
-	case *syntax.Word:
-		if len(t.Parts) == 1 {
-			if l, ok := t.Parts[0].(*syntax.Lit); ok && isName(l.Value) {
-				w.ref(l.Value)
-				return
-			}
+func (w *walker) arith(x syntax.ArithmExpr) { arithWords(x, w.arithOperand) }
+
+// arithOperand records a bare name in arithmetic as a variable reference and
+// walks any other word.
+func (w *walker) arithOperand(t *syntax.Word) {
+	if len(t.Parts) == 1 {
+		if l, ok := t.Parts[0].(*syntax.Lit); ok && isName(l.Value) {
+			w.ref(l.Value)
+			return
 		}
-		w.word(t)
 	}
+	w.word(t)
 }
 
 func isName(s string) bool {
