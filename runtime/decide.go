@@ -203,8 +203,7 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 	if call.Actor.Kind == "" {
 		call.Actor = defaultAgent
 	}
-	s.warm(ctx, call.Session)
-	ended, err := s.endedRun(ctx, call.Session)
+	ended, err := s.preread(ctx, call.Session)
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("runtime: decide %s %s: %w", call.Session, call.Call.Tool, err)
 	}
@@ -239,40 +238,40 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 	return res, nil
 }
 
-// warm compiles the session's law before the write transaction when this
-// process has compiled nothing yet (a hook process), so that concurrent
-// hooks do not parse and compile while holding the store's write lock.
-// Errors are ignored: the transaction re-reads the run and fails closed.
-func (s *Service) warm(ctx context.Context, session string) {
+// preread reads the session's newest run once, before the write
+// transaction, for two things:
+//
+//   - warming: when this process has compiled nothing yet (a hook process),
+//     it compiles the run's law now, so that concurrent hooks do not parse
+//     and compile while holding the store's write lock (a compile error is
+//     ignored here: the transaction re-reads the run and fails closed);
+//   - the ended run: when no run is live and the newest one completed (it
+//     reached a final state), it is returned, and decideTx decides in its
+//     final state if the transaction still finds no live run. A completed
+//     run never changes again, so reading it outside the transaction is
+//     safe.
+//
+// A session has at most one live run and it is the newest, so one query
+// serves both.
+func (s *Service) preread(ctx context.Context, session string) (ended *store.Run, err error) {
+	runs, err := s.st.Runs(ctx, store.RunFilter{SessionKey: session, Limit: 1})
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	newest := runs[0]
+	if !newest.Status.Live() && newest.Status != store.StatusCompleted {
+		return nil, nil
+	}
 	s.laws.mu.Lock()
 	cold := len(s.laws.byKey) == 0
 	s.laws.mu.Unlock()
-	if !cold {
-		return
+	if cold {
+		_, _ = s.compiledFor(newest)
 	}
-	if run, err := s.st.LiveRun(ctx, session); err == nil {
-		_, _ = s.compiledFor(run)
+	if newest.Status == store.StatusCompleted {
+		return newest, nil
 	}
-}
-
-// endedRun returns the session's last run when no run is live and that
-// run completed (reached a final state); nil otherwise. It is read before the
-// write transaction: a completed run never changes again, and decideTx uses
-// it only if the transaction still finds no live run.
-func (s *Service) endedRun(ctx context.Context, session string) (*store.Run, error) {
-	if _, err := s.st.LiveRun(ctx, session); err == nil {
-		return nil, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	runs, err := s.st.Runs(ctx, store.RunFilter{SessionKey: session, Limit: 1})
-	if err != nil {
-		return nil, err
-	}
-	if len(runs) == 0 || runs[0].Status != store.StatusCompleted {
-		return nil, nil
-	}
-	return runs[0], nil
+	return nil, nil
 }
 
 func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (DecideResult, error) {
