@@ -44,6 +44,9 @@ type callOutcome struct {
 	// Call identifies the decided call (tool name and input digest): a
 	// tool_use_id reused for another call must not replay this answer.
 	Call string `json:"call,omitempty"`
+	// Grant is what a person's yes grants when Verdict is Ask; it takes
+	// effect only when RecordResult confirms the call went ahead.
+	Grant *grant `json:"grant,omitempty"`
 }
 
 // callKey identifies a call's tool and input for replay checks.
@@ -73,6 +76,10 @@ type decisionData struct {
 	Status     store.Status   `json:"status,omitempty"`
 	// Implicit names the event of an implicit transition taken first.
 	Implicit string `json:"implicit_transition,omitempty"`
+	// PermissionMode is the harness's permission mode, when it reports one.
+	PermissionMode string `json:"permission_mode,omitempty"`
+	// Grant is what a person's yes to an Ask would grant.
+	Grant *grant `json:"grant,omitempty"`
 }
 
 // implicitTx applies the implicit transition d names and decides the call
@@ -309,7 +316,10 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 	d := law.Decide(rs, &call.Call)
 	var implicit string
 	switch {
-	case run != nil && run.Status == store.StatusPaused && d.Rule != policy.RuleControlRead && d.Rule != policy.RuleSelfProtect:
+	case run != nil && run.Status == store.StatusPaused && d.Rule != policy.RuleControlRead && d.Rule != policy.RuleSelfProtect &&
+		d.Rule != policy.RuleControlHumanOnly:
+		// (A human-only control tool is asked or denied below, so that a
+		// person can still resume or end a paused run through the prompt.)
 		d = policy.Decision{Verdict: policy.Deny, Rule: RulePaused, Tool: d.Tool,
 			Reason:       "Denied: the run is paused by a person (rule paused); only read-only statewright control tools work until someone runs `statewright resume " + tx.SessionKey() + "`.",
 			AllowedTools: []string{}, NextEvents: []string{}}
@@ -324,6 +334,11 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		run = tx.Run()
 	}
 
+	// A person must act: ask through the harness's prompt where a person
+	// answers it, else deny with the command a person can run.
+	var g *grant
+	d, g = askFor(call, run, tx.SessionKey(), d)
+
 	audit := s.opts.AuditOnly || (run != nil && run.AuditOnly)
 	out := callOutcome{Verdict: d.Verdict, Rule: d.Rule, Reason: d.Reason, AllowedTools: d.AllowedTools,
 		NextEvents: d.NextEvents, Tool: d.Tool, Enforced: true, WouldBe: d.Verdict, Call: callKey(call)}
@@ -335,6 +350,9 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 	if audit && d.Rule != policy.RuleSelfProtect && d.Rule != policy.RuleControlHumanOnly {
 		out.Enforced = false
 		out.Verdict = policy.Allow
+	}
+	if out.Verdict == policy.Ask {
+		out.Grant = g
 	}
 
 	// Effects: iterations now, edited files reserved until PostToolUse.
@@ -382,13 +400,16 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 				rec.Status = store.CallReserved
 			}
 		}
+		if out.Grant != nil {
+			rec.Status = store.CallReserved // until PostToolUse confirms (or never)
+		}
 		if err := tx.Record(rec); err != nil {
 			return DecideResult{}, fmt.Errorf("record call: %w", err)
 		}
 	}
 
 	data := decisionData{Actor: call.Actor, Harness: call.Call.Harness, Canonical: d.Tool, Enforced: out.Enforced,
-		AuditOnly: audit, Files: reserved, Interrupt: eff.FireInterrupt}
+		AuditOnly: audit, Files: reserved, Interrupt: eff.FireInterrupt, PermissionMode: call.PermissionMode, Grant: out.Grant}
 	if out.Verdict != out.WouldBe {
 		data.Returned = out.Verdict.String()
 	}

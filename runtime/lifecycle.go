@@ -346,64 +346,9 @@ func (s *Service) Approve(ctx context.Context, session, approvalID string, by Ac
 		outcome error
 	)
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
-		res, outcome = TransitionResult{}, nil // fn may run more than once
-		run := tx.Run()
-		if run == nil {
-			return ErrNoRun
-		}
-		if err := requireHuman(by); err != nil {
-			outcome = err
-			return refuseTx(tx, run.State, "approve", by, err)
-		}
-		ap := run.PendingApproval
-		if ap == nil || (approvalID != "" && approvalID != ap.ID) {
-			return ErrNoApproval
-		}
-		if run.Status == store.StatusPaused {
-			return ErrPaused
-		}
-		if !tx.Now().Before(ap.ExpiresAt) {
-			outcome = fmt.Errorf("%w: approval %s expired at %s", ErrNoApproval, ap.ID, ap.ExpiresAt.Format("2006-01-02 15:04:05Z07:00"))
-			return s.withdrawTx(tx, run, "expired", "", by)
-		}
-		if run.State != ap.From || run.Revision < ap.Revision {
-			outcome = fmt.Errorf("%w: approval %s is stale (the run is in '%s')", ErrNoApproval, ap.ID, run.State)
-			return s.withdrawTx(tx, run, "stale", "", by)
-		}
-		c, err := s.compiledFor(run)
-		if err != nil {
-			return err
-		}
-		to := c.def.States[ap.To]
-		if to == nil {
-			return fmt.Errorf("%w: approved target '%s' is not a state", ErrWorkflow, ap.To)
-		}
-		apCtx := map[string]any{}
-		if len(ap.Context) > 0 {
-			if err := json.Unmarshal(ap.Context, &apCtx); err != nil {
-				return fmt.Errorf("decode approval context: %w", err)
-			}
-		}
-		stored, err := decodeContext(run)
-		if err != nil {
-			return err
-		}
-		var pend pendingTransition
-		if raw, ok := stored[pendingKey]; ok {
-			b, _ := json.Marshal(raw)
-			if err := json.Unmarshal(b, &pend); err != nil {
-				return fmt.Errorf("decode pending transition: %w", err)
-			}
-		}
-		out := engine.Outcome{From: ap.From, To: ap.To, Event: ap.Event, Match: engine.MatchExact, Context: apCtx,
-			History: pend.History, Invoke: pend.Invoke, Fork: pend.Fork, Final: to.IsFinal(),
-			RequiresApproval: true, ApprovalMessage: ap.Message}
-		if err := tx.Append(event(store.KindApproval, run.State, map[string]any{
-			"action": "granted", "approval_id": ap.ID, "from": ap.From, "to": ap.To, "actor": by})); err != nil {
-			return fmt.Errorf("append approval: %w", err)
-		}
-		res = TransitionResult{From: ap.From, To: ap.To, ApprovalID: ap.ID, Message: ap.Message, Outcome: out, Final: out.Final}
-		return s.moveTx(tx, run, out, by, map[string]any{"approval_id": ap.ID})
+		var err error
+		res, outcome, err = s.approveTx(tx, approvalID, by)
+		return err
 	})
 	if err == nil {
 		err = outcome
@@ -412,6 +357,68 @@ func (s *Service) Approve(ctx context.Context, session, approvalID string, by Ac
 		return TransitionResult{}, fmt.Errorf("runtime: approve %s: %w", session, err)
 	}
 	return res, nil
+}
+
+// approveTx is Approve inside a transaction. err rolls the transaction
+// back; outcome is a refusal that was recorded (an agent asking, an
+// expired or stale approval withdrawn) and must be committed.
+func (s *Service) approveTx(tx store.Tx, approvalID string, by Actor) (res TransitionResult, outcome, err error) {
+	run := tx.Run()
+	if run == nil {
+		return res, nil, ErrNoRun
+	}
+	if err := requireHuman(by); err != nil {
+		return res, err, refuseTx(tx, run.State, "approve", by, err)
+	}
+	ap := run.PendingApproval
+	if ap == nil || (approvalID != "" && approvalID != ap.ID) {
+		return res, nil, ErrNoApproval
+	}
+	if run.Status == store.StatusPaused {
+		return res, nil, ErrPaused
+	}
+	if !tx.Now().Before(ap.ExpiresAt) {
+		outcome = fmt.Errorf("%w: approval %s expired at %s", ErrNoApproval, ap.ID, ap.ExpiresAt.Format("2006-01-02 15:04:05Z07:00"))
+		return res, outcome, s.withdrawTx(tx, run, "expired", "", by)
+	}
+	if run.State != ap.From || run.Revision < ap.Revision {
+		outcome = fmt.Errorf("%w: approval %s is stale (the run is in '%s')", ErrNoApproval, ap.ID, run.State)
+		return res, outcome, s.withdrawTx(tx, run, "stale", "", by)
+	}
+	c, err := s.compiledFor(run)
+	if err != nil {
+		return res, nil, err
+	}
+	to := c.def.States[ap.To]
+	if to == nil {
+		return res, nil, fmt.Errorf("%w: approved target '%s' is not a state", ErrWorkflow, ap.To)
+	}
+	apCtx := map[string]any{}
+	if len(ap.Context) > 0 {
+		if err := json.Unmarshal(ap.Context, &apCtx); err != nil {
+			return res, nil, fmt.Errorf("decode approval context: %w", err)
+		}
+	}
+	stored, err := decodeContext(run)
+	if err != nil {
+		return res, nil, err
+	}
+	var pend pendingTransition
+	if raw, ok := stored[pendingKey]; ok {
+		b, _ := json.Marshal(raw)
+		if err := json.Unmarshal(b, &pend); err != nil {
+			return res, nil, fmt.Errorf("decode pending transition: %w", err)
+		}
+	}
+	out := engine.Outcome{From: ap.From, To: ap.To, Event: ap.Event, Match: engine.MatchExact, Context: apCtx,
+		History: pend.History, Invoke: pend.Invoke, Fork: pend.Fork, Final: to.IsFinal(),
+		RequiresApproval: true, ApprovalMessage: ap.Message}
+	if err := tx.Append(event(store.KindApproval, run.State, map[string]any{
+		"action": "granted", "approval_id": ap.ID, "from": ap.From, "to": ap.To, "actor": by})); err != nil {
+		return res, nil, fmt.Errorf("append approval: %w", err)
+	}
+	res = TransitionResult{From: ap.From, To: ap.To, ApprovalID: ap.ID, Message: ap.Message, Outcome: out, Final: out.Final}
+	return res, nil, s.moveTx(tx, run, out, by, map[string]any{"approval_id": ap.ID})
 }
 
 // withdrawTx clears run's pending approval (expired, stale, rejected): the
@@ -476,37 +483,40 @@ func (s *Service) Reject(ctx context.Context, session, approvalID, reason string
 // Pause pauses the session's live run (human actors only): every call but
 // read-only control tools is denied until Resume. A pending approval stays.
 func (s *Service) Pause(ctx context.Context, session string, by Actor) error {
-	return s.admin(ctx, session, "pause", by, func(run *store.Run) error {
-		if run.Status == store.StatusPaused {
-			return nil
-		}
-		run.Status = store.StatusPaused
-		return nil
-	})
+	return s.admin(ctx, session, "pause", by, pauseRun)
 }
 
 // Resume resumes a paused run (human actors only): active again, or
 // awaiting_approval when an approval is still pending.
 func (s *Service) Resume(ctx context.Context, session string, by Actor) error {
-	return s.admin(ctx, session, "resume", by, func(run *store.Run) error {
-		if run.Status != store.StatusPaused {
-			return fmt.Errorf("%w: the run is %s, not paused", ErrNotAllowed, run.Status)
-		}
-		run.Status = store.StatusActive
-		if run.PendingApproval != nil {
-			run.Status = store.StatusAwaitingApproval
-		}
-		return nil
-	})
+	return s.admin(ctx, session, "resume", by, resumeRun)
 }
 
 // Deactivate ends the session's live run (human actors only): status
 // deactivated, and the session is dormant again.
 func (s *Service) Deactivate(ctx context.Context, session string, by Actor) error {
-	return s.admin(ctx, session, "deactivate", by, func(run *store.Run) error {
-		run.Status = store.StatusDeactivated
-		return nil
-	})
+	return s.admin(ctx, session, "deactivate", by, deactivateRun)
+}
+
+func pauseRun(run *store.Run) error {
+	run.Status = store.StatusPaused
+	return nil
+}
+
+func resumeRun(run *store.Run) error {
+	if run.Status != store.StatusPaused {
+		return fmt.Errorf("%w: the run is %s, not paused", ErrNotAllowed, run.Status)
+	}
+	run.Status = store.StatusActive
+	if run.PendingApproval != nil {
+		run.Status = store.StatusAwaitingApproval
+	}
+	return nil
+}
+
+func deactivateRun(run *store.Run) error {
+	run.Status = store.StatusDeactivated
+	return nil
 }
 
 // admin runs a human-only status change on the live run, recording who
@@ -514,26 +524,9 @@ func (s *Service) Deactivate(ctx context.Context, session string, by Actor) erro
 func (s *Service) admin(ctx context.Context, session, action string, by Actor, fn func(run *store.Run) error) error {
 	var outcome error
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
-		outcome = nil // fn may run more than once
-		run := tx.Run()
-		if run == nil {
-			return ErrNoRun
-		}
-		if err := requireHuman(by); err != nil {
-			outcome = err
-			return refuseTx(tx, run.State, action, by, err)
-		}
-		from := run.Status
-		if err := fn(run); err != nil {
-			return err
-		}
-		if run.Status == from {
-			return nil
-		}
-		if err := tx.Put(run); err != nil {
-			return fmt.Errorf("write run: %w", err)
-		}
-		return tx.Append(event(store.KindAdmin, run.State, map[string]any{"action": action, "from": from, "to": run.Status, "actor": by}))
+		var err error
+		outcome, err = s.adminTx(tx, action, by, fn)
+		return err
 	})
 	if err == nil {
 		err = outcome
@@ -542,6 +535,28 @@ func (s *Service) admin(ctx context.Context, session, action string, by Actor, f
 		return fmt.Errorf("runtime: %s %s: %w", action, session, err)
 	}
 	return nil
+}
+
+// adminTx is admin inside a transaction; err and outcome as for approveTx.
+func (s *Service) adminTx(tx store.Tx, action string, by Actor, fn func(run *store.Run) error) (outcome, err error) {
+	run := tx.Run()
+	if run == nil {
+		return nil, ErrNoRun
+	}
+	if err := requireHuman(by); err != nil {
+		return err, refuseTx(tx, run.State, action, by, err)
+	}
+	from := run.Status
+	if err := fn(run); err != nil {
+		return nil, err
+	}
+	if run.Status == from {
+		return nil, nil
+	}
+	if err := tx.Put(run); err != nil {
+		return nil, fmt.Errorf("write run: %w", err)
+	}
+	return nil, tx.Append(event(store.KindAdmin, run.State, map[string]any{"action": action, "from": from, "to": run.Status, "actor": by}))
 }
 
 // Status returns the session's live run view (ErrNoRun when none).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/statewright-go/statewright/engine"
@@ -83,6 +84,7 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 	var (
 		eff       policy.Effects
 		canonical string
+		granted   *grant
 	)
 	switch {
 	case run == nil:
@@ -105,6 +107,18 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 		var o callOutcome
 		if err := json.Unmarshal(pre.Outcome, &o); err != nil {
 			return fmt.Errorf("decode decision: %w", err)
+		}
+		if o.Verdict == policy.Ask && o.Grant != nil {
+			// The harness asked a person. The call went ahead only if
+			// they said yes: this result (not a failure) is the grant.
+			run = nil
+			if res.Failed || o.Call != "" && !strings.HasPrefix(o.Call, res.Call.Tool+"\x00") {
+				data.Note = "asked a person; the call did not go ahead, so nothing was granted"
+				break
+			}
+			granted = o.Grant
+			data.Note = "asked a person, who said yes: " + o.Grant.Op + " granted"
+			break
 		}
 		if o.Verdict != policy.Allow {
 			// A call the runtime did not let through proves nothing.
@@ -226,6 +240,9 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 	}
 	if fired != nil {
 		return s.moveTx(tx, run, *fired, res.Actor, map[string]any{"file": eff.InterruptFile})
+	}
+	if granted != nil {
+		return s.grantTx(tx, res, granted)
 	}
 	return nil
 }

@@ -166,6 +166,17 @@ type ToolCall struct {
 	Call policy.ToolCall
 	// Actor is who makes the call (normally the agent through a hook).
 	Actor Actor
+	// PermissionMode is the harness's permission mode as its hook reported
+	// it (Claude Code: default, acceptEdits, plan, auto, dontAsk,
+	// bypassPermissions); it is recorded with an Ask's grant.
+	PermissionMode string
+	// HumanPrompt is set by the adapter when, in PermissionMode, the
+	// harness puts an Ask to a person and reports through RecordResult,
+	// with the same tool_use_id, whether the call went ahead (Claude Code:
+	// only in the default mode). Only then does Decide answer Ask, and only
+	// that confirmation grants it; otherwise an Ask becomes a deny naming
+	// the statewright command a person can run instead.
+	HumanPrompt bool
 }
 
 // DecideResult is a decision plus what the adapter needs to answer the harness.

@@ -27,7 +27,9 @@ func ToolCall(in *Input, projectDir string) runtime.ToolCall {
 			ProjectDir: projectDir,
 			ToolUseID:  in.ToolUseID,
 		},
-		Actor: HookActor(in),
+		Actor:          HookActor(in),
+		PermissionMode: in.PermissionMode,
+		HumanPrompt:    AskGrants(in.PermissionMode),
 	}
 }
 
@@ -110,6 +112,8 @@ func PreToolAnswer(in *Input, res runtime.DecideResult) Answer {
 		if AskGrants(in.PermissionMode) {
 			return Ask("statewright: "+res.Reason, stamped)
 		}
+		// The runtime asks only where AskGrants holds; this is the
+		// adapter's own guard should an ask arrive anyway.
 		return Deny(fmt.Sprintf("statewright: %s Claude Code runs in permission mode %q, where no person answers prompts, so this is denied. A person can act with the statewright CLI instead.",
 			res.Reason, in.PermissionMode))
 	default:
