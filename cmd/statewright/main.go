@@ -67,6 +67,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	var ec exitCode
+	if errors.As(err, &ec) {
+		return ec.code
+	}
 	var f failure
 	if errors.As(err, &f) {
 		if f.msg != "" {
