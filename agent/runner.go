@@ -627,7 +627,7 @@ func (r *runner) call(ctx context.Context, c model.ToolCall) (events.RunEnd, boo
 		if res.Verdict == policy.Ask {
 			why += " (a person must do this; the runner never grants it)"
 		}
-		r.result(c, tools.Result{Output: "statewright denied this call: " + why, Failed: true})
+		r.result(c, tools.Result{Output: "statewright denied this call: " + why + r.eventsLine(), Failed: true})
 		return events.RunEnd{}, false
 	}
 	out := r.cfg.Tools.Exec(ctx, c.Name, args)
@@ -730,6 +730,20 @@ func (r *runner) transition(ctx context.Context, c model.ToolCall, args tools.Ar
 	r.result(c, tools.Result{Output: msg})
 	r.enterState(res.To)
 	return events.RunEnd{}, false
+}
+
+// eventsLine lists the current phase's events for a deny message, so the
+// model always learns how to move on.
+func (r *runner) eventsLine() string {
+	evs := nextEvents(r.def, r.state)
+	if len(evs) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(evs))
+	for _, e := range evs {
+		parts = append(parts, e.String())
+	}
+	return "\nEvents from " + r.state + ": " + strings.Join(parts, "; ") + " (send one with statewright_transition)."
 }
 
 func eventHint(evs []string) string {

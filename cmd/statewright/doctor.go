@@ -260,6 +260,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 	} else {
 		r.warn("protection", "the agent runs as your OS user without Claude Code's sandbox: a phase that grants Exec lets it run arbitrary code; enable \"sandbox\" in settings or run the agent as another user")
 	}
+	checkAgentSandbox(ctx, r)
 	return r.finish()
 }
 
