@@ -527,11 +527,11 @@ func (r *runner) offered(st *workflow.State) []string {
 	}
 	rs := &policy.RunState{Active: true, State: r.state}
 	probe := map[string][2]string{
-		tools.ReadFile: {"Read", `{"file_path":"` + r.cfg.Tools.WS.Root + `/x"}`},
-		tools.ListDir:  {"LS", `{"path":"` + r.cfg.Tools.WS.Root + `"}`},
-		tools.Grep:     {"Grep", `{"pattern":"x","path":"` + r.cfg.Tools.WS.Root + `"}`},
-		tools.EditFile: {"Edit", `{"file_path":"` + r.cfg.Tools.WS.Root + `/x","old_string":"a","new_string":"b"}`},
-		tools.WriteFile: {"Write", `{"file_path":"` + r.cfg.Tools.WS.Root + `/x","content":"x"}`},
+		tools.ReadFile:   {"Read", `{"file_path":"` + r.cfg.Tools.WS.Root + `/x"}`},
+		tools.ListDir:    {"LS", `{"path":"` + r.cfg.Tools.WS.Root + `"}`},
+		tools.Grep:       {"Grep", `{"pattern":"x","path":"` + r.cfg.Tools.WS.Root + `"}`},
+		tools.EditFile:   {"Edit", `{"file_path":"` + r.cfg.Tools.WS.Root + `/x","old_string":"a","new_string":"b"}`},
+		tools.WriteFile:  {"Write", `{"file_path":"` + r.cfg.Tools.WS.Root + `/x","content":"x"}`},
 		tools.RunCommand: {"Bash", `{"command":"ls"}`},
 		tools.RunTest:    {"Bash", `{"command":"go test ./..."}`},
 	}

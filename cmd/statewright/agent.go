@@ -32,8 +32,8 @@ const (
 // agentFlags are the flags of `statewright agent`.
 type agentFlags struct {
 	workflow, task, model, workspace, testCmd, events, resume string
-	maxSteps, maxTokens, contextBudget, cmdTimeout, outputCap   int
-	timeout                                                     time.Duration
+	maxSteps, maxTokens, contextBudget, cmdTimeout, outputCap int
+	timeout                                                   time.Duration
 }
 
 func newAgentCmd() *cobra.Command {
