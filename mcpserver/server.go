@@ -61,6 +61,23 @@ type Options struct {
 	Workflows runtime.WorkflowSource
 	// Version is reported in the MCP initialize response.
 	Version string
+	// Session, when set, is the store session key every call acts on,
+	// fixed by the operator (`statewright mcp --session`) or by the
+	// serving channel (an agent token bound to a session, a per-connection
+	// session of `statewright serve`). A stamp that names another session
+	// is denied; no stamp is needed.
+	Session string
+	// ProtocolVersions, when set, narrows the MCP protocol versions the
+	// server negotiates (the gateway keeps to session-ful versions so that
+	// list_changed notifications and elicitation reach the client).
+	ProtocolVersions []string
+	// Capabilities, when set, replaces the advertised capabilities (tools
+	// without list_changed by default: the control tool set is fixed).
+	Capabilities *mcp.ServerCapabilities
+	// InitializedHandler, when set, runs when a client finishes initialising.
+	InitializedHandler func(context.Context, *mcp.InitializedRequest)
+	// GetSessionID, when set, generates MCP session ids (streamable HTTP).
+	GetSessionID func() string
 	// Check, when set, runs before every call; an error denies the call.
 	// The CLI uses it to notice a store that was removed or replaced while
 	// the server runs (the hooks would deny on it; so must the server).
@@ -92,6 +109,10 @@ func New(rt Runtime, st store.Store, opts Options) (*Server, error) {
 		opts.Version = "devel"
 	}
 	s := &Server{rt: rt, st: st, opts: opts}
+	caps := opts.Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "statewright", Title: "statewright control", Version: opts.Version},
 		&mcp.ServerOptions{
 			Instructions: "statewright runs this session under a workflow: a state machine of phases, each allowing " +
@@ -99,7 +120,10 @@ func New(rt Runtime, st store.Store, opts Options) (*Server, error) {
 				"events that lead on; call statewright_transition with one of those events when the phase's work is done.",
 			// No logging capability; tool list changes are not announced
 			// (the tool set is fixed).
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			Capabilities:              caps,
+			SupportedProtocolVersions: opts.ProtocolVersions,
+			InitializedHandler:        opts.InitializedHandler,
+			GetSessionID:              opts.GetSessionID,
 		})
 	s.addTools()
 	return s, nil
@@ -138,6 +162,13 @@ func (s *Server) begin(ctx context.Context, stamp string) (string, error) {
 
 // session resolves the store session key of a call from its stamp.
 func (s *Server) session(stamp string) (string, error) {
+	if s.opts.Session != "" {
+		if stamp != "" && s.opts.Harness+":"+stamp != s.opts.Session {
+			return "", fmt.Errorf("denied: this call is stamped for session %q but this server serves %s; nothing was changed",
+				truncate(stamp, 64), s.opts.Session)
+		}
+		return s.opts.Session, nil
+	}
 	key, _, err := resolveSession(s.opts.Harness, stamp, s.opts.TrustEnvSession, s.opts.EnvSession)
 	switch {
 	case errors.Is(err, ErrNoSession):

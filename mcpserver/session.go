@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // StampKey is the tool-input key through which the harness's PreToolUse hook
@@ -99,4 +100,18 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// ParseSessionKey accepts a store session key "HARNESS:ID" or a bare
+// session id, which it prefixes with harness. The harness and the id must
+// be plausible (see ValidHarness); anything else is ErrBadSession.
+func ParseSessionKey(harness, s string) (string, error) {
+	h, id, ok := strings.Cut(s, ":")
+	if !ok {
+		h, id = harness, s
+	}
+	if !ValidHarness(h) || !validSessionID(id) {
+		return "", fmt.Errorf("%w: %q", ErrBadSession, truncate(s, 64))
+	}
+	return h + ":" + id, nil
 }

@@ -14,6 +14,10 @@
 set -euo pipefail
 
 CLAUDE_CODE_VERSION=2.1.332
+# MCP servers and client the gateway's end-to-end tests drive (e2e/gateway*_test.go).
+MCP_FILESYSTEM_VERSION=2026.8.31
+MCP_EVERYTHING_VERSION=2026.8.31
+MCP_INSPECTOR_CLI_VERSION=1.0.3
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${STATEWRIGHT_HARNESS_PREFIX:-$repo/.harnesses}
@@ -49,3 +53,23 @@ case "$got" in
 esac
 
 echo "claude=$claude_bin"
+
+# MCP upstreams and client for the gateway tests: plain npm packages.
+mcp_pkgs=()
+for pv in "@modelcontextprotocol/server-filesystem@$MCP_FILESYSTEM_VERSION" \
+          "@modelcontextprotocol/server-everything@$MCP_EVERYTHING_VERSION" \
+          "@modelcontextprotocol/inspector-cli@$MCP_INSPECTOR_CLI_VERSION"; do
+  if [ "$(installed_version "${pv%@*}")" != "${pv##*@}" ]; then mcp_pkgs+=("$pv"); fi
+done
+if [ ${#mcp_pkgs[@]} -gt 0 ]; then
+  log "installing ${mcp_pkgs[*]} into $prefix"
+  (cd "$prefix" && npm install --no-audit --no-fund --save-exact --loglevel=error "${mcp_pkgs[@]}" >&2)
+else
+  log "MCP test servers already installed"
+fi
+for b in mcp-server-filesystem mcp-server-everything mcp-inspector-cli; do
+  [ -x "$prefix/node_modules/.bin/$b" ] || { log "$b missing from $prefix/node_modules/.bin"; exit 1; }
+done
+echo "mcp-server-filesystem=$prefix/node_modules/.bin/mcp-server-filesystem"
+echo "mcp-server-everything=$prefix/node_modules/.bin/mcp-server-everything"
+echo "mcp-inspector-cli=$prefix/node_modules/.bin/mcp-inspector-cli"

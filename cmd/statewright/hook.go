@@ -191,7 +191,17 @@ func (h *hookRun) handle(ctx context.Context, o *hookOptions, stdin io.Reader) c
 		return claudecode.Failure(ev, err.Error())
 	}
 	defer closeStore()
-	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
+	return hookAnswer(ctx, ev, svc, in, o, os.Getenv("CLAUDE_PROJECT_DIR"))
+}
+
+// hookAnswer decides a decoded hook event against svc: the part of the hook
+// the command (a process per event) and `statewright serve`'s HTTP hook
+// endpoint share. o supplies the default workflow and the
+// require-workflow and audit-only switches.
+func hookAnswer(ctx context.Context, ev claudecode.Event, svc *runtime.Service, in *claudecode.Input, o *hookOptions, projectDir string) claudecode.Answer {
+	if ev == claudecode.SessionEnd {
+		return claudecode.Pass()
+	}
 	session := claudecode.SessionKey(in.SessionID)
 
 	switch ev {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/gateway"
 	"github.com/statewright-go/statewright/mcpserver"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
@@ -26,10 +27,12 @@ func newMCPCmd() *cobra.Command {
 		trustEnv   bool
 		projectDir string
 		storeID    string
+		session    string
+		gw         gatewayFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Serve the statewright control tools over MCP (stdio)",
+		Short: "Serve the statewright control tools, and upstream MCP servers behind the workflow, over MCP (stdio)",
 		Long: `mcp serves statewright's control tools to an agent over the Model Context
 Protocol on stdin/stdout: statewright_list_workflows, statewright_start (alias
 statewright_load_workflow), statewright_get_state, statewright_transition,
@@ -42,6 +45,14 @@ run is the store's run of "<harness>:<id>". A call without that stamp is
 denied. --trust-env-session lets unstamped calls use $CLAUDE_CODE_SESSION_ID
 instead; it is off by default because that variable is fixed when the server
 starts and names the wrong session after /clear.
+
+Upstream MCP servers (--upstream, or .statewright/gateway.yaml once trusted
+with "statewright trust") are served behind the run's law: tools/list shows
+the tools the current phase allows (namespaced NAME__TOOL), announces each
+change of phase with notifications/tools/list_changed, and every call is
+decided again when it is made; a filesystem server's writes are decided as
+Write/Edit of their paths. Upstream calls need a known session: --session, or
+--trust-env-session. See docs/gateway.md.
 
 statewright init claude-code registers it in .mcp.json; by hand:
 
@@ -78,15 +89,31 @@ statewright init claude-code registers it in .mcp.json; by hand:
 			}
 			workflows := runtime.DefaultWorkflows(projectDir)
 			rt := runtime.New(st, runtime.Options{ProjectDir: projectDir, Workflows: workflows})
-			srv, err := mcpserver.New(rt, st, mcpserver.Options{
-				Harness:         string(h),
-				TrustEnvSession: trustEnv,
-				EnvSession:      os.Getenv(mcpserver.EnvSessionVar),
-				ProjectDir:      projectDir,
-				Workflows:       workflows,
-				Version:         buildVersion(),
-				Check:           check,
-			})
+			key := ""
+			if session != "" {
+				if key, err = mcpserver.ParseSessionKey(string(h), session); err != nil {
+					return usagef("--session: %v", err)
+				}
+			}
+			logger := stderrLogger(cmd)
+			mgr, err := gw.manager(projectDir, logger)
+			if err != nil {
+				return err
+			}
+			if mgr != nil {
+				if err := mgr.Start(ctx); err != nil {
+					return failure{"mcp: " + err.Error()}
+				}
+				defer mgr.Close()
+			}
+			g, err := gateway.New(gateway.Options{Runtime: rt, Store: st, Upstreams: mgr, Harness: string(h), ProjectDir: projectDir,
+				Workflows: workflows, Version: buildVersion(), TrustEnvSession: trustEnv, EnvSession: os.Getenv(mcpserver.EnvSessionVar),
+				Check: check, PollInterval: gw.poll, PageSize: gw.pageSize, ElicitApprovals: gw.elicit,
+				OnPending: webhookNotifier(gw.webhook, logger), Logger: logger})
+			if err != nil {
+				return usagef("mcp: %v", err)
+			}
+			srv, err := g.NewServer(gateway.SessionOptions{Session: key})
 			if err != nil {
 				return usagef("mcp: %v", err)
 			}
@@ -103,6 +130,8 @@ statewright init claude-code registers it in .mcp.json; by hand:
 	cmd.Flags().BoolVar(&trustEnv, "trust-env-session", false,
 		"let a call without the hook's session stamp use $"+mcpserver.EnvSessionVar+" (stale after /clear; off by default)")
 	cmd.Flags().StringVar(&storeID, "store-id", "", "the store's id (see `statewright init`): refuse to serve any other store, and never create one")
+	cmd.Flags().StringVar(&session, "session", "", "serve this one session (HARNESS:ID or an id of --harness) to a client that cannot be stamped by a hook (a plain MCP client)")
+	gw.add(cmd)
 	cmd.Flags().StringVar(&projectDir, "project-dir", "", "the project root, whose .statewright/workflows/ agents may start (default $CLAUDE_PROJECT_DIR, else the working directory)")
 	return cmd
 }

@@ -502,13 +502,19 @@ func proveHuman(cmd *cobra.Command, prompt string, accept ...string) (runtime.Ac
 	}
 	user := os.Getenv("USER")
 	if tok != "" {
+		// An operator token of `statewright tokens` (stored hashed) proves a person.
+		if ok, err := operatorFromTokens(tok); err != nil {
+			return runtime.Actor{}, failure{"read the token file: " + err.Error()}
+		} else if ok {
+			return runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli-token", Name: user}, nil
+		}
 		p, err := operatorTokenPath()
 		if err != nil {
 			return runtime.Actor{}, failure{err.Error()}
 		}
 		want, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return runtime.Actor{}, failure{"an operator token was given but no token file exists at " + p + " (create one with `statewright token create`)"}
+			return runtime.Actor{}, failure{"an operator token was given but no token file exists at " + p + " and it is no valid operator token of `statewright tokens` (create one with `statewright tokens create --role operator`)"}
 		}
 		if err != nil {
 			return runtime.Actor{}, failure{"read operator token: " + err.Error()}
@@ -735,7 +741,7 @@ func newOffCmd() *cobra.Command {
 func newTokenCmd() *cobra.Command {
 	tok := &cobra.Command{
 		Use:   "token",
-		Short: "Manage the operator token that proves a person to human-only commands",
+		Short: "Manage the single-file operator token (older form; see `statewright tokens`)",
 	}
 	var force bool
 	create := &cobra.Command{
@@ -744,7 +750,8 @@ func newTokenCmd() *cobra.Command {
 		Long: "token create writes a new random operator token to $XDG_CONFIG_HOME/statewright/operator-token " +
 			"(else ~/.config/statewright/operator-token), mode 0600, and prints it once. Pass it to approve, reject, pause, " +
 			"resume, deactivate and off with --token or $" + EnvOperatorToken + " where no terminal is available. " +
-			"Never put it in the environment the agent is started from.",
+			"Never put it in the environment the agent is started from. `statewright tokens create --role operator` makes operator tokens " +
+			"that are stored hashed and also work with `statewright serve`; both kinds are accepted.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := operatorTokenPath()

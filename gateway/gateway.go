@@ -1,0 +1,580 @@
+// Package gateway puts MCP servers behind statewright's law: it serves
+// statewright's control tools (package mcpserver) together with the tools,
+// prompts and resources of upstream MCP servers, lists only the tools the
+// run's current phase allows, announces every change of phase with
+// notifications/tools/list_changed, and re-decides every call at call time
+// through the runtime, argument-aware (a filesystem server's write_file is
+// decided as a Write of its path, so path scopes, edit limits and
+// interrupts apply as to a native edit).
+//
+// The gateway holds no run state: each client session has its own
+// mcp.Server (so its tool list and notifications are its own), decisions
+// go to the runtime, which reads the store, and a session notices changes
+// made elsewhere (a CLI approval, a hook's interrupt) by polling its run.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/mcpserver"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/workflow"
+)
+
+// ProtocolVersions are the MCP versions the gateway negotiates: the
+// session-ful ones, in which a server can push list_changed notifications
+// and elicitation requests on the session.
+var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// DefaultPollInterval is how often a session re-reads its run to notice
+// changes made by others.
+const DefaultPollInterval = 250 * time.Millisecond
+
+// Options configure a Gateway.
+type Options struct {
+	// Runtime decides every call; Store is the store it runs on.
+	Runtime *runtime.Service
+	Store   store.Store
+	// Upstreams runs the upstream servers (nil: control tools only).
+	Upstreams *Manager
+	// Harness prefixes session keys ("claude-code" by default).
+	Harness string
+	// ProjectDir is the project root relative paths are resolved against.
+	ProjectDir string
+	// Workflows and Version are passed to the control server.
+	Workflows runtime.WorkflowSource
+	Version   string
+	// TrustEnvSession and EnvSession: see mcpserver.Options.
+	TrustEnvSession bool
+	EnvSession      string
+	// Check, when set, runs before every call; an error denies it.
+	Check func(ctx context.Context) error
+	// RequireWorkflow hides and denies upstream tools while the session
+	// has no run (as the hooks' --require-workflow).
+	RequireWorkflow bool
+	// PollInterval is how often a session re-reads its run (default 250ms).
+	PollInterval time.Duration
+	// PageSize bounds tools/list pages (0: one page).
+	PageSize int
+	// ElicitApprovals asks the client's person, through MCP elicitation,
+	// to grant a transition that needs approval, when the client supports
+	// elicitation. Only the operator turns it on (a command-line flag):
+	// it trusts the client to show the question to a person.
+	ElicitApprovals bool
+	// OnPending, when set, is told about every transition this gateway
+	// parks for approval (a webhook, a desktop notification).
+	OnPending func(ctx context.Context, p Pending)
+	// Logger receives diagnostics (nil: discard).
+	Logger *slog.Logger
+}
+
+// Pending describes a transition parked for approval.
+type Pending struct {
+	Session    string `json:"session"`
+	RunID      string `json:"run_id"`
+	Workflow   string `json:"workflow"`
+	ApprovalID string `json:"approval_id"`
+	Event      string `json:"event,omitempty"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Message    string `json:"message,omitempty"`
+	ExpiresAt  string `json:"expires_at,omitempty"`
+	Approve    string `json:"approve_with"`
+}
+
+// Gateway builds MCP servers for client sessions.
+type Gateway struct {
+	opts Options
+
+	mu   sync.Mutex
+	laws map[string]*policy.Law // snapshot digest → law
+}
+
+// New returns a Gateway.
+func New(opts Options) (*Gateway, error) {
+	if opts.Runtime == nil || opts.Store == nil {
+		return nil, errors.New("gateway: a runtime and a store are required")
+	}
+	if opts.Harness == "" {
+		opts.Harness = mcpserver.DefaultHarness
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Gateway{opts: opts, laws: map[string]*policy.Law{}}, nil
+}
+
+// SessionOptions configure one client session.
+type SessionOptions struct {
+	// Session is the store session key the client acts on ("" : resolved
+	// per call from the hook's stamp, or the environment when trusted).
+	Session string
+	// Actor overrides who calls are recorded as (default the agent through
+	// the "mcp-gateway" channel). The gateway never claims a person here.
+	Channel string
+}
+
+// session is one client session's state: only what it needs to notice
+// changes (decisions always re-read the store).
+type session struct {
+	g     *Gateway
+	key   string
+	ctl   *mcpserver.Server
+	srv   *mcp.Server
+	chann string
+
+	mu       sync.Mutex
+	ss       *mcp.ServerSession
+	lastSig  string
+	lastVis  string
+	elicited map[string]bool
+	stop     func()
+}
+
+// sentinel is a tool registered and re-registered only to make the SDK
+// send notifications/tools/list_changed; tools/list never shows it.
+const sentinel = "statewright__list_changed"
+
+// NewServer returns the MCP server for one client session.
+func (g *Gateway) NewServer(so SessionOptions) (*mcp.Server, error) {
+	return g.newServerWithID(so, nil)
+}
+
+// newServerWithID is NewServer with the SDK's session id generator.
+func (g *Gateway) newServerWithID(so SessionOptions, sessionID func() string) (*mcp.Server, error) {
+	s := &session{g: g, key: so.Session, chann: so.Channel, elicited: map[string]bool{}}
+	if s.chann == "" {
+		s.chann = "mcp-gateway"
+	}
+	if s.key == "" && g.opts.TrustEnvSession && g.opts.EnvSession != "" {
+		s.key = g.opts.Harness + ":" + g.opts.EnvSession
+	}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if g.opts.Upstreams != nil {
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+	}
+	ctl, err := mcpserver.New(g.opts.Runtime, g.opts.Store, mcpserver.Options{
+		Harness: g.opts.Harness, TrustEnvSession: g.opts.TrustEnvSession, EnvSession: g.opts.EnvSession,
+		ProjectDir: g.opts.ProjectDir, Workflows: g.opts.Workflows, Version: g.opts.Version, Check: g.opts.Check,
+		Session: so.Session, ProtocolVersions: ProtocolVersions, Capabilities: caps, GetSessionID: sessionID,
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { s.started(req.Session) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.ctl, s.srv = ctl, ctl.MCP()
+	s.srv.AddReceivingMiddleware(s.middleware)
+	return s.srv, nil
+}
+
+// started runs when the client finished initialising: the session watches
+// its run from now on, until the client goes away.
+func (s *session) started(ss *mcp.ServerSession) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.ss = ss
+	if s.stop != nil {
+		s.stop()
+	}
+	var unsub func()
+	if m := s.g.opts.Upstreams; m != nil {
+		unsub = m.OnChange(func() { s.notifyToolsChanged() })
+	}
+	s.stop = func() {
+		cancel()
+		if unsub != nil {
+			unsub()
+		}
+	}
+	s.lastSig, s.lastVis = s.signature(ctx)
+	s.mu.Unlock()
+	go func() {
+		ss.Wait()
+		s.mu.Lock()
+		if s.stop != nil {
+			s.stop()
+		}
+		s.mu.Unlock()
+	}()
+	go s.watch(ctx)
+}
+
+// watch polls the session's run and announces a changed tool list on every
+// change of phase (and of the visible tools).
+func (s *session) watch(ctx context.Context) {
+	t := time.NewTicker(s.g.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.poke(ctx)
+		}
+	}
+}
+
+// poke re-reads the run and notifies when its phase or visible tools changed.
+func (s *session) poke(ctx context.Context) {
+	sig, vis := s.signature(ctx)
+	s.mu.Lock()
+	changed := sig != s.lastSig || vis != s.lastVis
+	s.lastSig, s.lastVis = sig, vis
+	s.mu.Unlock()
+	if changed {
+		s.notifyToolsChanged()
+	}
+}
+
+// signature names the run's phase (run, state, status, pending approval)
+// and the visible upstream tools.
+func (s *session) signature(ctx context.Context) (string, string) {
+	if s.key == "" {
+		return "", ""
+	}
+	run, err := s.g.opts.Store.LiveRun(ctx, s.key)
+	var sig string
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		sig = "dormant"
+	case err != nil:
+		sig = "error"
+	default:
+		sig = run.ID + "/" + run.State + "/" + string(run.Status)
+		if run.PendingApproval != nil {
+			sig += "/" + run.PendingApproval.ID
+		}
+	}
+	vis := s.visible(ctx)
+	names := make([]string, 0, len(vis))
+	for _, t := range vis {
+		names = append(names, t.Tool.Name)
+	}
+	return sig, strings.Join(names, ",")
+}
+
+// notifyToolsChanged makes the SDK send notifications/tools/list_changed to
+// this session (re-adding the hidden sentinel counts as a change).
+func (s *session) notifyToolsChanged() {
+	s.srv.AddTool(&mcp.Tool{Name: sentinel, Description: "internal", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, fmt.Errorf("unknown tool %q", sentinel)
+		})
+}
+
+// middleware routes the methods the gateway answers itself.
+func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			return s.listTools(ctx, next, req.(*mcp.ListToolsRequest))
+		case "tools/call":
+			r := req.(*mcp.CallToolRequest)
+			if r.Params == nil {
+				break
+			}
+			if r.Params.Name == sentinel {
+				return nil, fmt.Errorf("unknown tool %q", sentinel)
+			}
+			if m := s.g.opts.Upstreams; m != nil {
+				if route, ok := m.Lookup(r.Params.Name); ok {
+					return s.callUpstream(ctx, r, route), nil
+				}
+			}
+			res, err := next(ctx, method, req)
+			if err == nil && isMovingControl(r.Params.Name) {
+				res = s.afterControl(ctx, r, res)
+			}
+			return res, err
+		}
+		if m := s.g.opts.Upstreams; m != nil {
+			switch method {
+			case "prompts/list":
+				return &mcp.ListPromptsResult{Prompts: nonNil(m.Prompts())}, nil
+			case "prompts/get":
+				r := req.(*mcp.GetPromptRequest)
+				return m.GetPrompt(ctx, r.Params.Name, r.Params.Arguments)
+			case "resources/list":
+				return &mcp.ListResourcesResult{Resources: nonNil(m.Resources())}, nil
+			case "resources/templates/list":
+				return &mcp.ListResourceTemplatesResult{ResourceTemplates: nonNil(m.ResourceTemplates())}, nil
+			case "resources/read":
+				return s.readResource(ctx, req.(*mcp.ReadResourceRequest))
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// isMovingControl reports whether a control tool may change the run.
+func isMovingControl(name string) bool {
+	return name == mcpserver.ToolTransition || name == mcpserver.ToolStart || name == mcpserver.ToolLoadWorkflow
+}
+
+// listTools answers tools/list: the control tools, then the upstream tools
+// the current phase allows, paginated.
+func (s *session) listTools(ctx context.Context, next mcp.MethodHandler, req *mcp.ListToolsRequest) (mcp.Result, error) {
+	var all []*mcp.Tool
+	cursor := ""
+	for {
+		res, err := next(ctx, "tools/list", &mcp.ListToolsRequest{Session: req.Session, Params: &mcp.ListToolsParams{Cursor: cursor}})
+		if err != nil {
+			return nil, err
+		}
+		lr := res.(*mcp.ListToolsResult)
+		for _, t := range lr.Tools {
+			if t.Name != sentinel {
+				all = append(all, t)
+			}
+		}
+		if lr.NextCursor == "" {
+			break
+		}
+		cursor = lr.NextCursor
+	}
+	for _, t := range s.visible(ctx) {
+		all = append(all, t.Tool)
+	}
+	start := 0
+	if req.Params != nil && req.Params.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(req.Params.Cursor)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 || n > len(all) {
+			return nil, fmt.Errorf("invalid cursor %q", req.Params.Cursor)
+		}
+		start = n
+	}
+	end := len(all)
+	out := &mcp.ListToolsResult{}
+	if ps := s.g.opts.PageSize; ps > 0 && start+ps < end {
+		end = start + ps
+		out.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+	}
+	out.Tools = append([]*mcp.Tool{}, all[start:end]...)
+	return out, nil
+}
+
+// hiddenRules are the rules by which a phase does not offer a tool at all
+// (as opposed to refusing one call's arguments).
+var hiddenRules = []policy.Rule{policy.RuleToolNotAllowed, policy.RuleDisallowedTool, policy.RuleFinalState,
+	policy.RuleUnknownState, policy.RuleNoWorkflow}
+
+// visible returns the upstream tools the session's current phase offers.
+// With no session, or no run, every tool is listed (calls are still
+// decided one by one); a store error lists none.
+func (s *session) visible(ctx context.Context) []ToolInfo {
+	m := s.g.opts.Upstreams
+	if m == nil {
+		return nil
+	}
+	tools := m.Tools()
+	if s.key == "" {
+		return tools
+	}
+	run, err := s.g.opts.Store.LiveRun(ctx, s.key)
+	if errors.Is(err, store.ErrNotFound) {
+		if s.g.opts.RequireWorkflow {
+			return nil
+		}
+		return tools
+	}
+	if err != nil {
+		return nil
+	}
+	law, err := s.g.law(run)
+	if err != nil {
+		return nil
+	}
+	rs := &policy.RunState{Active: true, State: run.State}
+	probe := filepath.Join(s.g.opts.ProjectDir, "statewright-gateway-probe")
+	out := tools[:0:0]
+	for _, t := range tools {
+		calls, err := MapCall(t.Route.Upstream, t.Tool.Name, t.Route.Name, probeArgs(t.Route.Upstream, t.Route.Name, probe))
+		if err != nil {
+			continue
+		}
+		hidden := false
+		for _, c := range calls {
+			d := law.Decide(rs, &policy.ToolCall{Harness: policy.ClaudeCode, Tool: c.Tool, Input: c.Input,
+				Cwd: s.g.opts.ProjectDir, ProjectDir: s.g.opts.ProjectDir})
+			if d.Verdict != policy.Allow && slices.Contains(hiddenRules, d.Rule) {
+				hidden = true
+				break
+			}
+		}
+		if !hidden {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// law compiles the run's workflow snapshot (cached by digest).
+func (g *Gateway) law(run *store.Run) (*policy.Law, error) {
+	g.mu.Lock()
+	l, ok := g.laws[run.SnapshotDigest]
+	g.mu.Unlock()
+	if ok && run.SnapshotDigest != "" {
+		return l, nil
+	}
+	def, diags, err := workflow.Parse(run.Snapshot, workflow.ParseOptions{Source: run.WorkflowSource})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: parse the run's workflow: %w", err)
+	}
+	if diags = append(diags, workflow.Validate(def)...); diags.HasErrors() {
+		return nil, fmt.Errorf("gateway: the run's workflow does not validate")
+	}
+	l, err = policy.Compile(def, policy.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: compile the run's workflow: %w", err)
+	}
+	g.mu.Lock()
+	g.laws[run.SnapshotDigest] = l
+	g.mu.Unlock()
+	return l, nil
+}
+
+// errorResult is a tool result that tells the model why nothing happened.
+func errorResult(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// newCallID returns an id for one proxied call (MCP has no tool_use_id):
+// decisions and results are recorded under it.
+func newCallID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "gw_" + hex.EncodeToString(b[:])
+}
+
+// actor is who proxied calls are recorded as.
+func (s *session) actor() runtime.Actor {
+	return runtime.Actor{Kind: runtime.ActorAgent, Channel: s.chann, Name: s.g.opts.Harness}
+}
+
+// maxRecordedOutput bounds the tool output recorded with a result.
+const maxRecordedOutput = 64 << 10
+
+// callUpstream decides a call of an upstream tool, forwards it when every
+// decision allows it, and records the result. It always answers with a
+// tool result: a deny or an upstream failure is an error result that says
+// why.
+func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, route Route) *mcp.CallToolResult {
+	name := r.Params.Name
+	if s.key == "" {
+		return errorResult("statewright denied %s: this gateway session is not tied to a statewright session, so the call cannot be "+
+			"checked against a workflow. Start the gateway with --session ID (or behind `statewright serve` with a session), "+
+			"or --trust-env-session where the harness sets the session in the environment. Nothing was done.", name)
+	}
+	if c := s.g.opts.Check; c != nil {
+		if err := c(ctx); err != nil {
+			return errorResult("statewright denied %s: statewright cannot trust its store, so nothing was done: %v", name, err)
+		}
+	}
+	calls, err := MapCall(route.Upstream, name, route.Name, r.Params.Arguments)
+	if err != nil {
+		return errorResult("statewright denied %s: %v. Nothing was done.", name, err)
+	}
+	type decided struct {
+		call policy.ToolCall
+	}
+	var allowed []decided
+	release := func(failed bool, output json.RawMessage) {
+		for _, d := range allowed {
+			err := s.g.opts.Runtime.RecordResult(context.WithoutCancel(ctx), runtime.ToolResult{Session: s.key,
+				ToolUseID: d.call.ToolUseID, Call: d.call, Failed: failed, Output: output, Actor: s.actor()})
+			if err != nil && !errors.Is(err, runtime.ErrNoRun) {
+				s.g.opts.Logger.Warn("record result", "tool", name, "err", err)
+			}
+		}
+	}
+	for _, c := range calls {
+		call := policy.ToolCall{Harness: policy.ClaudeCode, Tool: c.Tool, Input: c.Input, Cwd: s.g.opts.ProjectDir,
+			ProjectDir: s.g.opts.ProjectDir, ToolUseID: newCallID()}
+		res, err := s.g.opts.Runtime.Decide(ctx, runtime.ToolCall{Session: s.key, Call: call, Actor: s.actor()})
+		if err != nil {
+			release(true, nil)
+			return errorResult("statewright denied %s: the decision failed, so the call is refused (statewright fails closed): %v", name, err)
+		}
+		if res.Verdict != policy.Allow && res.Enforced {
+			release(true, nil)
+			reason := res.Reason
+			if res.Verdict == policy.Ask {
+				reason += " (the gateway has no person to ask for a single call, so this is a deny)"
+			}
+			s.poke(ctx)
+			return errorResult("statewright denied %s (decided as %s): %s", name, res.Tool, reason)
+		}
+		allowed = append(allowed, decided{call: call})
+	}
+	var token any
+	if r.Params != nil {
+		token = r.Params.GetProgressToken()
+	}
+	res, err := s.g.opts.Upstreams.Call(ctx, route, r.Params.Arguments, r.Session, token)
+	if err != nil {
+		release(true, nil)
+		return errorResult("statewright gateway: %s failed: %v", name, err)
+	}
+	out, _ := json.Marshal(res.Content)
+	if len(out) > maxRecordedOutput {
+		out = nil
+	}
+	release(res.IsError, out)
+	s.poke(ctx) // an edit may have fired an interrupt
+	return res
+}
+
+// readResource decides a resources/read as a read (Claude Code's
+// ReadMcpResourceTool) and forwards it.
+func (s *session) readResource(ctx context.Context, r *mcp.ReadResourceRequest) (mcp.Result, error) {
+	if s.key == "" {
+		return nil, errors.New("statewright denied resources/read: this gateway session is not tied to a statewright session")
+	}
+	in, _ := json.Marshal(map[string]any{"uri": r.Params.URI})
+	call := policy.ToolCall{Harness: policy.ClaudeCode, Tool: "ReadMcpResourceTool", Input: in, Cwd: s.g.opts.ProjectDir,
+		ProjectDir: s.g.opts.ProjectDir, ToolUseID: newCallID()}
+	d, err := s.g.opts.Runtime.Decide(ctx, runtime.ToolCall{Session: s.key, Call: call, Actor: s.actor()})
+	if err != nil {
+		return nil, fmt.Errorf("statewright denied resources/read (fails closed): %w", err)
+	}
+	if d.Verdict != policy.Allow && d.Enforced {
+		return nil, fmt.Errorf("statewright denied resources/read of %s: %s", r.Params.URI, d.Reason)
+	}
+	res, _, err := s.g.opts.Upstreams.ReadResource(ctx, r.Params.URI)
+	failed := err != nil
+	_ = s.g.opts.Runtime.RecordResult(context.WithoutCancel(ctx), runtime.ToolResult{Session: s.key, ToolUseID: call.ToolUseID,
+		Call: call, Failed: failed, Actor: s.actor()})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}

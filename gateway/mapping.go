@@ -1,0 +1,223 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Argument-mapping presets.
+const (
+	// PresetFilesystem maps @modelcontextprotocol/server-filesystem's tools.
+	PresetFilesystem = "filesystem"
+	// PresetNone decides every tool by its namespaced name.
+	PresetNone = "none"
+)
+
+// AsNone decides a tool by its namespaced name (no canonical tool).
+const AsNone = "none"
+
+// canonicalTools are the tools a ToolMap may decide a call as. They are
+// Claude Code's names, which the policy's claude-code alias table knows.
+var canonicalTools = map[string]bool{
+	"Read": true, "Write": true, "Edit": true, "MultiEdit": true, "LS": true, "Glob": true, "Grep": true,
+	"Bash": true, "WebFetch": true, AsNone: true,
+}
+
+func canonicalList() string {
+	var out []string
+	for k := range canonicalTools {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// presets are the built-in mappings, by preset name.
+var presets = map[string]map[string]ToolMap{
+	PresetNone: {},
+	PresetFilesystem: {
+		"read_file":                 {As: "Read", Path: "path"},
+		"read_text_file":            {As: "Read", Path: "path"},
+		"read_media_file":           {As: "Read", Path: "path"},
+		"read_multiple_files":       {As: "Read", Paths: "paths"},
+		"get_file_info":             {As: "Read", Path: "path"},
+		"write_file":                {As: "Write", Path: "path", Content: "content"},
+		"edit_file":                 {As: "MultiEdit", Path: "path", Edits: "edits"},
+		"create_directory":          {As: "Write", Path: "path"},
+		"move_file":                 {As: "Write", Paths: "source,destination"},
+		"list_directory":            {As: "LS", Path: "path"},
+		"list_directory_with_sizes": {As: "LS", Path: "path"},
+		"directory_tree":            {As: "LS", Path: "path"},
+		"search_files":              {As: "Glob", Path: "path", Pattern: "pattern"},
+		"list_allowed_directories":  {As: "LS"},
+	},
+}
+
+// MappedCall is one decision a proxied call needs: the canonical tool and
+// its input in that tool's shape.
+type MappedCall struct {
+	Tool  string
+	Input json.RawMessage
+}
+
+// mapping returns how u's tool is decided (ok false: by its namespaced name).
+func mapping(u *Upstream, tool string) (ToolMap, bool) {
+	if m, ok := u.Tools[tool]; ok {
+		return m, m.As != AsNone
+	}
+	m, ok := presets[u.Map][tool]
+	return m, ok && m.As != AsNone
+}
+
+// MapCall turns a call of upstream u's tool (its own name, not namespaced)
+// with args into the decisions it needs. A tool without a mapping is
+// decided once by its namespaced name with the arguments unchanged. A
+// mapped tool whose arguments lack what the mapping needs is an error
+// (the caller denies).
+func MapCall(u *Upstream, namespaced, tool string, args json.RawMessage) ([]MappedCall, error) {
+	m, ok := mapping(u, tool)
+	if !ok {
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		return []MappedCall{{Tool: namespaced, Input: args}}, nil
+	}
+	var a map[string]any
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, fmt.Errorf("the arguments of %s are not a JSON object", namespaced)
+		}
+	}
+	get := func(key string) (string, error) {
+		v, ok := a[key]
+		if !ok {
+			return "", fmt.Errorf("%s: argument %q is missing", namespaced, key)
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("%s: argument %q is not a string", namespaced, key)
+		}
+		return s, nil
+	}
+	// The paths the call touches.
+	var paths []string
+	switch {
+	case m.Paths != "":
+		for _, key := range strings.Split(m.Paths, ",") {
+			key = strings.TrimSpace(key)
+			switch v := a[key].(type) {
+			case string:
+				paths = append(paths, v)
+			case []any:
+				for _, e := range v {
+					s, ok := e.(string)
+					if !ok {
+						return nil, fmt.Errorf("%s: argument %q holds a non-string", namespaced, key)
+					}
+					paths = append(paths, s)
+				}
+			default:
+				return nil, fmt.Errorf("%s: argument %q is missing or not a path", namespaced, key)
+			}
+		}
+		if len(paths) == 0 {
+			return nil, fmt.Errorf("%s: no path given", namespaced)
+		}
+	case m.Path != "":
+		p, err := get(m.Path)
+		if err != nil {
+			return nil, err
+		}
+		paths = []string{p}
+	}
+	var out []MappedCall
+	add := func(in map[string]any) error {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("%s: encode the mapped input: %w", namespaced, err)
+		}
+		out = append(out, MappedCall{Tool: m.As, Input: b})
+		return nil
+	}
+	if len(paths) == 0 {
+		// A tool with no path argument (list_allowed_directories): decided
+		// on the working directory.
+		paths = []string{"."}
+	}
+	for _, p := range paths {
+		in := map[string]any{}
+		switch m.As {
+		case "Read", "Write", "Edit", "MultiEdit":
+			in["file_path"] = p
+		case "LS", "Glob", "Grep":
+			in["path"] = p
+		}
+		switch m.As {
+		case "Write":
+			c := ""
+			if m.Content != "" {
+				var err error
+				if c, err = get(m.Content); err != nil {
+					return nil, err
+				}
+			}
+			in["content"] = c
+		case "MultiEdit", "Edit":
+			edits, ok := a[m.Edits].([]any)
+			if m.Edits == "" || !ok {
+				return nil, fmt.Errorf("%s: argument %q is missing or not a list of edits", namespaced, m.Edits)
+			}
+			in["edits"] = edits
+		case "Glob", "Grep":
+			if m.Pattern != "" {
+				pat, err := get(m.Pattern)
+				if err != nil {
+					return nil, err
+				}
+				in["pattern"] = pat
+			}
+		}
+		if m.Command != "" {
+			c, err := get(m.Command)
+			if err != nil {
+				return nil, err
+			}
+			in["command"] = c
+		}
+		if err := add(in); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// probeArgs returns arguments that make a mapped tool decidable for the
+// tools/list filter: a harmless path in the project for every path
+// argument, so only whether the phase allows the tool at all matters.
+func probeArgs(u *Upstream, tool, probePath string) json.RawMessage {
+	m, ok := mapping(u, tool)
+	if !ok {
+		return json.RawMessage("{}")
+	}
+	a := map[string]any{}
+	for _, key := range strings.Split(m.Paths, ",") {
+		if key = strings.TrimSpace(key); key != "" {
+			a[key] = probePath
+		}
+	}
+	for _, key := range []string{m.Path, m.Content, m.Command, m.Pattern} {
+		if key != "" {
+			a[key] = ""
+		}
+	}
+	if m.Path != "" {
+		a[m.Path] = probePath
+	}
+	if m.Edits != "" {
+		a[m.Edits] = []any{}
+	}
+	b, _ := json.Marshal(a)
+	return b
+}
