@@ -301,8 +301,10 @@ func controlOp(h Harness, raw string) (string, bool) {
 			return strings.TrimPrefix(raw[len(p):], "statewright_"), true
 		}
 	}
+	// opencode names MCP tools "<server>_<tool>": statewright's server's
+	// tools arrive as "statewright_statewright_transition".
 	if (h == OpenCode || h == Pi) && strings.HasPrefix(raw, "statewright_") {
-		return raw[len("statewright_"):], true
+		return strings.TrimPrefix(raw[len("statewright_"):], "statewright_"), true
 	}
 	return "", false
 }

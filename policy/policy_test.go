@@ -163,6 +163,7 @@ func TestHarnessAliases(t *testing.T) {
 		{Cursor, "ReadFile", "Read", kRead}, {Cursor, "SearchCodebase", "Grep", kGrep},
 		{OpenCode, "bash", "Bash", kBash}, {OpenCode, "edit", "Edit", kEdit}, {OpenCode, "patch", "Edit", kApplyPatch},
 		{OpenCode, "todowrite", "todowrite", kMeta}, {OpenCode, "statewright_transition", "transition", kControl},
+		{OpenCode, "statewright_statewright_transition", "transition", kControl},
 		{Pi, "bash", "Bash", kBash}, {Pi, "find", "Glob", kGlob}, {Pi, "ls", "LS", kLS}, {Pi, "write", "Write", kWrite},
 		{Pi, "statewright_get_state", "get_state", kControl},
 	}

@@ -73,8 +73,18 @@ func newHookCmd() *cobra.Command {
 			return nil
 		},
 	})
+	for _, sub := range hookSubcommands {
+		hook.AddCommand(sub())
+	}
 	return hook
 }
+
+// hookSubcommands are the other harnesses' hook commands (`statewright hook
+// opencode`, ...), registered by their files with registerHook.
+var hookSubcommands []func() *cobra.Command
+
+// registerHook adds a harness's hook subcommand.
+func registerHook(fns ...func() *cobra.Command) { hookSubcommands = append(hookSubcommands, fns...) }
 
 func eventArgs() []string {
 	out := make([]string, 0, len(claudecode.Events))
@@ -275,6 +285,21 @@ func hookAnswer(ctx context.Context, ev claudecode.Event, svc *runtime.Service, 
 // openHookRuntime opens the store the hook command names (it must exist and
 // carry the named id) and the runtime over it.
 func openHookRuntime(ctx context.Context, o *hookOptions, in *claudecode.Input) (*runtime.Service, func(), error) {
+	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
+	if projectDir == "" {
+		projectDir = in.Cwd
+	}
+	svc, st, err := openHookStore(ctx, o, projectDir, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return svc, func() { st.Close() }, nil
+}
+
+// openHookStore opens the store a hook command names (it must exist and
+// carry the named id) and the runtime over it, for a project directory.
+// workflows, when set, is the runtime's workflow source.
+func openHookStore(ctx context.Context, o *hookOptions, projectDir string, workflows runtime.WorkflowSource) (*runtime.Service, *sqlite.Store, error) {
 	path, err := store.ResolvePath(o.store, nil)
 	if err != nil {
 		return nil, nil, err
@@ -290,7 +315,7 @@ func openHookRuntime(ctx context.Context, o *hookOptions, in *claudecode.Input) 
 		protected = append(protected, o.storeIDFile)
 	}
 	if id == "" {
-		return nil, nil, errors.New("the hook command names no store id (--store-id); run `statewright init claude-code` to install the hooks")
+		return nil, nil, errors.New("the hook command names no store id (--store-id); run `statewright init` for the harness to install the hooks")
 	}
 	st, err := sqlite.Open(ctx, path, sqlite.Options{MustExist: true, ExpectID: id, BusyTimeout: busyTimeoutFor(o.deadline)})
 	if err != nil {
@@ -303,15 +328,12 @@ func openHookRuntime(ctx context.Context, o *hookOptions, in *claudecode.Input) 
 	if f := os.Getenv("CLAUDE_ENV_FILE"); f != "" && filepath.IsAbs(f) {
 		protected = append(protected, f)
 	}
-	projectDir := os.Getenv("CLAUDE_PROJECT_DIR")
-	if projectDir == "" {
-		projectDir = in.Cwd
-	}
 	svc := runtime.New(st, runtime.Options{
 		Policy:          policy.Options{RequireWorkflow: o.requireWorkflow, ProtectedPaths: protected},
 		AuditOnly:       o.auditOnly,
 		DefaultWorkflow: o.defaultWorkflow,
 		ProjectDir:      projectDir,
+		Workflows:       workflows,
 	})
-	return svc, func() { st.Close() }, nil
+	return svc, st, nil
 }

@@ -31,8 +31,18 @@ func newInitCmd() *cobra.Command {
 		Short: "Install statewright into a coding harness's project settings",
 	}
 	initCmd.AddCommand(newInitClaudeCodeCmd())
+	for _, sub := range initSubcommands {
+		initCmd.AddCommand(sub())
+	}
 	return initCmd
 }
+
+// initSubcommands are the other harnesses' init commands (`statewright init
+// opencode`, ...), registered by their files with registerInit.
+var initSubcommands []func() *cobra.Command
+
+// registerInit adds a harness's init subcommand.
+func registerInit(fns ...func() *cobra.Command) { initSubcommands = append(initSubcommands, fns...) }
 
 // initOptions are `statewright init claude-code`'s flags.
 type initOptions struct {

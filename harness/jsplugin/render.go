@@ -1,0 +1,80 @@
+package jsplugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// PluginConfig is the command line a plugin runs, written into its source
+// by `statewright init`.
+type PluginConfig struct {
+	// Argv is the binary and the subcommand, e.g. ["/abs/statewright",
+	// "hook", "opencode"]; the plugin appends the event and Flags.
+	Argv []string `json:"argv"`
+	// Flags follow the event: --store, --store-id, --deadline, ...
+	Flags []string `json:"flags"`
+	// TimeoutMS is how long the plugin waits for an answer before it
+	// blocks the call; keep it above the hook's --deadline.
+	TimeoutMS int `json:"timeout_ms"`
+}
+
+// The markers around the configuration in a plugin's source.
+var (
+	configStart = []byte("/*STATEWRIGHT_CONFIG*/")
+	configEnd   = []byte("/*END_STATEWRIGHT_CONFIG*/")
+)
+
+// ErrNoConfigSlot reports a plugin source without the configuration markers.
+var ErrNoConfigSlot = errors.New("plugin source has no /*STATEWRIGHT_CONFIG*/ … /*END_STATEWRIGHT_CONFIG*/ slot")
+
+func configSlot(src []byte) (start, end int, err error) {
+	i := bytes.Index(src, configStart)
+	j := bytes.Index(src, configEnd)
+	if i < 0 || j < i || bytes.Count(src, configStart) != 1 || bytes.Count(src, configEnd) != 1 {
+		return 0, 0, ErrNoConfigSlot
+	}
+	return i + len(configStart), j, nil
+}
+
+// RenderPlugin returns src with cfg written into its configuration slot.
+func RenderPlugin(src []byte, cfg PluginConfig) ([]byte, error) {
+	if len(cfg.Argv) == 0 || cfg.TimeoutMS <= 0 {
+		return nil, errors.New("plugin config needs argv and a positive timeout")
+	}
+	i, j, err := configSlot(src)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(cfg); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(src)+b.Len())
+	out = append(out, src[:i]...)
+	out = append(out, ' ')
+	out = append(out, bytes.TrimSpace(b.Bytes())...)
+	out = append(out, ' ')
+	return append(out, src[j:]...), nil
+}
+
+// PluginConfigOf reads the configuration written into a plugin's source:
+// nil when the slot holds null (an unconfigured plugin).
+func PluginConfigOf(src []byte) (*PluginConfig, error) {
+	i, j, err := configSlot(src)
+	if err != nil {
+		return nil, err
+	}
+	raw := bytes.TrimSpace(src[i:j])
+	if string(raw) == "null" {
+		return nil, nil
+	}
+	var cfg PluginConfig
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("plugin config: %w", err)
+	}
+	return &cfg, nil
+}

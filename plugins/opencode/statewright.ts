@@ -1,0 +1,157 @@
+// statewright plugin for opencode: every tool call is decided by the
+// statewright binary (`statewright hook opencode <event>`, one JSON object
+// on stdin, one JSON answer on stdout), so the law stays in one place.
+//
+// Installed by `statewright init opencode` into .opencode/plugins/, with
+// the command line below filled in. Fail closed: a call runs only when the
+// binary exits 0 with a well-formed answer whose decision is "allow";
+// anything else (binary missing, crash, timeout, garbage) blocks it, by
+// throwing, which is opencode's way to block a tool call.
+//
+// No imports beyond node:child_process: opencode loads this file as is.
+import { spawn } from "node:child_process"
+
+type Config = { argv: string[]; flags: string[]; timeout_ms: number }
+
+// STATEWRIGHT_CONFIG is replaced by `statewright init opencode`.
+const CONFIG: Config | null = /*STATEWRIGHT_CONFIG*/ null /*END_STATEWRIGHT_CONFIG*/
+
+const MAX_OUTPUT = 64 * 1024
+const PREFIX = "[statewright] "
+
+type Answer = {
+  decision?: string
+  reason?: string
+  args?: Record<string, unknown>
+  context?: string
+  text?: string
+  is_error?: boolean
+  notice?: string
+}
+
+type Result = { code: number | null; answer: Answer | null; error: string }
+
+// ask runs the binary for one event and parses its answer. It never
+// throws; callers decide what a failure means (a block, for tool calls).
+function ask(event: string, payload: Record<string, unknown>): Promise<Result> {
+  return new Promise((resolve) => {
+    if (!CONFIG || !Array.isArray(CONFIG.argv) || CONFIG.argv.length === 0) {
+      resolve({ code: null, answer: null, error: "the statewright plugin has no command line; run `statewright init opencode`" })
+      return
+    }
+    const [bin, ...rest] = CONFIG.argv
+    let out = ""
+    let err = ""
+    let settled = false
+    const done = (r: Result) => {
+      if (!settled) {
+        settled = true
+        resolve(r)
+      }
+    }
+    let child: ReturnType<typeof spawn>
+    try {
+      child = spawn(bin, [...rest, event, ...(CONFIG.flags ?? [])], { stdio: ["pipe", "pipe", "pipe"] })
+    } catch (e) {
+      done({ code: null, answer: null, error: `cannot run ${bin}: ${String(e)}` })
+      return
+    }
+    const timer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL")
+      } catch {}
+      done({ code: null, answer: null, error: `${bin} did not answer within ${CONFIG.timeout_ms} ms` })
+    }, CONFIG.timeout_ms || 10000)
+    child.stdout?.on("data", (d) => (out += d))
+    child.stderr?.on("data", (d) => (err += d))
+    child.on("error", (e) => {
+      clearTimeout(timer)
+      done({ code: null, answer: null, error: `cannot run ${bin}: ${String(e)}` })
+    })
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      let answer: Answer | null = null
+      try {
+        const parsed = JSON.parse(out)
+        if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && typeof parsed.decision === "string") answer = parsed
+      } catch {}
+      done({ code, answer, error: answer ? "" : `${bin} gave no valid answer (exit ${code}): ${(err || out).slice(0, 2000)}` })
+    })
+    child.stdin?.on("error", () => {})
+    child.stdin?.end(JSON.stringify({ ...payload }))
+  })
+}
+
+function blockReason(r: Result): string {
+  if (r.answer?.reason) return r.answer.reason
+  return `${PREFIX}the call is denied because statewright could not decide it (statewright fails closed): ${r.error}`
+}
+
+function outputText(output: unknown): string {
+  const s = typeof output === "string" ? output : JSON.stringify(output ?? "")
+  return s.length > MAX_OUTPUT ? s.slice(0, MAX_OUTPUT) : s
+}
+
+export const Statewright = async (ctx: { directory: string; worktree?: string }) => {
+  const cwd = ctx.directory
+  // opencode delivers session.created as an event, not awaited by the
+  // prompt; the first tool call of a session waits for it, so that an
+  // operator's default workflow is in force before anything runs.
+  const started = new Map<string, Promise<Result>>()
+  const start = (id: string) => {
+    let p = started.get(id)
+    if (!p) {
+      p = ask("session-start", { session: id, cwd })
+      started.set(id, p)
+    }
+    return p
+  }
+  return {
+    "tool.execute.before": async (input: { tool: string; sessionID: string; callID: string }, output: { args: any }) => {
+      await start(input.sessionID)
+      const r = await ask("tool-before", {
+        session: input.sessionID,
+        cwd,
+        tool: input.tool,
+        call_id: input.callID,
+        args: output.args ?? {},
+      })
+      if (r.code !== 0 || !r.answer || r.answer.decision !== "allow") {
+        throw new Error(blockReason(r))
+      }
+      const stamped = r.answer.args
+      if (stamped && typeof stamped === "object") {
+        // Replace the arguments in place: opencode passes the same object on.
+        if (!output.args || typeof output.args !== "object") output.args = {}
+        for (const k of Object.keys(output.args)) if (!(k in stamped)) delete output.args[k]
+        Object.assign(output.args, stamped)
+      }
+    },
+    "tool.execute.after": async (
+      input: { tool: string; sessionID: string; callID: string; args?: any },
+      output: { output?: unknown; metadata?: any },
+    ) => {
+      const exit = output?.metadata?.exit
+      await ask("tool-after", {
+        session: input.sessionID,
+        cwd,
+        tool: input.tool,
+        call_id: input.callID,
+        args: input.args ?? {},
+        output: outputText(output?.output),
+        ...(typeof exit === "number" ? { exit_code: exit } : {}),
+      })
+    },
+    "experimental.chat.system.transform": async (input: { sessionID?: string }, output: { system?: string[] }) => {
+      // Advisory: the phase in the system prompt. Enforcement is the tool hook.
+      if (typeof input?.sessionID !== "string" || !Array.isArray(output?.system)) return
+      const r = await ask("context", { session: input.sessionID, cwd })
+      if (r.answer?.context) output.system.push(r.answer.context)
+    },
+    event: async ({ event }: { event: { type: string; properties?: any } }) => {
+      if (event?.type !== "session.created") return
+      const id = event.properties?.info?.id ?? event.properties?.sessionID
+      if (typeof id === "string") await start(id)
+    },
+  }
+}

@@ -1,0 +1,206 @@
+// statewright extension for Pi (pi-coding-agent): every tool call is
+// decided by the statewright binary (`statewright hook pi <event>`, one JSON
+// object on stdin, one JSON answer on stdout), so the law stays in one
+// place. Pi has no MCP client, so the extension registers statewright's
+// control tools itself and runs them through the binary too.
+//
+// Installed by `statewright init pi` into .pi/extensions/, with the command
+// line below filled in. Fail closed: a call runs only when the binary exits
+// 0 with a well-formed answer whose decision is "allow"; anything else
+// (binary missing, crash, timeout, garbage) blocks it with
+// { block: true, reason }.
+import { spawn } from "node:child_process"
+import { Type } from "typebox"
+
+type Config = { argv: string[]; flags: string[]; timeout_ms: number }
+
+// STATEWRIGHT_CONFIG is replaced by `statewright init pi`.
+const CONFIG: Config | null = /*STATEWRIGHT_CONFIG*/ null /*END_STATEWRIGHT_CONFIG*/
+
+const MAX_OUTPUT = 64 * 1024
+const PREFIX = "[statewright] "
+
+type Answer = {
+  decision?: string
+  reason?: string
+  args?: Record<string, unknown>
+  context?: string
+  text?: string
+  is_error?: boolean
+  notice?: string
+}
+
+type Result = { code: number | null; answer: Answer | null; error: string }
+
+// ask runs the binary for one event and parses its answer. It never
+// throws; callers decide what a failure means (a block, for tool calls).
+function ask(event: string, payload: Record<string, unknown>): Promise<Result> {
+  return new Promise((resolve) => {
+    if (!CONFIG || !Array.isArray(CONFIG.argv) || CONFIG.argv.length === 0) {
+      resolve({ code: null, answer: null, error: "the statewright extension has no command line; run `statewright init pi`" })
+      return
+    }
+    const [bin, ...rest] = CONFIG.argv
+    let out = ""
+    let err = ""
+    let settled = false
+    const done = (r: Result) => {
+      if (!settled) {
+        settled = true
+        resolve(r)
+      }
+    }
+    let child: ReturnType<typeof spawn>
+    try {
+      child = spawn(bin, [...rest, event, ...(CONFIG.flags ?? [])], { stdio: ["pipe", "pipe", "pipe"] })
+    } catch (e) {
+      done({ code: null, answer: null, error: `cannot run ${bin}: ${String(e)}` })
+      return
+    }
+    const timer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL")
+      } catch {}
+      done({ code: null, answer: null, error: `${bin} did not answer within ${CONFIG.timeout_ms} ms` })
+    }, CONFIG.timeout_ms || 10000)
+    child.stdout?.on("data", (d) => (out += d))
+    child.stderr?.on("data", (d) => (err += d))
+    child.on("error", (e) => {
+      clearTimeout(timer)
+      done({ code: null, answer: null, error: `cannot run ${bin}: ${String(e)}` })
+    })
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      let answer: Answer | null = null
+      try {
+        const parsed = JSON.parse(out)
+        if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && typeof parsed.decision === "string") answer = parsed
+      } catch {}
+      done({ code, answer, error: answer ? "" : `${bin} gave no valid answer (exit ${code}): ${(err || out).slice(0, 2000)}` })
+    })
+    child.stdin?.on("error", () => {})
+    child.stdin?.end(JSON.stringify({ ...payload }))
+  })
+}
+
+function blockReason(r: Result): string {
+  if (r.answer?.reason) return r.answer.reason
+  return `${PREFIX}the call is denied because statewright could not decide it (statewright fails closed): ${r.error}`
+}
+
+function resultText(content: unknown): string {
+  let s = ""
+  if (Array.isArray(content)) {
+    s = content
+      .filter((c: any) => c && c.type === "text" && typeof c.text === "string")
+      .map((c: any) => c.text)
+      .join("\n")
+  } else if (typeof content === "string") s = content
+  return s.length > MAX_OUTPUT ? s.slice(0, MAX_OUTPUT) : s
+}
+
+function session(ctx: any): string {
+  try {
+    return String(ctx?.sessionManager?.getSessionId?.() ?? "")
+  } catch {
+    return ""
+  }
+}
+
+// The control tools, under their MCP names; the binary serves them.
+const CONTROL_TOOLS = [
+  {
+    name: "statewright_get_state",
+    description: "statewright: the workflow's current phase, its allowed tools, instructions and next events.",
+    parameters: Type.Object({}),
+  },
+  {
+    name: "statewright_transition",
+    description:
+      "statewright: move the workflow on by sending one of the current phase's events (see statewright_get_state). Say why in data.rationale.",
+    parameters: Type.Object({
+      event: Type.String({ description: "The event to send, one of the current phase's transitions." }),
+      data: Type.Optional(Type.Record(Type.String(), Type.Any(), { description: "Facts about the work, e.g. {rationale: ...}." })),
+    }),
+  },
+  {
+    name: "statewright_list_workflows",
+    description: "statewright: the workflows this project may start.",
+    parameters: Type.Object({}),
+  },
+  {
+    name: "statewright_start",
+    description: "statewright: start a workflow for this session (only when none is active).",
+    parameters: Type.Object({ name: Type.String({ description: "The workflow to start, from statewright_list_workflows." }) }),
+  },
+  {
+    name: "statewright_get_status",
+    description: "statewright: the run's status (phase, iterations, pending approval).",
+    parameters: Type.Object({}),
+  },
+]
+
+export default function (pi: any) {
+  for (const t of CONTROL_TOOLS) {
+    pi.registerTool({
+      name: t.name,
+      label: t.name,
+      description: t.description,
+      parameters: t.parameters,
+      async execute(toolCallId: string, params: any, _signal: any, _onUpdate: any, ctx: any) {
+        const r = await ask("control", {
+          session: session(ctx),
+          cwd: ctx?.cwd ?? process.cwd(),
+          tool: t.name,
+          call_id: toolCallId,
+          args: params ?? {},
+        })
+        if (!r.answer) throw new Error(blockReason(r))
+        const text = [r.answer.text ?? r.answer.reason ?? "", r.answer.context ?? ""].filter((s) => s).join("\n\n")
+        if (r.code !== 0 || r.answer.is_error || r.answer.decision === "deny") throw new Error(text || blockReason(r))
+        return { content: [{ type: "text", text }], details: {} }
+      },
+    })
+  }
+
+  pi.on("session_start", async (_event: any, ctx: any) => {
+    const id = session(ctx)
+    if (id) await ask("session-start", { session: id, cwd: ctx?.cwd ?? process.cwd() })
+  })
+
+  pi.on("before_agent_start", async (event: any, ctx: any) => {
+    // Advisory: the phase in the system prompt. Enforcement is tool_call.
+    const id = session(ctx)
+    if (!id) return
+    const r = await ask("context", { session: id, cwd: ctx?.cwd ?? process.cwd() })
+    if (r.answer?.context) return { systemPrompt: `${event.systemPrompt ?? ""}\n\n${r.answer.context}` }
+  })
+
+  pi.on("tool_call", async (event: any, ctx: any) => {
+    const r = await ask("tool-before", {
+      session: session(ctx),
+      cwd: ctx?.cwd ?? process.cwd(),
+      tool: event.toolName,
+      call_id: event.toolCallId,
+      args: event.input ?? {},
+    })
+    if (r.code !== 0 || !r.answer || r.answer.decision !== "allow") return { block: true, reason: blockReason(r) }
+    const stamped = r.answer.args
+    if (stamped && typeof stamped === "object" && event.input && typeof event.input === "object") {
+      for (const k of Object.keys(event.input)) if (!(k in stamped)) delete event.input[k]
+      Object.assign(event.input, stamped)
+    }
+  })
+
+  pi.on("tool_result", async (event: any, ctx: any) => {
+    await ask("tool-after", {
+      session: session(ctx),
+      cwd: ctx?.cwd ?? process.cwd(),
+      tool: event.toolName,
+      call_id: event.toolCallId,
+      args: event.input ?? {},
+      output: resultText(event.content),
+      failed: !!event.isError,
+    })
+  })
+}
