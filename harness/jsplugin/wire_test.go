@@ -1,0 +1,205 @@
+package jsplugin
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
+)
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		event Event
+		in    string
+		err   string // substring of the error; "" = ok
+	}{
+		{"tool call", ToolBefore, `{"session":"ses_abc","cwd":"/p","tool":"write","call_id":"c1","args":{"filePath":"/p/x"}}`, ""},
+		{"null args become {}", ToolBefore, `{"session":"ses_abc","cwd":"/p","tool":"read","args":null}`, ""},
+		{"session start", SessionStart, `{"session":"01a2-b3","cwd":"/p"}`, ""},
+		{"after with exit", ToolAfter, `{"session":"s","cwd":"/p","tool":"bash","args":{},"output":"ok","exit_code":1,"failed":true}`, ""},
+		{"empty", ToolBefore, ``, "one JSON object"},
+		{"array", ToolBefore, `[1]`, "one JSON object"},
+		{"garbage", ToolBefore, `{not json`, "malformed"},
+		{"unknown field", ToolBefore, `{"session":"s","cwd":"/p","tool":"x","bogus":1}`, "unknown field"},
+		{"trailing", ToolBefore, `{"session":"s","cwd":"/p","tool":"x"} {}`, "trailing"},
+		{"no session", ToolBefore, `{"cwd":"/p","tool":"x"}`, "session"},
+		{"bad session", ToolBefore, `{"session":"a/../b","cwd":"/p","tool":"x"}`, "session"},
+		{"relative cwd", ToolBefore, `{"session":"s","cwd":"p","tool":"x"}`, "cwd"},
+		{"no tool", ToolBefore, `{"session":"s","cwd":"/p"}`, "tool name"},
+		{"control without tool", Control, `{"session":"s","cwd":"/p"}`, "tool name"},
+		{"args not object", ToolBefore, `{"session":"s","cwd":"/p","tool":"x","args":"rm -rf"}`, "not a JSON object"},
+		{"args array", ToolBefore, `{"session":"s","cwd":"/p","tool":"x","args":[]}`, "not a JSON object"},
+		{"not utf8", ToolBefore, "{\"session\":\"s\xff\",\"cwd\":\"/p\",\"tool\":\"x\"}", "UTF-8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := Decode(tc.event, []byte(tc.in))
+			if tc.err == "" {
+				if err != nil {
+					t.Fatalf("Decode: %v", err)
+				}
+				if tc.event == ToolBefore && !isObject(in.Args) {
+					t.Errorf("args %s", in.Args)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("Decode = %v, want an ErrMalformed containing %q", err, tc.err)
+			}
+		})
+	}
+}
+
+func TestParseEvent(t *testing.T) {
+	for _, e := range Events {
+		if got, err := ParseEvent(string(e)); err != nil || got != e {
+			t.Errorf("ParseEvent(%s) = %v, %v", e, got, err)
+		}
+	}
+	if _, err := ParseEvent("pre-tool-use"); err == nil {
+		t.Error("ParseEvent accepted a Claude Code event name")
+	}
+}
+
+func TestFailureFailsClosed(t *testing.T) {
+	for _, e := range Events {
+		a := Failure(e, "boom")
+		switch e {
+		case ToolBefore, Control:
+			if a.Exit != ExitDeny || a.Decision != Deny || !strings.Contains(a.Reason, "boom") {
+				t.Errorf("%s: %+v; want a deny with exit %d", e, a, ExitDeny)
+			}
+		default:
+			if a.Exit != ExitOK || a.Decision == Allow || a.Notice == "" || !strings.Contains(a.Context, "denies every tool call") {
+				t.Errorf("%s: %+v; want a notice", e, a)
+			}
+		}
+		var back Answer
+		if err := json.Unmarshal(a.Encode(), &back); err != nil || back.Decision != a.Decision {
+			t.Errorf("%s: encode round trip %v %+v", e, err, back)
+		}
+	}
+}
+
+var testAdapter = &Adapter{Harness: policy.OpenCode, ControlPrefixes: []string{"statewright_statewright_"},
+	TransitionTool: "statewright_statewright_transition", NoAsk: "No person can be asked."}
+
+func TestPreToolAnswer(t *testing.T) {
+	in := &Input{Session: "ses_1", Cwd: "/p", Tool: "write", Args: json.RawMessage(`{"filePath":"/p/x"}`)}
+	allow := runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Allow}, Enforced: true}
+	deny := runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Deny, Reason: "Denied in phase 'plan'."}, Enforced: true}
+	ask := runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Ask, Reason: "Needs a person."}, Enforced: true}
+	audit := deny
+	audit.Enforced = false
+
+	if a := testAdapter.PreToolAnswer(in, allow); a.Decision != Allow || a.Exit != ExitOK || a.Args != nil {
+		t.Errorf("allow: %+v", a)
+	}
+	if a := testAdapter.PreToolAnswer(in, deny); a.Decision != Deny || a.Exit != ExitDeny || a.Reason != "statewright: Denied in phase 'plan'." {
+		t.Errorf("deny: %+v", a)
+	}
+	if a := testAdapter.PreToolAnswer(in, ask); a.Decision != Deny || a.Exit != ExitDeny || !strings.Contains(a.Reason, "No person can be asked.") {
+		t.Errorf("ask: %+v; want rendered as a deny", a)
+	}
+	if a := testAdapter.PreToolAnswer(in, audit); a.Decision != Allow {
+		t.Errorf("audit-only: %+v", a)
+	}
+	if a := testAdapter.PreToolAnswer(in, runtime.DecideResult{Enforced: true}); a.Decision != Deny {
+		t.Errorf("zero decision: %+v; want deny", a)
+	}
+
+	ctl := &Input{Session: "ses_1", Cwd: "/p", Tool: "statewright_statewright_transition",
+		Args: json.RawMessage(`{"event":"GO","statewright_session":"forged"}`)}
+	a := testAdapter.PreToolAnswer(ctl, allow)
+	var m map[string]any
+	if err := json.Unmarshal(a.Args, &m); err != nil || a.Decision != Allow || m[StampKey] != "ses_1" || m["event"] != "GO" {
+		t.Errorf("control: %+v (%v); want the session stamped over the forged one", a, m)
+	}
+	if op := testAdapter.ControlOp(ctl.Tool); op != "statewright_transition" {
+		t.Errorf("ControlOp = %q", op)
+	}
+	if testAdapter.IsControlTool("statewright_transition") {
+		t.Error("a bare statewright_ name is not opencode's MCP tool")
+	}
+}
+
+func TestToolCallAndResult(t *testing.T) {
+	code := 3
+	in := &Input{Session: "ses_1", Cwd: "/p", Tool: "bash", CallID: "c9", Args: json.RawMessage(`{"command":"go test"}`),
+		Output: "FAIL", Failed: true, ExitCode: &code}
+	tc := testAdapter.ToolCall(in)
+	if tc.Session != "opencode:ses_1" || tc.Call.Harness != policy.OpenCode || tc.Call.ToolUseID != "c9" || tc.Actor.Channel != "hook:opencode" {
+		t.Errorf("ToolCall %+v", tc)
+	}
+	res := testAdapter.ToolResult(in)
+	if !res.Failed || res.ExitCode == nil || *res.ExitCode != 3 || string(res.Output) != `"FAIL"` || res.ToolUseID != "c9" {
+		t.Errorf("ToolResult %+v", res)
+	}
+}
+
+func TestRenderPlugin(t *testing.T) {
+	src := []byte("const A = 1\nconst CONFIG = /*STATEWRIGHT_CONFIG*/ null /*END_STATEWRIGHT_CONFIG*/\n")
+	if cfg, err := PluginConfigOf(src); err != nil || cfg != nil {
+		t.Fatalf("unconfigured: %v %v", cfg, err)
+	}
+	want := PluginConfig{Argv: []string{"/bin/statewright", "hook", "pi"}, Flags: []string{"--store", "/s/it's.db"}, TimeoutMS: 10000}
+	out, err := RenderPlugin(src, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := PluginConfigOf(out)
+	if err != nil || got == nil || strings.Join(got.Argv, " ") != strings.Join(want.Argv, " ") || got.Flags[1] != "/s/it's.db" || got.TimeoutMS != 10000 {
+		t.Fatalf("round trip %+v %v\n%s", got, err, out)
+	}
+	again, err := RenderPlugin(out, want)
+	if err != nil || string(again) != string(out) {
+		t.Errorf("rendering twice changes the source (not idempotent): %v\n%s", err, again)
+	}
+	if _, err := RenderPlugin([]byte("no slot"), want); !errors.Is(err, ErrNoConfigSlot) {
+		t.Errorf("no slot: %v", err)
+	}
+	if _, err := RenderPlugin(src, PluginConfig{}); err == nil {
+		t.Error("empty config accepted")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"session":"ses_abc","cwd":"/p","tool":"write","call_id":"c1","args":{"filePath":"/p/x"}}`,
+		`{"session":"s","cwd":"/p","tool":"bash","args":{},"output":"ok","exit_code":1,"failed":true}`,
+		`{"session":"s","cwd":"/p"}`, `{}`, `[]`, `null`, ``, `{"session":"s","cwd":"/p","tool":"x","args":"y"}`,
+	} {
+		for _, e := range Events {
+			f.Add(string(e), []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, event string, data []byte) {
+		ev, err := ParseEvent(event)
+		if err != nil {
+			return
+		}
+		in, err := Decode(ev, data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		if !ValidSessionID(in.Session) || in.Cwd == "" || in.Cwd[0] != '/' {
+			t.Fatalf("accepted %+v", in)
+		}
+		if ev == ToolBefore || ev == ToolAfter || ev == Control {
+			if in.Tool == "" || !isObject(in.Args) {
+				t.Fatalf("accepted a tool event without a tool or object args: %+v", in)
+			}
+			// A decoded call always yields a deny or an allow, never a panic.
+			a := testAdapter.PreToolAnswer(in, runtime.DecideResult{Enforced: true})
+			if a.Decision != Deny {
+				t.Fatalf("zero decision answered %+v", a)
+			}
+		}
+	})
+}
