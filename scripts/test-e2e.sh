@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-harnesses.sh >/dev/null
+bash scripts/install-browser.sh >/dev/null
 go vet -tags e2e ./e2e/...
 # -p 1: each test drives a harness process; the machine has two cores.
 go test -tags e2e -count=1 -p 1 -timeout 15m ./e2e/... "$@"

@@ -29,7 +29,7 @@ func SVG(g *Graph, current string) string {
 	colW := make([]float64, g.Ranks)
 	rows := make([]int, g.Ranks)
 	for _, n := range g.Nodes {
-		colW[n.Rank] = max(colW[n.Rank], max(minBoxW, textW(n.Name)+28))
+		colW[n.Rank] = max(colW[n.Rank], max(minBoxW, textW(nodeLabel(n))+28))
 		rows[n.Rank] = max(rows[n.Rank], n.Row+1)
 	}
 	colX := make([]float64, g.Ranks)
@@ -90,6 +90,14 @@ func SVG(g *Graph, current string) string {
 			top := s.y - 14 - 12*k
 			d = fmt.Sprintf("M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f", cx-12, s.y, cx-30, top-18, cx+30, top-18, cx+12, s.y)
 			lx, ly = cx, top-16
+		case t.x == s.x:
+			// Same rank: a bulge to the right of both boxes.
+			x1, y1 := s.x+s.w, s.y+nodeH/2
+			x2, y2 := t.x+t.w, t.y+nodeH/2
+			out := x1 + 46 + 10*float64(loops[e.From+"\x00side"])
+			loops[e.From+"\x00side"]++
+			d = fmt.Sprintf("M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f", x1, y1, out, y1, out, y2, x2, y2)
+			lx, ly = out-6, (y1+y2)/2+4
 		case t.x > s.x:
 			x1, y1 := s.x+s.w, s.y+nodeH/2
 			x2, y2 := t.x, t.y+nodeH/2
@@ -134,10 +142,7 @@ func SVG(g *Graph, current string) string {
 			cls += " current"
 			aria = ` aria-current="step"`
 		}
-		label := n.Name
-		if n.Missing {
-			label += " (missing)"
-		}
+		label := nodeLabel(n)
 		fmt.Fprintf(&b, `<g class="%s" data-state="%s"%s><title>%s</title><rect x="%.1f" y="%.1f" width="%.1f" height="%d" rx="10"/><text x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="central">%s</text></g>`,
 			cls, esc(n.Name), aria, esc(n.Name), bx.x, bx.y, bx.w, nodeH, bx.x+bx.w/2, bx.y+nodeH/2, esc(label))
 		if n.Initial {
@@ -146,6 +151,14 @@ func SVG(g *Graph, current string) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// nodeLabel is the text drawn in a node's box.
+func nodeLabel(n Node) string {
+	if n.Missing {
+		return n.Name + " (missing)"
+	}
+	return n.Name
 }
 
 func esc(s string) string { return html.EscapeString(s) }
