@@ -441,6 +441,17 @@ func TestApprovalGateParks(t *testing.T) {
 	if !strings.Contains(msg, "awaiting a human's approval") || !strings.Contains(msg, tr.ApprovalID) {
 		t.Errorf("transition while parked: %q", msg)
 	}
+	// The very transition that awaits approval, asked for again, is no
+	// error: the same answer as when it parked.
+	var again TransitionView
+	f.ok(ToolTransition, stamp("s1", "event", "ship"), &again)
+	if again.Transitioned || !again.RequiresApproval || again.ApprovalID != tr.ApprovalID || again.To != "done" ||
+		!strings.Contains(again.Message, "statewright approve "+key+" --id "+tr.ApprovalID) {
+		t.Errorf("SHIP again while parked = %+v", again)
+	}
+	if run := f.live(key); run.State != "open" || run.Status != store.StatusAwaitingApproval {
+		t.Errorf("SHIP again moved the run: %+v", run)
+	}
 
 	// A human approves through the runtime; the server re-reads the store.
 	if _, err := f.rt.Approve(t.Context(), key, tr.ApprovalID, runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli"}); err != nil {

@@ -216,6 +216,11 @@ func (s *Server) transition(ctx context.Context, _ *mcp.CallToolRequest, in Tran
 			"an interrupt fires by itself when you edit a file it watches")
 	}
 	res, err := s.rt.Transition(ctx, key, event, in.Data, s.actor())
+	if errors.Is(err, runtime.ErrApprovalPending) {
+		if out := s.stillPending(ctx, key, event); out != nil {
+			return jsonResult(out)
+		}
+	}
 	if err != nil {
 		return nil, nil, s.explain(ctx, key, err)
 	}
@@ -242,6 +247,24 @@ func (s *Server) transition(ctx context.Context, _ *mcp.CallToolRequest, in Tran
 		out.Message += " Note from the workflow: " + res.Message
 	}
 	return jsonResult(out)
+}
+
+// stillPending answers a request for the very transition that already
+// awaits approval: not an error, the same answer as when it parked. (A
+// harness that asked its user about this call grants the approval when the
+// call completes: see runtime's Ask.) Another event, or no pending approval
+// to read, returns nil.
+func (s *Server) stillPending(ctx context.Context, key, event string) *TransitionView {
+	v, err := s.rt.Status(ctx, key)
+	if err != nil || v == nil || v.Run == nil || v.Run.PendingApproval == nil || !strings.EqualFold(v.Run.PendingApproval.Event, event) {
+		return nil
+	}
+	a := v.Run.PendingApproval
+	return &TransitionView{From: a.From, To: a.To, RequiresApproval: true, ApprovalID: a.ID, StateSnapshot: stateView(key, v),
+		Message: fmt.Sprintf("Transition %s → %s (event %s) already awaits a human's approval (approval id %s). If a person approved it "+
+			"in your harness's permission prompt just now, the run moves on as this call completes: call statewright_get_state to see. "+
+			"Otherwise a human must run `%s`; until then keep working with the tools of '%s'.",
+			a.From, a.To, a.Event, a.ID, approveCommand(key, a.ID), a.From)}
 }
 
 // --- requests a human grants ---

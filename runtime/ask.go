@@ -100,7 +100,11 @@ func askFor(call *ToolCall, run *store.Run, session string, d policy.Decision) (
 			}
 			g.ApprovalID = run.PendingApproval.ID
 		}
-	case d.Rule == policy.RuleApprovalPending && run != nil && run.PendingApproval != nil:
+	case d.Rule == policy.RuleApprovalPending && run != nil && run.PendingApproval != nil &&
+		requestsEvent(call.Call.Input, run.PendingApproval.Event):
+		// The agent asks again for the very transition that awaits
+		// approval: a person's yes approves it. (Another event stays
+		// denied: the pending one must be decided first.)
 		ap := run.PendingApproval
 		g = &grant{Op: "approve", RunID: run.ID, ApprovalID: ap.ID}
 		if !call.HumanPrompt {
@@ -142,6 +146,17 @@ func askFor(call *ToolCall, run *store.Run, session string, d policy.Decision) (
 	}
 	d.Reason = b.String()
 	return d, nil
+}
+
+// requestsEvent reports whether a transition tool's input names event.
+func requestsEvent(input json.RawMessage, event string) bool {
+	var in struct {
+		Event string `json:"event"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return false
+	}
+	return event != "" && strings.EqualFold(strings.TrimSpace(in.Event), event)
 }
 
 // grantData is the Data of the approval event a prompt's grant records.

@@ -168,6 +168,12 @@ func TestAskApprovalPendingTransition(t *testing.T) {
 		t.Fatalf("run after a denied call's result = %s %s", run.State, run.Status)
 	}
 
+	// Another event than the pending one is not asked: the pending
+	// approval must be decided first.
+	if r := f.decide(prompting(f.call("s", "t9", transitionTool, map[string]any{"event": "GO"}))); r.Verdict != policy.Deny ||
+		r.Rule != policy.RuleApprovalPending {
+		t.Fatalf("another event while parked = %+v", r)
+	}
 	c := prompting(f.call("s", "t1", transitionTool, map[string]any{"event": "SHIP"}))
 	r := f.decide(c)
 	if r.Verdict != policy.Ask || r.Rule != RuleApprovalPrompt || !strings.Contains(r.Reason, tr.ApprovalID) ||

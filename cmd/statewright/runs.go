@@ -438,6 +438,16 @@ func historyLine(e *store.Event) string {
 			body += " (" + n + ")"
 		}
 	case store.KindApproval:
+		if e.Rule == "prompt-grant" {
+			// A person's yes in the harness's permission prompt.
+			body = fmt.Sprintf("[%s] %s: %s %s%s", e.State, str("action"), str("op"), str("approval_id"), actor)
+			if d["performed"] == true {
+				body += ", performed"
+			} else {
+				body += ", not performed: " + str("error")
+			}
+			break
+		}
 		body = fmt.Sprintf("[%s] %s %s: %s → %s%s", e.State, str("action"), str("approval_id"), str("from"), str("to"), actor)
 		if r := str("reason"); r != "" {
 			body += ": " + r

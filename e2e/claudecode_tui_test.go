@@ -1,0 +1,222 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/statewright-go/statewright/internal/fakemodel"
+	"github.com/statewright-go/statewright/store"
+)
+
+// Claude Code's interactive TUI, driven under tmux: the only place a person
+// answers its permission prompts (DESIGN.md "Approvals") and the only way
+// to reach /clear.
+
+// shq quotes s for sh.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// startClaudeTUI starts the interactive Claude Code in p's project under a
+// private tmux server, offline against baseURL, with exactly ClaudeEnv's
+// environment (plus TERM). It pre-approves what a first interactive start
+// would ask about: the API key from the environment and the project's
+// .mcp.json server.
+func startClaudeTUI(t *testing.T, p *swProject, baseURL string, args ...string) *tmuxSession {
+	t.Helper()
+	cfgPath := filepath.Join(p.home, ".claude.json")
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["customApiKeyResponses"] = map[string]any{"approved": []string{"fakemodel"}, "rejected": []string{}}
+	if projects, ok := cfg["projects"].(map[string]any); ok {
+		if proj, ok := projects[p.dir].(map[string]any); ok {
+			proj["enabledMcpjsonServers"] = []string{"statewright"}
+			proj["hasCompletedProjectOnboarding"] = true
+		}
+	}
+	if b, err = json.MarshalIndent(cfg, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	sb.WriteString("#!/bin/sh\ncd " + shq(p.dir) + " || exit 1\nexec env -i")
+	for _, e := range ClaudeEnv(p.home, baseURL, "TERM=xterm-256color", "COLORTERM=") {
+		sb.WriteString(" " + shq(e))
+	}
+	sb.WriteString(" " + shq(p.claude))
+	for _, a := range args {
+		sb.WriteString(" " + shq(a))
+	}
+	sb.WriteString("\n")
+	launcher := filepath.Join(t.TempDir(), "claude-tui.sh")
+	if err := os.WriteFile(launcher, []byte(sb.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return startTmux(t, 200, 60, launcher)
+}
+
+// tuiWait waits up to 90 s (a loaded machine starts Claude Code slowly)
+// for every want on the screen; on failure it saves the screen as an
+// artifact and fails the test.
+func tuiWait(t *testing.T, s *tmuxSession, name string, want ...string) string {
+	t.Helper()
+	scr, ok := waitScreen(s, 90*time.Second, func(scr string) bool {
+		for _, w := range want {
+			if !strings.Contains(scr, w) {
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		saveArtifact(t, name+".txt", []byte(scr))
+		t.Fatalf("the screen never showed %q; last screen:\n%s", want, scr)
+	}
+	return scr
+}
+
+// tuiPrompt types text into Claude Code's prompt and submits it.
+func tuiPrompt(s *tmuxSession, text string) {
+	s.typeText(text)
+	time.Sleep(300 * time.Millisecond) // let the input box take the paste before Enter
+	s.keys("Enter")
+}
+
+// TestClaudeCodeAskPromptTUI drives the interactive Claude Code in its
+// default permission mode, where a person answers its prompts. The run
+// awaits approval to leave the read-only phase; the agent asks for that
+// transition again, the hook answers "ask", and Claude Code shows the
+// person statewright's question.
+//
+//   - yes: the MCP call runs, its PostToolUse (same tool_use_id) grants the
+//     approval as a human on the prompt's channel, the run moves on, and
+//     the agent's edit lands in main.txt;
+//   - no: the call does not run, no PostToolUse comes, nothing is granted;
+//     the agent's next edit is denied and main.txt is untouched.
+func TestClaudeCodeAskPromptTUI(t *testing.T) {
+	for _, answer := range []string{"yes", "no"} {
+		t.Run(answer, func(t *testing.T) {
+			p := newAskProject(t)
+			const pre = "mcp__statewright__statewright_"
+			edit := map[string]any{"file_path": p.path("main.txt"), "old_string": "old line", "new_string": "new line"}
+			turns := []fakemodel.Turn{
+				fakemodel.Call(tool("toolu_park", pre+"transition", map[string]any{"event": "LOCALIZED", "data": map[string]any{"rationale": "found it"}})),
+				fakemodel.Call(tool("toolu_ask", pre+"transition", map[string]any{"event": "LOCALIZED"})),
+				// "no" ends the turn; the person then prompts again.
+				fakemodel.Call(tool("toolu_edit", "Edit", edit)),
+				fakemodel.Say("Turn over."),
+			}
+			srv := fakemodel.NewAnthropic(script(turns...), fakemodel.WithLog(t.Logf))
+			defer srv.Close()
+			// --allowedTools Edit: Claude Code's own prompt for the edit is
+			// not what this test is about; statewright still decides it.
+			s := startClaudeTUI(t, p, srv.URL, "--permission-mode", "default", "--session-id", e2eSession, "--allowedTools", "Edit")
+			tuiWait(t, s, "ask-"+answer+"-start", "for shortcuts")
+			tuiPrompt(s, "Fix the bug.")
+			scr := tuiWait(t, s, "ask-"+answer+"-dialog", "Do you want to proceed?", "Answer yes to approve it now")
+			saveArtifact(t, "ask-"+answer+"-dialog.txt", []byte(scr))
+			if answer == "yes" {
+				s.keys("1")
+			} else {
+				s.keys("3")
+				tuiWait(t, s, "ask-no-after", "for shortcuts")
+				tuiPrompt(s, "Edit main.txt anyway.")
+			}
+			scr = tuiWait(t, s, "ask-"+answer+"-end", "Turn over.")
+			saveArtifact(t, "ask-"+answer+"-end.txt", []byte(scr))
+
+			svc, done := p.service(t)
+			defer done()
+			ctx := context.Background()
+			key := "claude-code:" + e2eSession
+			evs, err := svc.History(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var decisions = map[string]string{}
+			var grants, humanApprovals []map[string]any
+			askResult := false
+			for _, e := range evs {
+				var d map[string]any
+				json.Unmarshal(e.Data, &d)
+				switch {
+				case e.Kind == store.KindDecision:
+					decisions[e.ToolUseID] = e.Decision
+				case e.Kind == store.KindResult && e.ToolUseID == "toolu_ask":
+					askResult = d["failed"] != true
+				case e.Kind == store.KindApproval && e.Rule == "prompt-grant":
+					d["tool_use_id"] = e.ToolUseID
+					grants = append(grants, d)
+				case e.Kind == store.KindApproval && d["action"] == "granted":
+					humanApprovals = append(humanApprovals, d)
+				}
+			}
+			if decisions["toolu_ask"] != "ask" {
+				t.Errorf("decision on toolu_ask = %q, want ask (all %v)", decisions["toolu_ask"], decisions)
+			}
+			b, _ := os.ReadFile(p.path("main.txt"))
+			runs, err := svc.Runs(ctx, store.RunFilter{SessionKey: key, Limit: 1})
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("runs: %v %v", runs, err)
+			}
+			run := runs[0]
+			if answer == "yes" {
+				if !askResult || len(grants) != 1 || grants[0]["op"] != "approve" || grants[0]["performed"] != true ||
+					grants[0]["tool_use_id"] != "toolu_ask" || grants[0]["permission_mode"] != "default" {
+					t.Errorf("grants = %v (PostToolUse ok: %v); want one performed approve grant for toolu_ask", grants, askResult)
+				}
+				if len(humanApprovals) != 1 {
+					t.Fatalf("granted approvals = %v; want one", humanApprovals)
+				}
+				if a, _ := humanApprovals[0]["actor"].(map[string]any); a["kind"] != "human" || a["channel"] != "prompt:claude-code" {
+					t.Errorf("approval granted by %v; want a human via prompt:claude-code", a)
+				}
+				if run.State != "fixing" || run.Status != store.StatusActive {
+					t.Errorf("run = %s %s; want fixing, active", run.State, run.Status)
+				}
+				if decisions["toolu_edit"] != "allow" || string(b) != "new line\n" {
+					t.Errorf("edit decided %q, main.txt = %q; want allowed and applied", decisions["toolu_edit"], b)
+				}
+				return
+			}
+			if askResult || len(grants) != 0 || len(humanApprovals) != 0 {
+				t.Errorf("after no: PostToolUse ok %v, grants %v, approvals %v; want none", askResult, grants, humanApprovals)
+			}
+			if run.State != "localizing" || run.Status != store.StatusAwaitingApproval {
+				t.Errorf("run = %s %s; want localizing, awaiting approval", run.State, run.Status)
+			}
+			if decisions["toolu_edit"] != "deny" || string(b) != "old line\n" {
+				t.Errorf("edit decided %q, main.txt = %q; want denied and untouched", decisions["toolu_edit"], b)
+			}
+		})
+	}
+}
+
+// waitScreen polls s until cond holds for the screen, up to d; it returns
+// the last screen and whether cond held.
+func waitScreen(s *tmuxSession, d time.Duration, cond func(string) bool) (string, bool) {
+	deadline := time.Now().Add(d)
+	for {
+		scr := s.screen()
+		if cond(scr) {
+			return scr, true
+		}
+		if time.Now().After(deadline) {
+			return scr, false
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
