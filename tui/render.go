@@ -135,8 +135,17 @@ func graphLines(g *wfgraph.Graph, current string, w int) []string {
 		nameW = max(nameW, len([]rune(n.Name)))
 	}
 	nameW = min(nameW, 24)
+	// Working states in rank order first, then final states.
+	nodes := make([]wfgraph.Node, 0, len(g.Nodes))
+	for _, final := range []bool{false, true} {
+		for _, n := range g.Nodes {
+			if n.Final == final {
+				nodes = append(nodes, n)
+			}
+		}
+	}
 	var lines []string
-	for _, n := range g.Nodes {
+	for _, n := range nodes {
 		var outs []string
 		for _, e := range g.Out(n.Name) {
 			outs = append(outs, e.Label+" → "+e.To)
