@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -222,6 +223,136 @@ func TestClaudeCodeAskPromptTUI(t *testing.T) {
 				t.Errorf("edit decided %q, main.txt = %q; want denied and untouched", decisions["toolu_edit"], b)
 			}
 		})
+	}
+}
+
+// mcpServerSessionEnv returns CLAUDE_CODE_SESSION_ID from the environment
+// of each running `BIN mcp ...` process (the MCP servers Claude Code
+// started with this test's binary).
+func mcpServerSessionEnv(t *testing.T, bin string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range dirs {
+		cmd, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
+		if len(argv) < 2 || argv[0] != bin || argv[1] != "mcp" {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "CLAUDE_CODE_SESSION_ID="); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// TestClaudeCodeClearTUI: after /clear, Claude Code gives the hooks a new
+// session_id while the MCP server it started keeps the old one in
+// CLAUDE_CODE_SESSION_ID. The agent starts a workflow before /clear and
+// again after it: the PreToolUse hook stamps each call with the hook's
+// session, the server trusts the stamp, and the store shows the second
+// start as a new run under the new session — the first session's run is
+// untouched and the stale id is never used.
+func TestClaudeCodeClearTUI(t *testing.T) {
+	p := newSWProject(t)
+	if out, err := exec.Command(p.bin, "init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
+		t.Fatalf("init with MCP: %v\n%s", err, out)
+	}
+	const pre = "mcp__statewright__statewright_"
+	srv := fakemodel.NewAnthropic(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Call(tool("toolu_start1", pre+"start", map[string]any{"name": "bugfix"})),
+		fakemodel.Say("Started once."),
+		fakemodel.Say("Waiting."), // the Stop hook holds the agent once (non-final phase)
+		fakemodel.Call(tool("toolu_start2", pre+"start", map[string]any{"name": "bugfix"})),
+		fakemodel.Call(tool("toolu_state2", pre+"get_state", map[string]any{})),
+		fakemodel.Say("Started twice."),
+	}, ExhaustedText: "Stopping now."}, fakemodel.WithLog(t.Logf))
+	defer srv.Close()
+	s := startClaudeTUI(t, p, srv.URL, "--permission-mode", "default", "--session-id", e2eSession)
+	tuiWait(t, s, "clear-start", "for shortcuts")
+	tuiPrompt(s, "Start the bugfix workflow.")
+	tuiWait(t, s, "clear-first", "Waiting.")
+	before := mcpServerSessionEnv(t, p.bin)
+
+	s.typeText("/clear")
+	time.Sleep(500 * time.Millisecond)
+	s.keys("Enter")
+	scr, ok := waitScreen(s, 60*time.Second, func(scr string) bool {
+		return !strings.Contains(scr, "Waiting.") && strings.Contains(scr, "for shortcuts")
+	})
+	if !ok {
+		saveArtifact(t, "clear-after.txt", []byte(scr))
+		t.Fatalf("/clear did not clear the screen:\n%s", scr)
+	}
+	tuiPrompt(s, "Start it again.")
+	tuiWait(t, s, "clear-second", "Started twice.")
+	after := mcpServerSessionEnv(t, p.bin)
+
+	svc, done := p.service(t)
+	defer done()
+	ctx := context.Background()
+	runs, err := svc.Runs(ctx, store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := "claude-code:" + e2eSession
+	var newKey string
+	for _, r := range runs {
+		if r.SessionKey != old {
+			newKey = r.SessionKey
+		}
+	}
+	if len(runs) != 2 || newKey == "" {
+		t.Fatalf("runs = %+v; want two, the second under the session /clear began", runs)
+	}
+	newID := strings.TrimPrefix(newKey, "claude-code:")
+	t.Logf("session before /clear %s, after %s; CLAUDE_CODE_SESSION_ID of the MCP server before %v, after %v", e2eSession, newID, before, after)
+	// The MCP server kept the stale id: this is the case the stamp is for.
+	if len(before) != 1 || before[0] != e2eSession || len(after) != 1 || after[0] != e2eSession {
+		t.Errorf("MCP server CLAUDE_CODE_SESSION_ID before %v, after %v; want the first session's id both times (one server)", before, after)
+	}
+	for _, r := range runs {
+		if r.Status != store.StatusActive || r.State != "localizing" {
+			t.Errorf("run %s (%s) = %s %s; want active in localizing", r.ID, r.SessionKey, r.State, r.Status)
+		}
+	}
+	// Each start (and the state read after /clear) is recorded under the
+	// session whose hook stamped it.
+	where := map[string]string{}
+	for _, key := range []string{old, newKey} {
+		evs, err := svc.History(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.Kind == store.KindDecision && e.ToolUseID != "" {
+				where[e.ToolUseID] = key
+			}
+		}
+	}
+	for id, want := range map[string]string{"toolu_start1": old, "toolu_start2": newKey, "toolu_state2": newKey} {
+		if where[id] != want {
+			t.Errorf("%s decided under %q, want %q", id, where[id], want)
+		}
+	}
+	// What the model was told after /clear: a fresh start, under the new session.
+	if res := toolResult(t, srv, "toolu_start2"); res.IsError || !strings.Contains(res.Content, newKey) {
+		t.Errorf("start after /clear: %+v; want a new run under %s", res, newKey)
+	}
+	if res := toolResult(t, srv, "toolu_state2"); res.IsError || !strings.Contains(res.Content, newKey) || strings.Contains(res.Content, old) {
+		t.Errorf("get_state after /clear: %+v; want the new session's run", res)
 	}
 }
 
