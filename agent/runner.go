@@ -338,7 +338,11 @@ func (r *runner) finalEnd(state string) events.RunEnd {
 
 // IsFailureState reports whether a final state means failure.
 func IsFailureState(def *workflow.Definition, state string) bool {
-	if fs, ok := def.Meta.Extra["failure_states"].([]any); ok {
+	var extra map[string]any
+	if def.Meta != nil {
+		extra = def.Meta.Extra
+	}
+	if fs, ok := extra["failure_states"].([]any); ok {
 		for _, f := range fs {
 			if s, _ := f.(string); s == state {
 				return true
@@ -487,7 +491,7 @@ func (r *runner) endpointFor(st *workflow.State) model.Endpoint {
 	if spec == "" {
 		spec = st.Model
 	}
-	if spec == "" {
+	if spec == "" && r.def.Meta != nil {
 		spec = r.def.Meta.DefaultModel
 	}
 	return resolveModel(r.cfg.Endpoint, spec)

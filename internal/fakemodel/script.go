@@ -44,6 +44,11 @@ type Script struct {
 	// [Server.Overruns].
 	ExhaustedText string
 
+	// Respond, when set, computes each main-conversation turn from the
+	// request instead of replaying Turns: a reactive policy that answers
+	// what the harness told it (see reactive.go). Turns is then unused.
+	Respond func(*Request) Turn
+
 	// Threads are other conversations the harness holds with the model at
 	// the same time, such as subagents (Claude Code runs them in the
 	// background by default, so their requests interleave with the main

@@ -185,6 +185,9 @@ func (s *Server) respond(req *Request) reply {
 	if kind == KindSide {
 		return reply{Text: s.script.SideText}
 	}
+	if thread == "" && s.script.Respond != nil {
+		return s.respondDynamic(req)
+	}
 	s.mu.Lock()
 	index := s.next[thread]
 	if index >= len(turns) {

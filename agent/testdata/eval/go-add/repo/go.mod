@@ -1,0 +1,3 @@
+module goadd
+
+go 1.21

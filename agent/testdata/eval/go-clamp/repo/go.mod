@@ -1,0 +1,3 @@
+module goclamp
+
+go 1.21

@@ -1,0 +1,3 @@
+module gocount
+
+go 1.21

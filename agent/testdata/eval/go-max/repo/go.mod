@@ -1,0 +1,3 @@
+module gomax
+
+go 1.21

@@ -1,0 +1,3 @@
+module goreverse
+
+go 1.21
