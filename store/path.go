@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // EnvStore names the environment variable that overrides the store's location.
@@ -16,7 +17,8 @@ const DefaultFile = "state.db"
 // ResolvePath returns the store location: flag (the --store option) when set,
 // else $STATEWRIGHT_STORE, else $XDG_STATE_HOME/statewright/state.db, else
 // ~/.local/state/statewright/state.db. getenv is os.Getenv when nil. A
-// relative flag or variable is made absolute against the working directory.
+// relative flag or variable is made absolute against the working directory;
+// a PostgreSQL URL (see IsPostgresURL) is returned as it is.
 func ResolvePath(flag string, getenv func(string) string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -24,6 +26,9 @@ func ResolvePath(flag string, getenv func(string) string) (string, error) {
 	p := flag
 	if p == "" {
 		p = getenv(EnvStore)
+	}
+	if IsPostgresURL(p) {
+		return p, nil
 	}
 	if p != "" {
 		abs, err := filepath.Abs(p)
@@ -48,4 +53,11 @@ func ResolvePath(flag string, getenv func(string) string) (string, error) {
 		dir = filepath.Join(home, ".local", "state")
 	}
 	return filepath.Join(dir, "statewright", DefaultFile), nil
+}
+
+// IsPostgresURL reports whether a store location names a PostgreSQL store
+// (a postgres:// or postgresql:// URL) rather than an SQLite file.
+func IsPostgresURL(loc string) bool {
+	l := strings.ToLower(loc)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
 }

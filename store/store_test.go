@@ -26,6 +26,8 @@ func TestResolvePath(t *testing.T) {
 		{"xdg", "", map[string]string{"XDG_STATE_HOME": "/xdg", "HOME": "/home/u"}, "/xdg/statewright/state.db"},
 		{"relative xdg is ignored", "", map[string]string{"XDG_STATE_HOME": "xdg", "HOME": "/home/u"}, "/home/u/.local/state/statewright/state.db"},
 		{"home", "", map[string]string{"HOME": "/home/u"}, "/home/u/.local/state/statewright/state.db"},
+		{"postgres flag", "postgres://u@db:5432/sw?sslmode=disable", nil, "postgres://u@db:5432/sw?sslmode=disable"},
+		{"postgresql env", "", map[string]string{EnvStore: "postgresql://db/sw"}, "postgresql://db/sw"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

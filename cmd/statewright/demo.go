@@ -18,7 +18,6 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() { register(newDemoCmd) }
@@ -112,7 +111,7 @@ func runDemo(ctx context.Context, out io.Writer, storePath string, keep bool) er
 	if storeIsTemp {
 		storePath = filepath.Join(dir, "state.db")
 	}
-	st, err := sqlite.Open(ctx, storePath, sqlite.Options{})
+	st, err := openStoreAt(ctx, storePath, storeOptions{})
 	if err != nil {
 		return fmt.Errorf("demo: open store: %w", err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/harness/claudecode"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() { register(newDoctorCmd) }
@@ -201,7 +200,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 			storeID = strings.TrimSpace(string(b))
 		}
 	}
-	if st, err := sqlite.Open(ctx, storePath, sqlite.Options{MustExist: true, ExpectID: storeID, BusyTimeout: time.Second}); err != nil {
+	if st, err := openStoreAt(ctx, storePath, storeOptions{MustExist: true, ExpectID: storeID, BusyTimeout: time.Second}); err != nil {
 		r.fail("store", "%v", err)
 	} else {
 		st.Close()

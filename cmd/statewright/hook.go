@@ -317,11 +317,12 @@ func openHookStore(ctx context.Context, o *hookOptions, projectDir string, workf
 	if id == "" {
 		return nil, nil, errors.New("the hook command names no store id (--store-id); run `statewright init` for the harness to install the hooks")
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{MustExist: true, ExpectID: id, BusyTimeout: busyTimeoutFor(o.deadline)})
+	st, err := openStoreAt(ctx, path, storeOptions{MustExist: true, ExpectID: id, BusyTimeout: busyTimeoutFor(o.deadline)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
-	protected = append(protected, path+"-wal", path+"-shm", path+"-journal")
+	// The runtime protects the store's own files (SQLite: the file, its WAL,
+	// shared memory, journal and lock file).
 	if exe, err := os.Executable(); err == nil {
 		protected = append(protected, exe)
 	}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/statewright-go/statewright/harness/claudecode"
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() { register(newInitCmd) }
@@ -391,6 +390,26 @@ func hookBinary(flag string) (string, error) {
 
 // ensureStore opens (creating unless dryRun) the store and returns its id.
 func ensureStore(ctx context.Context, path string, dryRun bool) (id string, created bool, err error) {
+	if store.IsPostgresURL(path) {
+		// A PostgreSQL store has no file to look at: ask the server.
+		if strings.Contains(path, "'") {
+			return "", false, usagef("init: the store URL holds a single quote")
+		}
+		st, err := openStoreAt(ctx, path, storeOptions{MustExist: true})
+		created := false
+		if errors.Is(err, store.ErrNoStore) {
+			if dryRun {
+				return "NEW-STORE-ID", true, nil
+			}
+			st, err = openStoreAt(ctx, path, storeOptions{})
+			created = true
+		}
+		if err != nil {
+			return "", false, failure{fmt.Sprintf("init: open store: %v", err)}
+		}
+		defer st.Close()
+		return st.StoreID(), created, nil
+	}
 	_, statErr := os.Stat(path)
 	missing := errors.Is(statErr, fs.ErrNotExist)
 	if missing && dryRun {
@@ -399,7 +418,7 @@ func ensureStore(ctx context.Context, path string, dryRun bool) (id string, crea
 	if strings.Contains(path, "'") {
 		return "", false, usagef("init: the store path %s holds a single quote", path)
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{MustExist: dryRun})
+	st, err := openStoreAt(ctx, path, storeOptions{MustExist: dryRun})
 	if err != nil {
 		return "", false, failure{fmt.Sprintf("init: open store: %v", err)}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -16,7 +15,6 @@ import (
 	"github.com/statewright-go/statewright/mcpserver"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() { register(newMCPCmd) }
@@ -78,12 +76,12 @@ statewright init claude-code registers it in .mcp.json; by hand:
 			defer stop()
 			// A named store must exist and be that store (as for the hooks);
 			// an unnamed one is created on first use.
-			st, err := openStoreWith(ctx, cmd, sqlite.Options{MustExist: storeID != "", ExpectID: storeID})
+			st, err := openStoreWith(ctx, cmd, storeOptions{MustExist: storeID != "", ExpectID: storeID})
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			check, err := sameFileCheck(st.Path())
+			check, err := sameStoreCheck(st)
 			if err != nil {
 				return failure{"mcp: " + err.Error()}
 			}
@@ -134,27 +132,6 @@ statewright init claude-code registers it in .mcp.json; by hand:
 	gw.add(cmd)
 	cmd.Flags().StringVar(&projectDir, "project-dir", "", "the project root, whose .statewright/workflows/ agents may start (default $CLAUDE_PROJECT_DIR, else the working directory)")
 	return cmd
-}
-
-// sameFileCheck returns a check that fails once the file at path is no
-// longer the one open now: the store was removed or replaced while the
-// server ran, and writes through the old handle would reach a file nobody
-// else reads.
-func sameFileCheck(path string) (func(context.Context) error, error) {
-	first, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("stat the store: %w", err)
-	}
-	return func(context.Context) error {
-		now, err := os.Stat(path)
-		if err != nil {
-			return fmt.Errorf("the store %s is gone since the server started: %w", path, err)
-		}
-		if !os.SameFile(first, now) {
-			return fmt.Errorf("the store %s was replaced since the server started; restart the MCP server", path)
-		}
-		return nil
-	}, nil
 }
 
 // nopWriteCloser keeps the transport from closing the command's stdout.

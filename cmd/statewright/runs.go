@@ -23,7 +23,6 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() {
@@ -71,7 +70,7 @@ func sessionArg(cmd *cobra.Command, id string) (string, error) {
 }
 
 // withService opens the store and runs fn with a Service over it.
-func withService(cmd *cobra.Command, mustExist bool, fn func(ctx context.Context, svc *runtime.Service, st *sqlite.Store) error) error {
+func withService(cmd *cobra.Command, mustExist bool, fn func(ctx context.Context, svc *runtime.Service, st store.Store) error) error {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -129,7 +128,7 @@ func newStartCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withService(cmd, false, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
+			return withService(cmd, false, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				v, err := svc.Start(ctx, key, args[0], runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli", Name: os.Getenv("USER")})
 				if err != nil {
 					return runErr(err)
@@ -178,7 +177,7 @@ func newTransitionCmd() *cobra.Command {
 					return err
 				}
 			}
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				res, err := svc.Transition(ctx, key, args[1], d, by)
 				if err != nil {
 					return runErr(err)
@@ -211,7 +210,7 @@ func newStatusCmd() *cobra.Command {
 		Short: "Show a session's live run, or list the live runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				out := cmd.OutOrStdout()
 				if session == "" {
 					runs, err := svc.Runs(ctx, store.RunFilter{LiveOnly: true})
@@ -320,7 +319,7 @@ func newRunsCmd() *cobra.Command {
 		Short: "List runs (live ones unless --all)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				runs, err := svc.Runs(ctx, store.RunFilter{LiveOnly: !all})
 				if err != nil {
 					return runErr(err)
@@ -352,7 +351,7 @@ func newHistoryCmd() *cobra.Command {
 			if export == "" && len(args) == 0 {
 				return usagef("history needs a SESSION (or --export jsonl)")
 			}
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, st *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
 				out := cmd.OutOrStdout()
 				if export == "jsonl" {
 					return runErr(st.ExportJSONL(ctx, out))
@@ -605,7 +604,7 @@ func newApproveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				ap, err := pendingApproval(ctx, svc, key, id)
 				if err != nil {
 					return err
@@ -645,7 +644,7 @@ func newRejectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				ap, err := pendingApproval(ctx, svc, key, id)
 				if err != nil {
 					return err
@@ -681,7 +680,7 @@ func newAdminCmd(name, short, done string, op func(*runtime.Service, context.Con
 			if err != nil {
 				return err
 			}
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				v, err := svc.Status(ctx, key)
 				if err != nil {
 					return runErr(err)
@@ -722,7 +721,7 @@ func newOffCmd() *cobra.Command {
 		Short: "Emergency stop: deactivate every live run (people only)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				runs, err := svc.Runs(ctx, store.RunFilter{LiveOnly: true})
 				if err != nil {
 					return runErr(err)

@@ -4,26 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/postgres"
 	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 // storeFlag is the name of the flag every store-using command takes.
 const storeFlag = "store"
 
-// addStoreFlag adds the --store PATH flag to cmd. Commands that open the
-// store call it in their constructor and then openStore in RunE.
+// addStoreFlag adds the --store PATH|URL flag to cmd. Commands that open
+// the store call it in their constructor and then openStore in RunE.
 func addStoreFlag(cmd *cobra.Command) {
 	cmd.Flags().String(storeFlag, "",
-		"the store file (default $"+store.EnvStore+", else $XDG_STATE_HOME/statewright/state.db, else ~/.local/state/statewright/state.db)")
+		"the store: an SQLite file, or a postgres:// URL (default $"+store.EnvStore+", else $XDG_STATE_HOME/statewright/state.db, else ~/.local/state/statewright/state.db)")
 }
 
 // storePath resolves the store location for cmd: --store when given, else
 // $STATEWRIGHT_STORE, else $XDG_STATE_HOME/statewright/state.db, else
-// ~/.local/state/statewright/state.db (see store.ResolvePath).
+// ~/.local/state/statewright/state.db (see store.ResolvePath). A
+// postgres:// URL is returned as it is.
 func storePath(cmd *cobra.Command) (string, error) {
 	var flag string
 	if f := cmd.Flag(storeFlag); f != nil {
@@ -36,25 +40,62 @@ func storePath(cmd *cobra.Command) (string, error) {
 	return p, nil
 }
 
+// storeOptions are the backend-neutral options for opening a store.
+type storeOptions struct {
+	// MustExist: never create the store (hooks, read-only commands).
+	MustExist bool
+	// ExpectID: the store must carry this id (a hook command names it).
+	ExpectID string
+	// BusyTimeout bounds a writer's wait for the store's locks (the
+	// backend's default when 0).
+	BusyTimeout time.Duration
+}
+
+// openStoreAt opens the store at loc, a file path or a postgres:// URL:
+// the one place that picks the backend.
+func openStoreAt(ctx context.Context, loc string, opts storeOptions) (store.Store, error) {
+	// Each branch returns a nil interface on error, never a typed nil.
+	if store.IsPostgresURL(loc) {
+		st, err := postgres.Open(ctx, loc, postgres.Options{MustExist: opts.MustExist, ExpectID: opts.ExpectID, BusyTimeout: opts.BusyTimeout})
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+	st, err := sqlite.Open(ctx, loc, sqlite.Options{MustExist: opts.MustExist, ExpectID: opts.ExpectID, BusyTimeout: opts.BusyTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// displayStore names a store location for messages: a URL without its password.
+func displayStore(loc string) string {
+	if store.IsPostgresURL(loc) {
+		return postgres.Redact(loc)
+	}
+	return loc
+}
+
 // openStore opens the store named by cmd's --store flag (or the default
 // location). With mustExist the store must already exist and be
 // initialised (hooks and read-only commands must never create a fresh,
 // empty store); otherwise it is created on first use. The caller closes it.
 //
-// Errors are wrapped with the path; a missing store (mustExist) wraps
+// Errors are wrapped with the location; a missing store (mustExist) wraps
 // store.ErrNoStore.
-func openStore(ctx context.Context, cmd *cobra.Command, mustExist bool) (*sqlite.Store, error) {
-	return openStoreWith(ctx, cmd, sqlite.Options{MustExist: mustExist})
+func openStore(ctx context.Context, cmd *cobra.Command, mustExist bool) (store.Store, error) {
+	return openStoreWith(ctx, cmd, storeOptions{MustExist: mustExist})
 }
 
-// openStoreWith is openStore with full control over the sqlite options
-// (ExpectID for hook commands that name the store's id, BusyTimeout).
-func openStoreWith(ctx context.Context, cmd *cobra.Command, opts sqlite.Options) (*sqlite.Store, error) {
+// openStoreWith is openStore with full control over the options (ExpectID
+// for commands that name the store's id, BusyTimeout).
+func openStoreWith(ctx context.Context, cmd *cobra.Command, opts storeOptions) (store.Store, error) {
 	p, err := storePath(cmd)
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, p, opts)
+	st, err := openStoreAt(ctx, p, opts)
 	if err != nil {
 		if errors.Is(err, store.ErrNoStore) {
 			return nil, fmt.Errorf("open store: %w (start a run with `statewright start`, or name the store with --store / $%s)", err, store.EnvStore)
@@ -62,4 +103,39 @@ func openStoreWith(ctx context.Context, cmd *cobra.Command, opts sqlite.Options)
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return st, nil
+}
+
+// sameStoreCheck returns a check that fails once the store open now is no
+// longer the one at its location: an SQLite file removed or replaced, a
+// PostgreSQL store dropped and recreated. Writes through the old handle
+// would reach a store nobody else reads.
+func sameStoreCheck(st store.Store) (func(context.Context) error, error) {
+	switch s := st.(type) {
+	case *sqlite.Store:
+		return sameFileCheck(s.Path())
+	case *postgres.Store:
+		return s.CheckID, nil
+	}
+	return func(context.Context) error { return nil }, nil
+}
+
+// sameFileCheck returns a check that fails once the file at path is no
+// longer the one open now: the store was removed or replaced while the
+// server ran, and writes through the old handle would reach a file nobody
+// else reads.
+func sameFileCheck(path string) (func(context.Context) error, error) {
+	first, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("stat the store: %w", err)
+	}
+	return func(context.Context) error {
+		now, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("the store %s is gone since the server started: %w", path, err)
+		}
+		if !os.SameFile(first, now) {
+			return fmt.Errorf("the store %s was replaced since the server started; restart the MCP server", path)
+		}
+		return nil
+	}, nil
 }

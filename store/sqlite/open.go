@@ -70,9 +70,17 @@ type Store struct {
 	wl       *writeLock
 	mu       sync.Mutex // serialises this process's writers
 	closed   atomic.Bool
+
+	watchMu   sync.Mutex // guards the poller behind Watch
+	hub       *store.Hub
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Watcher = (*Store)(nil)
+)
 
 // SchemaVersion is the schema version this package writes (PRAGMA user_version).
 func SchemaVersion() int {
@@ -341,6 +349,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.stopWatching()
 	err := s.db.Close()
 	s.mu.Lock()
 	if s.wl != nil {

@@ -151,9 +151,9 @@ func scanEvent(sc rowScanner, e *store.Event) error {
 		&e.Decision, &e.Rule, &e.Reason, &e.ToolUseID, &data, &e.PrevHash, &e.Hash); err != nil {
 		return err
 	}
-	e.Time = fromNanos(t)
+	e.Time = store.FromNanos(t)
 	e.Kind = store.EventKind(kind)
-	e.Data = rawOrNil(data)
+	e.Data = store.RawJSON(data)
 	return nil
 }
 
@@ -330,8 +330,8 @@ func (s *Store) SetRetention(ctx context.Context, r store.Retention) error {
 	if err := s.check("set retention"); err != nil {
 		return err
 	}
-	if r.MaxAge < 0 || r.Keep < 0 {
-		return fmt.Errorf("store: set retention: %w: negative retention", store.ErrInvalid)
+	if err := store.ValidRetention("set retention", r); err != nil {
+		return err
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -360,8 +360,8 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	if err := s.check("prune"); err != nil {
 		return p, err
 	}
-	if r.MaxAge < 0 || r.Keep < 0 {
-		return p, fmt.Errorf("store: prune: %w: negative retention", store.ErrInvalid)
+	if err := store.ValidRetention("prune", r); err != nil {
+		return p, err
 	}
 	if r.MaxAge == 0 && r.Keep == 0 {
 		return p, nil

@@ -63,6 +63,18 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		a, path := openTemp(t, Options{})
+		b, err := Open(bg, path, Options{MustExist: true, ExpectID: a.StoreID()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return a, b
+	})
+}
+
 // rawDB opens the file without the store, as a tamperer (or sqlite3) would.
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()

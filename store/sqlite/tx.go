@@ -3,10 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -39,113 +36,29 @@ func scanRun(sc rowScanner) (*store.Run, error) {
 	r.Status = store.Status(status)
 	r.AuditOnly = audit != 0
 	r.Snapshot = snapshot
-	r.Context = rawOrNil(ctxJSON)
-	r.History = rawOrNil(hist)
-	r.Evidence = rawOrNil(evidence)
-	r.CreatedAt = fromNanos(created)
-	r.UpdatedAt = fromNanos(updated)
-	if len(counters) > 0 {
-		if err := json.Unmarshal(counters, &r.Counters); err != nil {
-			return nil, fmt.Errorf("%w: run %s counters: %v", store.ErrCorrupt, r.ID, err)
-		}
-	}
-	if len(files) > 0 {
-		if err := json.Unmarshal(files, &r.FilesEdited); err != nil {
-			return nil, fmt.Errorf("%w: run %s files_edited: %v", store.ErrCorrupt, r.ID, err)
-		}
-	}
-	if len(approval) > 0 {
-		r.PendingApproval = new(store.Approval)
-		if err := json.Unmarshal(approval, r.PendingApproval); err != nil {
-			return nil, fmt.Errorf("%w: run %s pending_approval: %v", store.ErrCorrupt, r.ID, err)
-		}
+	r.Context = store.RawJSON(ctxJSON)
+	r.History = store.RawJSON(hist)
+	r.Evidence = store.RawJSON(evidence)
+	r.CreatedAt = store.FromNanos(created)
+	r.UpdatedAt = store.FromNanos(updated)
+	if err := store.DecodeRunColumns(&r, counters, files, approval); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
 
-func rawOrNil(b []byte) json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	return json.RawMessage(b)
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-func toNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// jsonCol validates and compacts a JSON column value (nil stays NULL).
-func jsonCol(name string, b json.RawMessage) (any, error) {
-	c, err := store.CompactData(b)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", store.ErrInvalid, name, err)
-	}
-	if c == nil {
-		return nil, nil
-	}
-	return string(c), nil
-}
-
-func marshalCol(v any, empty bool) (any, error) {
-	if empty {
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
 // runArgs encodes the mutable columns of r in runColumns order from state on.
 func runArgs(r *store.Run) ([]any, error) {
-	ctxJSON, err := jsonCol("context", r.Context)
+	c, err := store.EncodeRunColumns(r)
 	if err != nil {
 		return nil, err
-	}
-	hist, err := jsonCol("history", r.History)
-	if err != nil {
-		return nil, err
-	}
-	evidence, err := jsonCol("evidence", r.Evidence)
-	if err != nil {
-		return nil, err
-	}
-	counters, err := marshalCol(r.Counters, len(r.Counters) == 0)
-	if err != nil {
-		return nil, fmt.Errorf("%w: counters: %v", store.ErrInvalid, err)
-	}
-	files, err := marshalCol(r.FilesEdited, len(r.FilesEdited) == 0)
-	if err != nil {
-		return nil, fmt.Errorf("%w: files_edited: %v", store.ErrInvalid, err)
-	}
-	approval, err := marshalCol(r.PendingApproval, r.PendingApproval == nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: pending_approval: %v", store.ErrInvalid, err)
 	}
 	audit := 0
 	if r.AuditOnly {
 		audit = 1
 	}
-	return []any{r.State, ctxJSON, hist, r.Iterations, counters, files, approval, string(r.Status), audit, evidence}, nil
-}
-
-func digest(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return []any{r.State, c.Context, c.History, r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval,
+		string(r.Status), audit, c.Evidence}, nil
 }
 
 // Update runs fn in one BEGIN IMMEDIATE transaction on sessionKey.
@@ -236,27 +149,12 @@ func (t *tx) Put(r *store.Run) error {
 	if err := t.use("put run"); err != nil {
 		return err
 	}
-	if r == nil {
-		return fmt.Errorf("store: put run: %w: nil run", store.ErrInvalid)
-	}
-	if r.SessionKey == "" {
-		r.SessionKey = t.key
-	}
-	if r.SessionKey != t.key {
-		return fmt.Errorf("store: put run: %w: run session %q in a transaction on %q", store.ErrInvalid, r.SessionKey, t.key)
-	}
-	if r.Status == "" {
-		r.Status = store.StatusActive
-	}
-	if !r.Status.Valid() {
-		return fmt.Errorf("store: put run: %w: unknown status %q", store.ErrInvalid, r.Status)
-	}
-	if r.State == "" {
-		return fmt.Errorf("store: put run: %w: empty state", store.ErrInvalid)
+	if err := store.PrepareRun(r, t.key); err != nil {
+		return err
 	}
 	args, err := runArgs(r)
 	if err != nil {
-		return fmt.Errorf("store: put run: %w", err)
+		return err
 	}
 	if r.ID == "" {
 		err = t.insertRun(r, args)
@@ -281,7 +179,7 @@ func (t *tx) insertRun(r *store.Run, args []any) error {
 	if err != nil {
 		return err
 	}
-	dg := digest(r.Snapshot)
+	dg := store.SnapshotDigestOf(r.Snapshot)
 	all := append([]any{id, r.SessionKey, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg}, args...)
 	all = append(all, int64(1), t.now.UnixNano(), t.now.UnixNano())
 	_, err = t.tx.ExecContext(t.ctx, "INSERT INTO runs ("+runColumns+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", all...)
@@ -311,7 +209,7 @@ func (t *tx) updateRun(r *store.Run, args []any) error {
 		q = "UPDATE runs SET " + set + " WHERE id = ? AND session_key = ? AND revision = ?"
 		all = append(args, next, t.now.UnixNano(), r.ID, t.key, r.Revision)
 	} else {
-		dg = digest(r.Snapshot)
+		dg = store.SnapshotDigestOf(r.Snapshot)
 		q = "UPDATE runs SET workflow_id = ?, workflow_source = ?, snapshot = ?, snapshot_digest = ?, " + set +
 			" WHERE id = ? AND session_key = ? AND revision = ?"
 		all = append([]any{r.WorkflowID, r.WorkflowSource, r.Snapshot, dg}, args...)
@@ -384,30 +282,11 @@ func (t *tx) Append(events ...*store.Event) error {
 		return err
 	}
 	for _, e := range events {
-		if e == nil {
-			return fmt.Errorf("store: append: %w: nil event", store.ErrInvalid)
+		if err := store.PrepareEvent(e, t.runID, t.key, t.now); err != nil {
+			return err
 		}
-		if e.Kind == "" {
-			return fmt.Errorf("store: append: %w: event without kind", store.ErrInvalid)
-		}
-		data, err := store.CompactData(e.Data)
-		if err != nil {
-			return fmt.Errorf("store: append %s event: %w", e.Kind, err)
-		}
-		e.Data = data
-		if e.RunID == "" {
-			e.RunID = t.runID
-		}
-		if e.SessionKey == "" {
-			e.SessionKey = t.key
-		}
-		if e.Time.IsZero() {
-			e.Time = t.now
-		}
-		e.Time = e.Time.UTC()
-		e.Seq = t.headSeq + 1
-		e.PrevHash = t.headHash
-		e.Hash = store.HashEvent(e)
+		store.ChainEvent(e, t.headSeq, t.headHash)
+		data := e.Data
 		var d any
 		if data != nil {
 			d = string(data)
@@ -437,8 +316,8 @@ func scanCall(sc rowScanner) (*store.Call, error) {
 		return nil, err
 	}
 	c.Phase, c.Status = store.Phase(phase), store.CallStatus(status)
-	c.Outcome, c.Effects = rawOrNil(outcome), rawOrNil(effects)
-	c.CreatedAt, c.SettledAt = fromNanos(created), fromNanos(settled)
+	c.Outcome, c.Effects = store.RawJSON(outcome), store.RawJSON(effects)
+	c.CreatedAt, c.SettledAt = store.FromNanos(created), store.FromNanos(settled)
 	return &c, nil
 }
 
@@ -447,43 +326,14 @@ func (t *tx) Record(c *store.Call) error {
 	if err := t.use("record call"); err != nil {
 		return err
 	}
-	if c == nil || c.ToolUseID == "" {
-		return fmt.Errorf("store: record call: %w: empty tool_use_id", store.ErrInvalid)
+	if err := store.PrepareCall(c, t.key, t.runID); err != nil {
+		return err
 	}
-	if c.SessionKey == "" {
-		c.SessionKey = t.key
-	}
-	if c.SessionKey != t.key {
-		return fmt.Errorf("store: record call: %w: call session %q in a transaction on %q", store.ErrInvalid, c.SessionKey, t.key)
-	}
-	if c.RunID == "" {
-		c.RunID = t.runID
-	}
-	switch c.Phase {
-	case store.PhasePre:
-		if c.Status == "" {
-			c.Status = store.CallReserved
-		}
-	case store.PhasePost:
-		if c.Status == "" {
-			c.Status = store.CallSettled
-		}
-		if c.Status == store.CallReserved {
-			return fmt.Errorf("store: record call: %w: a post record cannot be reserved", store.ErrInvalid)
-		}
-	default:
-		return fmt.Errorf("store: record call: %w: unknown phase %q", store.ErrInvalid, c.Phase)
-	}
-	switch c.Status {
-	case store.CallReserved, store.CallSettled, store.CallFailed, store.CallDone:
-	default:
-		return fmt.Errorf("store: record call: %w: unknown status %q", store.ErrInvalid, c.Status)
-	}
-	outcome, err := jsonCol("outcome", c.Outcome)
+	outcome, err := store.JSONColumn("outcome", c.Outcome)
 	if err != nil {
 		return fmt.Errorf("store: record call: %w", err)
 	}
-	effects, err := jsonCol("effects", c.Effects)
+	effects, err := store.JSONColumn("effects", c.Effects)
 	if err != nil {
 		return fmt.Errorf("store: record call: %w", err)
 	}
@@ -502,10 +352,7 @@ func (t *tx) Record(c *store.Call) error {
 		return mapErr("record call "+c.ToolUseID, err)
 	}
 	if c.Phase == store.PhasePost {
-		st := store.CallSettled
-		if c.Status == store.CallFailed {
-			st = store.CallFailed
-		}
+		st := c.SettlesAs()
 		if _, err := t.tx.ExecContext(t.ctx, `UPDATE calls SET status = ?, settled_at = ?
 			WHERE session_key = ? AND tool_use_id = ? AND phase = 'pre' AND status = 'reserved'`,
 			string(st), t.now.UnixNano(), t.key, c.ToolUseID); err != nil {

@@ -70,6 +70,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"RetentionMaxAge", testRetentionAge},
 		{"ConcurrentUpdates", testConcurrent},
 		{"Closed", testClosed},
+		{"WatchOwnWrites", testWatchOwn},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -925,3 +926,49 @@ func testClosed(t *testing.T, s store.Store, clk *Clock) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// testWatchOwn: a store.Watcher also reports writes made through the same
+// handle, ends the watch when the context is cancelled, and refuses to
+// watch once closed.
+func testWatchOwn(t *testing.T, s store.Store, clk *Clock) {
+	w, ok := s.(store.Watcher)
+	if !ok {
+		t.Skip("the backend does not implement store.Watcher")
+	}
+	ctx, cancel := context.WithCancel(bg)
+	ch, err := w.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Create(t, s, "cc:own")
+	for i := 0; i < 3; i++ {
+		if _, _, err := Decide(bg, s, "cc:own", fmt.Sprintf("own%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timeout := time.After(20 * time.Second) // a liveness bound, not a latency assertion
+	var last int64
+	for last < 4 {
+		select {
+		case c := <-ch:
+			if c.Resync() {
+				continue
+			}
+			if c.RunID != r.ID || c.SessionKey != "cc:own" || c.Revision < last {
+				t.Fatalf("change %+v after revision %d", c, last)
+			}
+			last = c.Revision
+		case <-timeout:
+			t.Fatalf("saw revision %d, want 4", last)
+		}
+	}
+	cancel()
+	for range ch { // the channel closes once the context is done
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Watch(bg); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Watch after Close: err = %v, want ErrClosed", err)
+	}
+}

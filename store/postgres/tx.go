@@ -1,0 +1,444 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/statewright-go/statewright/store"
+)
+
+const runColumns = `id, session_key, workflow_id, workflow_source, snapshot, snapshot_digest, state,
+	context, history, iterations, counters, files_edited, pending_approval, status, audit_only,
+	evidence, revision, created_at, updated_at`
+
+const liveStatusSQL = `('active', 'awaiting_approval', 'paused')`
+
+func scanRun(row pgx.Row) (*store.Run, error) {
+	var (
+		r                              store.Run
+		ctxJSON, hist, counters, files []byte
+		approval, evidence             []byte
+		status                         string
+		created, updated               int64
+	)
+	if err := row.Scan(&r.ID, &r.SessionKey, &r.WorkflowID, &r.WorkflowSource, &r.Snapshot, &r.SnapshotDigest,
+		&r.State, &ctxJSON, &hist, &r.Iterations, &counters, &files, &approval, &status, &r.AuditOnly,
+		&evidence, &r.Revision, &created, &updated); err != nil {
+		return nil, err
+	}
+	r.Status = store.Status(status)
+	if len(r.Snapshot) == 0 {
+		r.Snapshot = nil
+	}
+	r.Context, r.History, r.Evidence = store.RawJSON(ctxJSON), store.RawJSON(hist), store.RawJSON(evidence)
+	r.CreatedAt, r.UpdatedAt = store.FromNanos(created), store.FromNanos(updated)
+	if err := store.DecodeRunColumns(&r, counters, files, approval); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Update runs fn in one transaction on sessionKey, holding the session's
+// advisory lock from before it reads the live run until it commits.
+//
+// The transaction is driven by hand on one pooled connection so that
+// statements travel in pipelines: BEGIN, the lock and the read of the run
+// are one round trip; the buffered event inserts, the chain head and
+// COMMIT another.
+func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.Tx) error) (err error) {
+	if err := s.check("update"); err != nil {
+		return err
+	}
+	if sessionKey == "" {
+		return fmt.Errorf("store: update: %w: empty session key", store.ErrInvalid)
+	}
+	op := "update " + sessionKey
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return s.mapErr(op+": connect", err)
+	}
+	t := &tx{ctx: ctx, s: s, conn: conn.Conn(), key: sessionKey, now: s.now().UTC()}
+	committed := false
+	defer func() {
+		if !committed {
+			t.rollback(conn)
+		}
+		conn.Release()
+	}()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SELECT pg_advisory_xact_lock($1)", lockKey("session", s.schema, sessionKey))
+	b.Queue("SELECT "+runColumns+" FROM statewright_runs WHERE session_key = $1 AND status IN "+liveStatusSQL, sessionKey)
+	br := t.conn.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return s.mapErr(op+": begin", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return s.mapErr(op+": lock the session", err)
+	}
+	live, err := scanRun(br.QueryRow())
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return s.mapErr(op+": read run", err)
+	default:
+		t.live = live
+		t.runID = live.ID
+	}
+	ferr := fn(t)
+	t.done = true
+	if ferr != nil {
+		return ferr
+	}
+	if err := t.commit(); err != nil {
+		return s.mapErr(op+": commit", err)
+	}
+	committed = true
+	return nil
+}
+
+type tx struct {
+	ctx   context.Context
+	s     *Store
+	conn  *pgx.Conn
+	key   string
+	now   time.Time
+	live  *store.Run // the live run as last read or written
+	runID string     // the run events and calls default to
+	done  bool
+
+	headLocked bool
+	headSeq    int64
+	headHash   string
+	events     []store.Event // appended, inserted at commit
+}
+
+// rollback ends an uncommitted transaction; a connection that cannot roll
+// back (broken, or cancelled mid-statement) is closed so the pool drops it.
+func (t *tx) rollback(conn *pgxpool.Conn) {
+	c := conn.Conn()
+	if c.IsClosed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), 5*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+		c.Close(ctx)
+	}
+}
+
+// commit inserts the buffered events, advances the chain head and commits
+// in one round trip; a COMMIT that rolled back (an earlier statement
+// failed) is an error.
+func (t *tx) commit() error {
+	b := &pgx.Batch{}
+	for i := range t.events {
+		e := &t.events[i]
+		var data *string
+		if e.Data != nil {
+			d := string(e.Data)
+			data = &d
+		}
+		b.Queue(`INSERT INTO statewright_events (seq, run_id, session_key, time, kind, state, tool,
+			input_digest, decision, rule, reason, tool_use_id, data, prev_hash, hash)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)`,
+			e.Seq, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
+			e.Decision, e.Rule, e.Reason, e.ToolUseID, data, e.PrevHash, e.Hash)
+	}
+	if t.headLocked && len(t.events) > 0 {
+		b.Queue("UPDATE statewright_chain SET head_seq = $1, head_hash = $2 WHERE id = 1", t.headSeq, t.headHash)
+	}
+	b.Queue("COMMIT")
+	br := t.conn.SendBatch(t.ctx, b)
+	defer br.Close()
+	for i := 0; i < b.Len()-1; i++ {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return err
+	}
+	if tag.String() != "COMMIT" {
+		return fmt.Errorf("the transaction was rolled back (%s): an earlier statement failed", tag)
+	}
+	return br.Close()
+}
+
+// SessionKey implements store.Tx.
+func (t *tx) SessionKey() string { return t.key }
+
+// Now implements store.Tx.
+func (t *tx) Now() time.Time { return t.now }
+
+// Run implements store.Tx.
+func (t *tx) Run() *store.Run { return t.live.Clone() }
+
+func (t *tx) use(op string) error {
+	if t.done {
+		return fmt.Errorf("store: %s: %w: transaction is over", op, store.ErrInvalid)
+	}
+	return nil
+}
+
+const callColumns = `tool_use_id, phase, session_key, run_id, state, outcome, effects, status, created_at, settled_at`
+
+func scanCall(row pgx.Row) (*store.Call, error) {
+	var (
+		c                store.Call
+		phase, status    string
+		outcome, effects []byte
+		created, settled int64
+	)
+	if err := row.Scan(&c.ToolUseID, &phase, &c.SessionKey, &c.RunID, &c.State, &outcome, &effects, &status, &created, &settled); err != nil {
+		return nil, err
+	}
+	c.Phase, c.Status = store.Phase(phase), store.CallStatus(status)
+	c.Outcome, c.Effects = store.RawJSON(outcome), store.RawJSON(effects)
+	c.CreatedAt, c.SettledAt = store.FromNanos(created), store.FromNanos(settled)
+	return &c, nil
+}
+
+// Call implements store.Tx.
+func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
+	if err := t.use("call"); err != nil {
+		return nil, err
+	}
+	c, err := scanCall(t.conn.QueryRow(t.ctx, "SELECT "+callColumns+
+		" FROM statewright_calls WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3", t.key, toolUseID, string(phase)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, t.s.mapErr("call "+toolUseID, err)
+	}
+	return c, nil
+}
+
+// Put implements store.Tx: insert, or update with compare-and-swap on
+// revision. Either statement also queues the run's NOTIFY for the commit.
+func (t *tx) Put(r *store.Run) error {
+	if err := t.use("put run"); err != nil {
+		return err
+	}
+	if err := store.PrepareRun(r, t.key); err != nil {
+		return err
+	}
+	cols, err := store.EncodeRunColumns(r)
+	if err != nil {
+		return err
+	}
+	if r.ID == "" {
+		err = t.insertRun(r, cols)
+	} else {
+		err = t.updateRun(r, cols)
+	}
+	if err != nil {
+		return err
+	}
+	t.runID = r.ID
+	switch {
+	case r.Status.Live():
+		t.live = r.Clone()
+	case t.live != nil && t.live.ID == r.ID:
+		t.live = nil
+	}
+	return nil
+}
+
+// notifyPayload is the JSON a NOTIFY carries: the store.Change of the write.
+func notifyPayload(r *store.Run) (string, error) {
+	b, err := json.Marshal(store.ChangeOf(r))
+	return string(b), err
+}
+
+func (t *tx) insertRun(r *store.Run, c store.RunColumns) error {
+	id, err := newID("run_", 12)
+	if err != nil {
+		return err
+	}
+	dg := store.SnapshotDigestOf(r.Snapshot)
+	w := r.Clone()
+	w.ID, w.Revision, w.SnapshotDigest = id, 1, dg
+	payload, err := notifyPayload(w)
+	if err != nil {
+		return fmt.Errorf("store: create run: %w", err)
+	}
+	n := t.now.UnixNano()
+	var inserted int64
+	err = t.conn.QueryRow(t.ctx, `WITH i AS (
+		INSERT INTO statewright_runs (`+runColumns+`)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,1,$17,$17)
+		ON CONFLICT DO NOTHING RETURNING 1)
+		SELECT count(*) FROM (SELECT pg_notify($18, $19) FROM i) n`,
+		id, r.SessionKey, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg, r.State, c.Context, c.History,
+		r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval, string(r.Status), r.AuditOnly, c.Evidence,
+		n, t.s.channel, payload).Scan(&inserted)
+	if err != nil {
+		return t.s.mapErr("create run for "+t.key, err)
+	}
+	if inserted == 0 {
+		return fmt.Errorf("store: create run for %s: %w: the session already has a live run", t.key, store.ErrConflict)
+	}
+	r.ID, r.SnapshotDigest, r.Revision, r.CreatedAt, r.UpdatedAt = id, dg, 1, t.now, t.now
+	return nil
+}
+
+func (t *tx) updateRun(r *store.Run, c store.RunColumns) error {
+	// Making a run live beside another live run of the session would break
+	// the unique index and abort the whole transaction: refuse it first
+	// (the session lock keeps the answer true until commit).
+	if r.Status.Live() && (t.live == nil || t.live.ID != r.ID) {
+		var (
+			rev   *int64
+			other bool
+		)
+		if err := t.conn.QueryRow(t.ctx, `SELECT (SELECT revision FROM statewright_runs WHERE id = $2 AND session_key = $1),
+			EXISTS (SELECT 1 FROM statewright_runs WHERE session_key = $1 AND status IN `+liveStatusSQL+` AND id <> $2)`,
+			t.key, r.ID).Scan(&rev, &other); err != nil {
+			return t.s.mapErr("update run "+r.ID, err)
+		}
+		if rev != nil && *rev == r.Revision && other {
+			return fmt.Errorf("store: update run %s: %w: the session already has another live run", r.ID, store.ErrConflict)
+		}
+	}
+	next := r.Revision + 1
+	sameSnapshot := t.live != nil && t.live.ID == r.ID && bytes.Equal(t.live.Snapshot, r.Snapshot) &&
+		t.live.WorkflowID == r.WorkflowID && t.live.WorkflowSource == r.WorkflowSource
+	dg := store.SnapshotDigestOf(r.Snapshot)
+	if sameSnapshot {
+		dg = t.live.SnapshotDigest
+	}
+	w := r.Clone()
+	w.Revision, w.SnapshotDigest = next, dg
+	payload, err := notifyPayload(w)
+	if err != nil {
+		return fmt.Errorf("store: update run %s: %w", r.ID, err)
+	}
+	const set = `state = $1, context = $2, history = $3, iterations = $4, counters = $5, files_edited = $6,
+		pending_approval = $7, status = $8, audit_only = $9, evidence = $10, revision = $11, updated_at = $12`
+	args := []any{r.State, c.Context, c.History, r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval,
+		string(r.Status), r.AuditOnly, c.Evidence, next, t.now.UnixNano(), r.ID, t.key, r.Revision, t.s.channel, payload}
+	q := "UPDATE statewright_runs SET " + set
+	if !sameSnapshot {
+		// The snapshot rarely changes: rewrite it (and its digest) only when it did.
+		q += ", workflow_id = $18, workflow_source = $19, snapshot = $20, snapshot_digest = $21"
+		args = append(args, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg)
+	}
+	q = "WITH u AS (" + q + " WHERE id = $13 AND session_key = $14 AND revision = $15 RETURNING 1) SELECT count(*) FROM (SELECT pg_notify($16, $17) FROM u) n"
+	var n int64
+	if err := t.conn.QueryRow(t.ctx, q, args...).Scan(&n); err != nil {
+		return t.s.mapErr("update run "+r.ID, err)
+	}
+	if n == 0 {
+		var rev int64
+		err := t.conn.QueryRow(t.ctx, "SELECT revision FROM statewright_runs WHERE id = $1 AND session_key = $2", r.ID, t.key).Scan(&rev)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("store: update run %s: %w in session %s", r.ID, store.ErrNotFound, t.key)
+		}
+		if err != nil {
+			return t.s.mapErr("update run "+r.ID, err)
+		}
+		return fmt.Errorf("store: update run %s: %w: revision %d is stale (stored %d)", r.ID, store.ErrConflict, r.Revision, rev)
+	}
+	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.now
+	return nil
+}
+
+// lockHead locks the chain's head row until the commit and reads it.
+func (t *tx) lockHead() error {
+	if t.headLocked {
+		return nil
+	}
+	if err := t.conn.QueryRow(t.ctx, "SELECT head_seq, head_hash FROM statewright_chain WHERE id = 1 FOR UPDATE").
+		Scan(&t.headSeq, &t.headHash); err != nil {
+		return t.s.mapErr("append: lock the chain head", err)
+	}
+	t.headLocked = true
+	return nil
+}
+
+// Append implements store.Tx: each event is chained to the one before it
+// (Seq, PrevHash and Hash are set at once); the rows are written at commit.
+func (t *tx) Append(events ...*store.Event) error {
+	if err := t.use("append"); err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	for _, e := range events {
+		if err := store.PrepareEvent(e, t.runID, t.key, t.now); err != nil {
+			return err
+		}
+	}
+	if err := t.lockHead(); err != nil {
+		return err
+	}
+	for _, e := range events {
+		store.ChainEvent(e, t.headSeq, t.headHash)
+		t.events = append(t.events, *e)
+		t.headSeq, t.headHash = e.Seq, e.Hash
+	}
+	return nil
+}
+
+// Record implements store.Tx; a post record settles the reserved pre record.
+// A duplicate is found with ON CONFLICT DO NOTHING, so it leaves the
+// transaction usable, as on SQLite.
+func (t *tx) Record(c *store.Call) error {
+	if err := t.use("record call"); err != nil {
+		return err
+	}
+	if err := store.PrepareCall(c, t.key, t.runID); err != nil {
+		return err
+	}
+	outcome, err := store.JSONColumn("outcome", c.Outcome)
+	if err != nil {
+		return fmt.Errorf("store: record call: %w", err)
+	}
+	effects, err := store.JSONColumn("effects", c.Effects)
+	if err != nil {
+		return fmt.Errorf("store: record call: %w", err)
+	}
+	c.CreatedAt = t.now
+	var settled int64
+	if c.Status != store.CallReserved {
+		c.SettledAt = t.now
+		settled = t.now.UnixNano()
+	}
+	insert := `INSERT INTO statewright_calls (` + callColumns + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+		ON CONFLICT DO NOTHING RETURNING 1`
+	args := []any{c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, outcome, effects, string(c.Status),
+		t.now.UnixNano(), settled}
+	var q string
+	if c.Phase == store.PhasePost {
+		q = `WITH i AS (` + insert + `), u AS (UPDATE statewright_calls SET status = $11, settled_at = $10
+			WHERE session_key = $3 AND tool_use_id = $1 AND phase = 'pre' AND status = 'reserved'
+			AND EXISTS (SELECT 1 FROM i)) SELECT count(*) FROM i`
+		args = append(args, string(c.SettlesAs()))
+	} else {
+		q = `WITH i AS (` + insert + `) SELECT count(*) FROM i`
+	}
+	var n int64
+	if err := t.conn.QueryRow(t.ctx, q, args...).Scan(&n); err != nil {
+		return t.s.mapErr("record call "+c.ToolUseID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("store: record call %s/%s: %w", c.ToolUseID, c.Phase, store.ErrDuplicate)
+	}
+	return nil
+}

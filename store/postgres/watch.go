@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/statewright-go/statewright/store"
+)
+
+// Watch implements store.Watcher with LISTEN/NOTIFY: every run write, by
+// any process or replica on this store, sends its store.Change on the
+// store's channel when it commits. The first Watch opens one listening
+// connection (outside the pool) that serves every watcher of this Store;
+// it returns once LISTEN is in force, so every change committed after it
+// returns is delivered. When the listening connection is lost it
+// reconnects and sends a resync (store.Change with an empty RunID), since
+// notifications sent meanwhile are gone.
+func (s *Store) Watch(ctx context.Context) (<-chan store.Change, error) {
+	if err := s.check("watch"); err != nil {
+		return nil, err
+	}
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.hub == nil {
+		lctx, cancel := context.WithCancel(context.Background())
+		ready := make(chan error, 1)
+		hub, done := store.NewHub(), make(chan struct{})
+		go s.listen(lctx, hub, ready, done)
+		select {
+		case err := <-ready:
+			if err != nil {
+				cancel()
+				<-done
+				return nil, s.mapErr("watch: listen", err)
+			}
+		case <-ctx.Done():
+			cancel()
+			<-done
+			return nil, fmt.Errorf("store: watch %s: %w", s.where, ctx.Err())
+		}
+		s.hub, s.stopWatch, s.watchDone = hub, cancel, done
+	}
+	ch, err := s.hub.Subscribe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: watch %s: %w", s.where, err)
+	}
+	return ch, nil
+}
+
+// listen holds the LISTEN connection: it reports the first LISTEN's result
+// on ready, then publishes every notification until ctx is done.
+func (s *Store) listen(ctx context.Context, hub *store.Hub, ready chan<- error, done chan<- struct{}) {
+	defer close(done)
+	first := true
+	backoff := 50 * time.Millisecond
+	for {
+		conn, err := pgx.ConnectConfig(ctx, s.cfg.ConnConfig.Copy())
+		if err == nil {
+			if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+				conn.Close(context.Background())
+			}
+		}
+		if err != nil {
+			if first {
+				ready <- err
+				return
+			}
+			select {
+			case <-time.After(backoff):
+				backoff = min(2*backoff, 2*time.Second)
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		if first {
+			first = false
+			ready <- nil
+		} else {
+			hub.Publish(store.Change{}) // notifications sent while disconnected are lost
+		}
+		backoff = 50 * time.Millisecond
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				break
+			}
+			var c store.Change
+			if json.Unmarshal([]byte(n.Payload), &c) != nil || c.RunID == "" {
+				c = store.Change{} // not ours, or damaged: resync
+			}
+			hub.Publish(c)
+		}
+		conn.Close(context.Background())
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
