@@ -116,7 +116,7 @@ func runAgentCmd(cmd *cobra.Command, f agentFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	sb := agentSandbox(ctx, ws, st.Path())
+	sb := agentSandbox(ctx, ws, storeFile(st))
 	svc := runtime.New(st, runtime.Options{ProjectDir: ws.Root, Policy: policy.Options{ProtectedPaths: agentProtected()}})
 	var sink events.Sink
 	if f.events == "jsonl" {

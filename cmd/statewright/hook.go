@@ -299,7 +299,7 @@ func openHookRuntime(ctx context.Context, o *hookOptions, in *claudecode.Input) 
 // openHookStore opens the store a hook command names (it must exist and
 // carry the named id) and the runtime over it, for a project directory.
 // workflows, when set, is the runtime's workflow source.
-func openHookStore(ctx context.Context, o *hookOptions, projectDir string, workflows runtime.WorkflowSource) (*runtime.Service, *sqlite.Store, error) {
+func openHookStore(ctx context.Context, o *hookOptions, projectDir string, workflows runtime.WorkflowSource) (*runtime.Service, store.Store, error) {
 	path, err := store.ResolvePath(o.store, nil)
 	if err != nil {
 		return nil, nil, err

@@ -24,7 +24,6 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/serve"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() { register(newServeCmd) }
@@ -83,7 +82,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			st, err := openStoreWith(ctx, cmd, sqlite.Options{MustExist: storeID != "", ExpectID: storeID})
+			st, err := openStoreWith(ctx, cmd, storeOptions{MustExist: storeID != "", ExpectID: storeID})
 			if err != nil {
 				return failure{err.Error()}
 			}

@@ -105,6 +105,14 @@ func openStoreWith(ctx context.Context, cmd *cobra.Command, opts storeOptions) (
 	return st, nil
 }
 
+// storeFile returns the file of an SQLite store ("" for other backends).
+func storeFile(st store.Store) string {
+	if s, ok := st.(*sqlite.Store); ok {
+		return s.Path()
+	}
+	return ""
+}
+
 // sameStoreCheck returns a check that fails once the store open now is no
 // longer the one at its location: an SQLite file removed or replaced, a
 // PostgreSQL store dropped and recreated. Writes through the old handle

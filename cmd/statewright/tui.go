@@ -11,7 +11,7 @@ import (
 
 	"github.com/statewright-go/statewright/internal/wfgraph"
 	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/store/sqlite"
+	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/tui"
 	"github.com/statewright-go/statewright/workflow"
 )
@@ -46,7 +46,7 @@ func newTUICmd() *cobra.Command {
 					return err
 				}
 			}
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, st *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
 				loader := &tui.Loader{Service: svc, Store: st}
 				opts := tui.Options{Load: loader.Load, OpenSession: key}
 				if print {
