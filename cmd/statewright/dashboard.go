@@ -18,7 +18,7 @@ import (
 
 	"github.com/statewright-go/statewright/dashboard"
 	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/store/sqlite"
+	"github.com/statewright-go/statewright/store"
 )
 
 func init() { register(newDashboardCmd) }
@@ -82,7 +82,7 @@ func newDashboardCmd() *cobra.Command {
 					fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: no operator token at %s yet: create one with `statewright token create` to sign in\n", p)
 				}
 			}
-			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, st *sqlite.Store) error {
+			return withService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
 				dash, err := dashboard.New(dashboard.Options{Service: svc, Store: st, Verify: operatorTokenVerifier()})
 				if err != nil {
 					return failure{err.Error()}
