@@ -83,9 +83,12 @@ func (h *Handler) runs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
+	only := principalFrom(r.Context()).p.Session
 	out := make([]runSummary, 0, len(runs))
 	for _, run := range runs {
-		out = append(out, summarize(run))
+		if only == "" || run.SessionKey == only {
+			out = append(out, summarize(run))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -93,7 +96,7 @@ func (h *Handler) runs(w http.ResponseWriter, r *http.Request) {
 // loadRun reads the run named in the path; it answers 404 itself.
 func (h *Handler) loadRun(w http.ResponseWriter, r *http.Request) *store.Run {
 	run, err := h.opts.Store.Run(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
+	if only := principalFrom(r.Context()).p.Session; errors.Is(err, store.ErrNotFound) || (err == nil && only != "" && run.SessionKey != only) {
 		writeError(w, http.StatusNotFound, "no such run")
 		return nil
 	}

@@ -54,6 +54,9 @@ const (
 type Principal struct {
 	Role Role   `json:"role"`
 	Name string `json:"name,omitempty"`
+	// Session, when set, limits the principal to that session's runs (a
+	// token bound to one session sees nothing else).
+	Session string `json:"session,omitempty"`
 }
 
 // ErrBadToken is what Verify returns for an unknown or revoked token.

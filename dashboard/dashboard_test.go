@@ -33,6 +33,7 @@ const testWorkflow = `{
 const (
 	operatorToken = "op-secret"
 	agentToken    = "agent-secret"
+	boundToken    = "bound-secret"
 	testSession   = "claude-code:dash"
 )
 
@@ -67,6 +68,8 @@ func newFixture(t *testing.T) *fixture {
 			return Principal{Role: RoleOperator, Name: "ops"}, nil
 		case agentToken:
 			return Principal{Role: RoleAgent, Name: "agent"}, nil
+		case boundToken:
+			return Principal{Role: RoleAgent, Name: "bound", Session: "claude-code:other"}, nil
 		}
 		return Principal{}, ErrBadToken
 	}})
@@ -440,4 +443,20 @@ func FuzzParseEventFilter(f *testing.F) {
 		}
 		_ = fl.Match(&store.Event{Kind: store.KindDecision, Decision: "deny", Tool: "Edit"})
 	})
+}
+
+func TestSessionBoundTokenSeesOnlyItsSession(t *testing.T) {
+	f := newFixture(t)
+	runID, _ := f.park()
+	c := f.client()
+	c.bearer = boundToken
+	_, _, raw := c.do("GET", "/api/runs", nil, nil)
+	if strings.TrimSpace(raw) != "[]" {
+		t.Errorf("a token bound to another session listed runs: %s", raw)
+	}
+	for _, p := range []string{"/api/runs/" + runID, "/api/runs/" + runID + "/events", "/api/runs/" + runID + "/graph.svg"} {
+		if code, _, _ := c.do("GET", p, nil, nil); code != http.StatusNotFound {
+			t.Errorf("GET %s with a token bound to another session: %d, want 404", p, code)
+		}
+	}
 }

@@ -62,7 +62,7 @@ func hostGuard(addr string, next http.Handler) http.Handler {
 func newDashboardCmd() *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
-		Use:   "dashboard [--listen 127.0.0.1:8377]",
+		Use:   "dashboard [--listen 127.0.0.1:8378]",
 		Short: "Serve the local web dashboard: runs, graphs, decisions, approvals, a workflow editor",
 		Long: "dashboard serves the web dashboard on a loopback address until interrupted. Sign in with the operator token " +
 			"(`statewright token create`; the page asks for it once and keeps a session cookie). Approve and reject need that " +
@@ -110,7 +110,7 @@ func newDashboardCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8377", "loopback address to listen on (port 0 picks a free one)")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8378", "loopback address to listen on (port 0 picks a free one)")
 	addStoreFlag(cmd)
 	return cmd
 }
