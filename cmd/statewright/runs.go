@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/agent"
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
@@ -42,7 +43,7 @@ func sessionKey(harness, id string) (string, error) {
 		return "", usagef("no session given")
 	}
 	if pre, _, ok := strings.Cut(id, ":"); ok {
-		if pre == demoSessionPrefix {
+		if pre == demoSessionPrefix || pre+":" == agent.SessionPrefix {
 			return id, nil
 		}
 		if h, err := policy.ParseHarness(pre); err == nil && string(h) == pre {
