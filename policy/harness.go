@@ -142,17 +142,21 @@ var harnessTables = map[Harness]harnessTools{
 		kTask:         {"Task", "Agent"},
 		kMeta:         {"TodoWrite", "TodoRead", "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "Skill", "SlashCommand", "ToolSearch", "SendMessage"},
 	}),
+	// Codex reports its shell (exec_command, shell_command) to hooks as
+	// "Bash" and the patch tool as "apply_patch"; the model-facing names
+	// are listed too, for `statewright check` and plugins. The goal and
+	// multi-agent bookkeeping tools are what Codex 0.169 offers.
 	Codex: table(map[kind][]string{
-		kRead:       {"read_file", "view_image"},
+		kRead:       {"read_file", "view_image", "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"},
 		kApplyPatch: {"apply_patch"},
-		kBash:       {"shell", "exec_command", "local_shell", "container.exec", "unified_exec", "Bash"},
+		kBash:       {"shell", "exec_command", "shell_command", "local_shell", "container.exec", "unified_exec", "Bash"},
 		kWriteStdin: {"write_stdin"},
 		kGrep:       {"grep_files"},
 		kLS:         {"list_dir"},
 		kWebSearch:  {"web_search"},
 		kWebFetch:   {"web.run"},
-		kTask:       {"spawn_agent"},
-		kMeta:       {"update_plan"},
+		kTask:       {"spawn_agent", "send_input", "wait_agent", "resume_agent", "close_agent", "list_agents", "interrupt_agent"},
+		kMeta:       {"update_plan", "request_user_input", "get_goal", "create_goal", "update_goal", "tool_search"},
 	}),
 	Cursor: table(map[kind][]string{
 		kRead:       {"Read", "ReadFile"},

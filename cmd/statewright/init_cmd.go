@@ -436,6 +436,21 @@ func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'
 // events have no wrapper: exit 2 would erase a prompt or keep a Stop
 // looping, so they fail open, as DESIGN.md asks.
 func hookCommands(bin, storePath, storeID string, o *initOptions) map[claudecode.Event]string {
+	flags := hookFlagsLine(storePath, storeID, o)
+	out := map[claudecode.Event]string{}
+	for _, ev := range claudecode.Events {
+		c := shq(bin) + " hook claude-code " + ev.Arg() + flags
+		if ev == claudecode.PreToolUse {
+			c += failClosedWrapper("PreToolUse")
+		}
+		out[ev] = c
+	}
+	return out
+}
+
+// hookFlagsLine renders the flags every hook command carries: the store,
+// its id, the deadline and the operator's choices.
+func hookFlagsLine(storePath, storeID string, o *initOptions) string {
 	flags := " --store " + shq(storePath) + " --store-id " + shq(storeID) + " --deadline " + o.deadline.String()
 	if o.requireWorkflow {
 		flags += " --require-workflow"
@@ -446,15 +461,15 @@ func hookCommands(bin, storePath, storeID string, o *initOptions) map[claudecode
 	if o.auditOnly {
 		flags += " --audit-only"
 	}
-	out := map[claudecode.Event]string{}
-	for _, ev := range claudecode.Events {
-		c := shq(bin) + " hook claude-code " + ev.Arg() + flags
-		if ev == claudecode.PreToolUse {
-			c += ` || { c=$?; [ "$c" -eq 2 ] || echo "statewright: the PreToolUse hook failed (exit $c: missing binary, crash or signal); the call is denied (fail closed)" >&2; exit 2; }`
-		}
-		out[ev] = c
-	}
-	return out
+	return flags
+}
+
+// failClosedWrapper is the shell tail of a blocking hook's command: any
+// failure of the hook (exit 127 for a missing binary, a signal, a crash)
+// becomes exit 2, the harness's deny; a deny the hook gave itself passes
+// through without a second message.
+func failClosedWrapper(event string) string {
+	return ` || { c=$?; [ "$c" -eq 2 ] || echo "statewright: the ` + event + ` hook failed (exit $c: missing binary, crash or signal); the call is denied (fail closed)" >&2; exit 2; }`
 }
 
 // isOurHook reports whether a hook entry is one statewright's init wrote.

@@ -1,0 +1,156 @@
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/statewright-go/statewright/harness/claudecode"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
+)
+
+// ToolCall converts a tool event's input into the runtime's view of the
+// call. projectDir "" means the input's cwd.
+func ToolCall(in *Input, projectDir string) runtime.ToolCall {
+	if projectDir == "" {
+		projectDir = in.Cwd
+	}
+	return runtime.ToolCall{
+		Session: SessionKey(in.SessionID),
+		Call: policy.ToolCall{
+			Harness:    policy.Codex,
+			Tool:       in.ToolName,
+			Input:      in.ToolInput,
+			Cwd:        in.Cwd,
+			ProjectDir: projectDir,
+			ToolUseID:  in.ToolUseID,
+		},
+		Actor: HookActor(in),
+	}
+}
+
+// HookActor is the actor of every hook call: the governed agent, through
+// the Codex hook; Name is the subagent's id when a subagent called.
+func HookActor(in *Input) runtime.Actor {
+	return runtime.Actor{Kind: runtime.ActorAgent, Channel: "hook:codex", Name: in.AgentID}
+}
+
+// ToolResult converts a PostToolUse input into the runtime's record of the
+// call's outcome. Codex has no PostToolUseFailure: a shell command's exit
+// status is read from the response.
+func ToolResult(in *Input, projectDir string) runtime.ToolResult {
+	tc := ToolCall(in, projectDir)
+	res := runtime.ToolResult{
+		Session:   tc.Session,
+		ToolUseID: in.ToolUseID,
+		Call:      tc.Call,
+		Output:    in.ToolResponse,
+		Actor:     tc.Actor,
+	}
+	if code, ok := exitCode(in.ToolResponse); ok {
+		res.ExitCode = &code
+		res.Failed = code != 0
+	}
+	return res
+}
+
+// exitCode digs a shell exit status out of a tool_response: an object with
+// "exit_code" or "exitCode", or text carrying Codex's exit line.
+func exitCode(resp json.RawMessage) (int, bool) {
+	var m map[string]json.RawMessage
+	if isObject(resp) && json.Unmarshal(resp, &m) == nil {
+		for _, k := range []string{"exit_code", "exitCode"} {
+			var n int
+			if raw, ok := m[k]; ok && json.Unmarshal(raw, &n) == nil {
+				return n, true
+			}
+		}
+		for _, k := range []string{"output", "stdout", "aggregated_output"} {
+			var s string
+			if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
+				if n, ok := exitFromText(s); ok {
+					return n, true
+				}
+			}
+		}
+		return 0, false
+	}
+	var s string
+	if json.Unmarshal(resp, &s) == nil {
+		return exitFromText(s)
+	}
+	return 0, false
+}
+
+// exitFromText finds the exit status Codex writes into a shell call's
+// output: a line "Process exited with code N" or "Exit code: N".
+func exitFromText(s string) (int, bool) {
+	for _, l := range strings.Split(s, "\n") {
+		for _, p := range []string{"Process exited with code ", "Exit code: "} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), p); ok {
+				if n, err := strconv.Atoi(rest); err == nil {
+					return n, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// PreToolAnswer turns the runtime's decision on a PreToolUse call into
+// Codex's answer. Codex honours only deny from PreToolUse, so:
+//
+//   - allow: silence (exit 0, no output); a statewright control call is
+//     allowed with the session stamped into its arguments (updatedInput,
+//     which Codex accepts only with an allow).
+//   - deny: exit 2 with the reason.
+//   - ask: Codex cannot ask a person from a hook, so the call is denied and
+//     the reason says how a person can act with the statewright CLI.
+//   - not enforced (audit-only): silence, whatever the decision.
+func PreToolAnswer(in *Input, res runtime.DecideResult) Answer {
+	var stamped json.RawMessage
+	if IsControlTool(in.ToolName) {
+		s, err := StampSession(in.ToolInput, in.SessionID)
+		if err != nil {
+			return Deny("statewright: " + err.Error())
+		}
+		stamped = s
+	}
+	if !res.Enforced || res.Verdict == policy.Allow {
+		if stamped != nil {
+			return AllowWithInput(stamped)
+		}
+		return Pass()
+	}
+	switch res.Verdict {
+	case policy.Ask:
+		return Deny(AskDenied(in.SessionID, res.Reason))
+	default:
+		reason := res.Reason
+		if reason == "" {
+			reason = "denied (rule " + string(res.Rule) + ")"
+		}
+		return Deny("statewright: " + reason)
+	}
+}
+
+// AskDenied renders the deny an "ask" becomes in Codex: the reason, why it
+// is a deny, and what a person can do.
+func AskDenied(sessionID, reason string) string {
+	return fmt.Sprintf("statewright: %s Codex hooks cannot ask a person (Codex honours only deny), so this is denied. "+
+		"A person can act outside the agent with the statewright CLI: `statewright approve %s --harness codex` grants a pending transition; "+
+		"`statewright pause|resume|deactivate %s --harness codex` act on the run.", reason, sessionID, sessionID)
+}
+
+// PhaseContext renders what the agent must know about its run at session
+// start and on every prompt (the same text as for Claude Code: the control
+// tools have the same names in Codex). Nil renders "".
+func PhaseContext(v *runtime.RunView) string { return claudecode.PhaseContext(v) }
+
+// StopReason returns why the agent may not stop yet, or "" when it may
+// (see claudecode.StopReason: once per stop, never in a loop).
+func StopReason(in *Input, v *runtime.RunView) string {
+	return claudecode.StopReason(&claudecode.Input{SessionID: in.SessionID, StopHookActive: in.StopHookActive}, v)
+}
