@@ -11,6 +11,7 @@
 #
 # The Claude Code CLI is a native binary shipped in a per-platform optional
 # dependency of @anthropic-ai/claude-code: never install with --omit=optional.
+# So is the Codex CLI (@openai/codex's per-platform optional dependency).
 set -euo pipefail
 
 CLAUDE_CODE_VERSION=2.1.332
@@ -18,6 +19,11 @@ CLAUDE_CODE_VERSION=2.1.332
 MCP_FILESYSTEM_VERSION=2026.8.31
 MCP_EVERYTHING_VERSION=2026.8.31
 MCP_INSPECTOR_CLI_VERSION=1.0.3
+
+# Codex 0.169.0: hooks on by default and run for the shell (exec_command →
+# "Bash"), apply_patch and MCP tools; PreToolUse honours deny and, with an
+# allow, updatedInput (statewright's session stamp on MCP control calls).
+CODEX_VERSION=0.169.0
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${STATEWRIGHT_HARNESS_PREFIX:-$repo/.harnesses}
@@ -73,3 +79,19 @@ done
 echo "mcp-server-filesystem=$prefix/node_modules/.bin/mcp-server-filesystem"
 echo "mcp-server-everything=$prefix/node_modules/.bin/mcp-server-everything"
 echo "mcp-inspector-cli=$prefix/node_modules/.bin/mcp-inspector-cli"
+
+codex_bin=$prefix/node_modules/.bin/codex
+if [ "$(installed_version @openai/codex)" = "$CODEX_VERSION" ] && [ -x "$codex_bin" ]; then
+  log "codex $CODEX_VERSION already installed"
+else
+  log "installing @openai/codex@$CODEX_VERSION into $prefix"
+  (cd "$prefix" && npm install --no-audit --no-fund --save-exact --loglevel=error \
+    "@openai/codex@$CODEX_VERSION" >&2)
+fi
+got=$(timeout 30 "$codex_bin" --version 2>/dev/null || true)
+case "$got" in
+  "codex-cli $CODEX_VERSION"*) ;;
+  *) log "codex --version printed '$got', want codex-cli $CODEX_VERSION (was the optional native package skipped?)"; exit 1 ;;
+esac
+
+echo "codex=$codex_bin"

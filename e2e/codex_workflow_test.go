@@ -1,0 +1,178 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/statewright-go/statewright/internal/fakemodel"
+	"github.com/statewright-go/statewright/store"
+)
+
+// codexToolOutput returns what Codex told the model about call id.
+func codexToolOutput(t *testing.T, srv *fakemodel.Server, id string) string {
+	t.Helper()
+	res, ok := srv.ToolResult(id)
+	if !ok {
+		t.Fatalf("the model never received an output for %s\n%s", id, srv.Summary())
+	}
+	return res.Content
+}
+
+// TestCodexWorkflow drives the real Codex CLI (`codex exec`), with the hooks
+// `statewright init codex` installs, through the Claude Code scenario: the
+// workflow starts at SessionStart (--default-workflow), a shell write and a
+// patch are denied in the read-only phase with the files untouched on
+// disk, a person moves the run on, the same patch is allowed and lands, and
+// the store's history holds every decision.
+func TestCodexWorkflow(t *testing.T) {
+	p := newCodexProject(t)
+	svc, closeSvc := p.service(t)
+	defer closeSvc()
+	ctx := context.Background()
+	x := p.path("x.txt")
+
+	// Phase localizing: a shell write and a patch are denied and teach.
+	srv := fakemodel.NewResponses(script(
+		fakemodel.Call(
+			tool("call_heredoc", "exec_command", map[string]any{"cmd": "cat > " + x + " <<'EOF'\nsneaky\nEOF"}),
+			tool("call_patch1", "apply_patch", patch("main.txt", "old line", "new line")),
+		),
+		fakemodel.Say("I cannot edit yet."),
+	), fakemodel.WithLog(t.Logf))
+	r := p.run(t, srv, "Fix the bug.", "")
+	srv.Close()
+	thread := threadID(t, r)
+	session := "codex:" + thread
+	if _, err := os.Stat(x); !os.IsNotExist(err) {
+		t.Errorf("x.txt exists (stat err %v): the heredoc write was not denied\n%s", err, r)
+	}
+	if b, _ := os.ReadFile(p.path("main.txt")); string(b) != "old line\n" {
+		t.Errorf("main.txt = %q: the patch was not denied\n%s", b, r)
+	}
+	for _, id := range []string{"call_heredoc", "call_patch1"} {
+		out := codexToolOutput(t, srv, id)
+		if !strings.Contains(out, "blocked by PreToolUse hook") || !strings.Contains(out, "localizing") ||
+			!strings.Contains(out, "LOCALIZED") || !strings.Contains(out, "Read") {
+			t.Errorf("%s: output %q; want Codex's hook block naming the phase, the allowed tools and the next event", id, out)
+		}
+	}
+	// SessionStart / UserPromptSubmit put the phase into the model's context.
+	if reqs := srv.MainRequests(); len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), `phase: localizing`) ||
+		!strings.Contains(string(reqs[0].Body), `Allowed tools: Read, Grep, Glob, Bash`) {
+		t.Errorf("the first model request does not carry the phase context\n%s", srv.Summary())
+	}
+	// The Stop hook kept the agent working once (non-final phase).
+	var sawStopBlock bool
+	for _, q := range srv.MainRequests() {
+		if strings.Contains(string(q.Body), "which is not final") {
+			sawStopBlock = true
+		}
+	}
+	if !sawStopBlock {
+		t.Errorf("the model was never told that the phase is not final (Stop hook)\n%s", srv.Summary())
+	}
+	if v, err := svc.Status(ctx, session); err != nil || v.Run.State != "localizing" {
+		t.Fatalf("status after run 1: %+v, %v; want localizing", v, err)
+	}
+
+	// A person moves the run on; the same patch is now allowed and lands.
+	p.cli(t, "transition", thread, "LOCALIZED", "--harness", "codex")
+	srv = fakemodel.NewResponses(script(
+		fakemodel.Call(tool("call_patch2", "apply_patch", patch("main.txt", "old line", "new line"))),
+		fakemodel.Say("Fixed."),
+	), fakemodel.WithLog(t.Logf))
+	r = p.run(t, srv, "Go on.", thread)
+	srv.Close()
+	if out := codexToolOutput(t, srv, "call_patch2"); strings.Contains(out, "blocked") {
+		t.Errorf("patch in phase fixing: %q; want it applied\n%s", out, r)
+	}
+	if b, _ := os.ReadFile(p.path("main.txt")); string(b) != "new line\n" {
+		t.Errorf("main.txt = %q after the allowed patch, want \"new line\\n\"\n%s", b, r)
+	}
+	if v, err := svc.Status(ctx, session); err != nil || v.Run.State != "fixing" {
+		t.Errorf("status after run 2: %+v, %v; want fixing (the resumed session keeps its run)", v, err)
+	}
+
+	// The audit trail, as `statewright history` shows it.
+	var evs []store.Event
+	if err := json.Unmarshal([]byte(p.cli(t, "history", thread, "--harness", "codex", "--json")), &evs); err != nil {
+		t.Fatalf("history --json: %v", err)
+	}
+	decisions := map[string]string{}
+	var states []string
+	for _, e := range evs {
+		switch e.Kind {
+		case store.KindDecision:
+			decisions[e.ToolUseID] = e.Decision
+		case store.KindTransition:
+			states = append(states, e.State)
+		}
+	}
+	for id, want := range map[string]string{"call_heredoc": "deny", "call_patch1": "deny", "call_patch2": "allow"} {
+		if decisions[id] != want {
+			t.Errorf("history: decision for %s = %q, want %q (all: %v)", id, decisions[id], want, decisions)
+		}
+	}
+	if len(states) < 1 || !strings.Contains(strings.Join(states, " "), "fixing") {
+		t.Errorf("history transitions %v; want the move to fixing", states)
+	}
+}
+
+// TestCodexMCPTransition has the agent move its own run on through the MCP
+// server init registers: the PreToolUse hook stamps the session into the
+// call (Codex honours updatedInput with an allow), overwriting the model's
+// forged value; the server transitions that session's run, and the patch
+// denied before is allowed after.
+func TestCodexMCPTransition(t *testing.T) {
+	p := newCodexProject(t)
+	svc, closeSvc := p.service(t)
+	defer closeSvc()
+	ctx := context.Background()
+	// Another session's run, which the forged stamp names.
+	const otherID = "00000000-0000-4000-8000-000000000000"
+	other := "codex:" + otherID
+	if _, err := svc.Start(ctx, other, p.workflow, human); err != nil {
+		t.Fatalf("start other: %v", err)
+	}
+	srv := fakemodel.NewResponses(script(
+		fakemodel.Call(tool("call_patch_early", "apply_patch", patch("main.txt", "old line", "new line"))),
+		fakemodel.Call(tool("call_transition", "mcp__statewright__statewright_transition",
+			map[string]any{"event": "LOCALIZED", "data": map[string]any{"rationale": "found it"}, "statewright_session": otherID})),
+		fakemodel.Call(tool("call_patch_late", "apply_patch", patch("main.txt", "old line", "new line"))),
+		fakemodel.Say("Fixed."),
+	), fakemodel.WithLog(t.Logf))
+	r := p.run(t, srv, "Fix the bug.", "")
+	srv.Close()
+	thread := threadID(t, r)
+	if q := srv.MainRequests(); len(q) > 0 {
+		req, _ := q[0].Responses()
+		var names []string
+		for _, tl := range req.Tools {
+			names = append(names, tl.Type+":"+tl.Name)
+		}
+		t.Logf("tools offered: %v", names)
+	}
+	if out := codexToolOutput(t, srv, "call_patch_early"); !strings.Contains(out, "blocked by PreToolUse hook") {
+		t.Errorf("patch before the transition: %q; want a deny", out)
+	}
+	if out := codexToolOutput(t, srv, "call_transition"); !strings.Contains(out, "fixing") {
+		t.Fatalf("transition through MCP: %q; want the move to fixing\n%s", out, r)
+	}
+	if out := codexToolOutput(t, srv, "call_patch_late"); strings.Contains(out, "blocked") {
+		t.Errorf("patch after the transition: %q; want it applied", out)
+	}
+	if b, _ := os.ReadFile(p.path("main.txt")); string(b) != "new line\n" {
+		t.Errorf("main.txt = %q, want the patch applied", b)
+	}
+	if v, err := svc.Status(ctx, "codex:"+thread); err != nil || v.Run.State != "fixing" {
+		t.Errorf("this session's run: %+v, %v; want fixing", v, err)
+	}
+	if v, err := svc.Status(ctx, other); err != nil || v.Run.State != "localizing" {
+		t.Errorf("the other session's run: %+v, %v; want it untouched (the forged stamp was trusted)", v, err)
+	}
+}
