@@ -28,6 +28,10 @@ func ToolCall(in *Input, projectDir string) runtime.ToolCall {
 			ToolUseID:  in.ToolUseID,
 		},
 		Actor: HookActor(in),
+		// Codex's hooks cannot ask a person (Codex honours only deny), so
+		// HumanPrompt stays false: the runtime turns an ask into a deny that
+		// names the statewright command a person runs instead.
+		PermissionMode: in.PermissionMode,
 	}
 }
 
