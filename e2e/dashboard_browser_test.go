@@ -6,9 +6,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,19 +50,22 @@ func browserTools(t *testing.T) (playwright, chromium string) {
 	return playwright, chromium
 }
 
-// startDashboard runs `statewright dashboard --listen 127.0.0.1:0` on the
-// store and returns its URL; the process is stopped at cleanup.
-func startDashboard(t *testing.T, s *surfaceStore, config string) string {
+// startServer runs the statewright binary with args (a server on
+// 127.0.0.1:0) and returns the first http://127.0.0.1:PORT it prints on
+// stdout or stderr; the process group is stopped at cleanup.
+func startServer(t *testing.T, bin, config string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(s.bin, "dashboard", "--listen", "127.0.0.1:0", "--store", s.db)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+config)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,47 +79,54 @@ func startDashboard(t *testing.T, s *surfaceStore, config string) string {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
 	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-	}()
+	found := make(chan string, 2)
+	re := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
+	for _, r := range []io.Reader{stdout, stderr} {
+		go func() {
+			sc := bufio.NewScanner(r)
+			for sc.Scan() {
+				t.Log(args[0] + ": " + sc.Text())
+				if m := re.FindString(sc.Text()); m != "" {
+					found <- m
+				}
+			}
+		}()
+	}
 	select {
-	case u, ok := <-line:
-		if !ok || !strings.HasPrefix(u, "http://127.0.0.1:") {
-			t.Fatalf("dashboard printed %q; stderr:\n%s", u, stderr.String())
-		}
+	case u := <-found:
 		return u
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the dashboard did not start; stderr:\n%s", stderr.String())
+		t.Fatalf("statewright %s did not start listening within 30s", args[0])
 	}
 	return ""
 }
 
-func TestDashboardInChromium(t *testing.T) {
-	playwright, chromium := browserTools(t)
-	s := newSurfaceStore(t)
-	s.decide(t, [2]string{"Edit", `{"file_path":"main.go","old_string":"a","new_string":"b"}`},
-		[2]string{"Read", `{"file_path":"main.go"}`}, [2]string{"Grep", `{"pattern":"TODO"}`})
-	config := filepath.Join(s.dir, "config")
-	tc := exec.Command(s.bin, "token", "create")
-	tc.Env = append(os.Environ(), "XDG_CONFIG_HOME="+config)
-	tokOut, err := tc.Output()
+// newToken runs a token-creating command and returns the token it prints.
+func newToken(t *testing.T, bin, config string, args ...string) string {
+	t.Helper()
+	c := exec.Command(bin, args...)
+	c.Env = append(os.Environ(), "XDG_CONFIG_HOME="+config)
+	out, err := c.Output()
 	if err != nil {
-		t.Fatalf("statewright token create: %v", err)
+		t.Fatalf("statewright %s: %v", strings.Join(args, " "), err)
 	}
-	token := strings.TrimSpace(string(tokOut))
-	url := startDashboard(t, s, config)
+	return strings.TrimSpace(string(out))
+}
 
+// runBrowser runs e2e/browser/dashboard.mjs against the dashboard at url
+// signed in with token, then asserts the store: the click moved the run
+// on, as a person through the web.
+func runBrowser(t *testing.T, s *surfaceStore, config, url, token, shotPrefix string) {
+	t.Helper()
+	playwright, chromium := browserTools(t)
 	artifacts := os.Getenv("STATEWRIGHT_ARTIFACTS")
 	if artifacts == "" {
+		var err error
 		if artifacts, err = os.MkdirTemp("", "statewright-dashboard-"); err != nil {
 			t.Fatal(err)
 		}
 	}
+	artifacts = filepath.Join(artifacts, shotPrefix)
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +152,6 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("the browser script failed (%v): %s\nscreenshots in %s", err, res.Error, artifacts)
 	}
 	t.Logf("screenshots (CI artifacts): %s", strings.Join(res.Screenshots, " "))
-
-	// The click moved the run on, in the store, as a person through the web.
 	r, evs := s.run(t)
 	if r.State != "done" || r.Status != store.StatusCompleted {
 		t.Fatalf("after approving in the browser the store says %s / %s", r.State, r.Status)
@@ -147,6 +159,88 @@ func TestDashboardInChromium(t *testing.T) {
 	if by := approvalGrantedBy(evs); by != "human/web" {
 		t.Fatalf("approval granted by %q, want human/web", by)
 	}
+}
+
+func surfaceDecisions(t *testing.T, s *surfaceStore) {
+	s.decide(t, [2]string{"Edit", `{"file_path":"main.go","old_string":"a","new_string":"b"}`},
+		[2]string{"Read", `{"file_path":"main.go"}`}, [2]string{"Grep", `{"pattern":"TODO"}`})
+}
+
+// TestDashboardInChromium drives the dashboard mounted in `statewright
+// serve` (tokens from `statewright tokens`) and the standalone
+// `statewright dashboard` (the operator token of `statewright token create`).
+func TestDashboardInChromium(t *testing.T) {
+	t.Run("serve", func(t *testing.T) {
+		s := newSurfaceStore(t)
+		surfaceDecisions(t, s)
+		config := filepath.Join(s.dir, "config")
+		operator := newToken(t, s.bin, config, "tokens", "create", "--role", "operator", "--name", "e2e operator")
+		agent := newToken(t, s.bin, config, "tokens", "create", "--role", "agent")
+		base := startServer(t, s.bin, config, "serve", "--listen", "127.0.0.1:0", "--store", s.db, "--project-dir", s.dir)
+		url := base + "/dashboard/"
+
+		// Over plain HTTP first: the API is closed without a token, and an
+		// agent token signs in but cannot approve, even with its CSRF token.
+		if code, _ := httpDo(t, nil, "GET", url+"api/runs", "", nil); code != http.StatusUnauthorized {
+			t.Fatalf("GET api/runs without a token: %d, want 401", code)
+		}
+		jar, _ := cookiejar.New(nil)
+		hc := &http.Client{Jar: jar}
+		code, body := httpDo(t, hc, "POST", url+"api/login", `{"token":"`+agent+`"}`, map[string]string{"Origin": base})
+		var login struct{ Role, CSRF string }
+		json.Unmarshal([]byte(body), &login)
+		if code != http.StatusOK || login.Role != "agent" || login.CSRF == "" {
+			t.Fatalf("agent login: %d %s", code, body)
+		}
+		r, _ := s.run(t)
+		code, body = httpDo(t, hc, "POST", url+"api/runs/"+r.ID+"/approve", `{"approval_id":"apr_x"}`,
+			map[string]string{"Origin": base, "X-CSRF-Token": login.CSRF})
+		if code != http.StatusForbidden {
+			t.Fatalf("agent approve: %d %s, want 403", code, body)
+		}
+		if code, _ := httpDo(t, hc, "GET", base+"/dashboard", "", nil); code != http.StatusOK {
+			t.Fatalf("GET /dashboard (redirect to /dashboard/): %d", code)
+		}
+
+		runBrowser(t, s, config, url, operator, "serve")
+	})
+	t.Run("standalone", func(t *testing.T) {
+		s := newSurfaceStore(t)
+		surfaceDecisions(t, s)
+		config := filepath.Join(s.dir, "config")
+		token := newToken(t, s.bin, config, "token", "create")
+		url := startServer(t, s.bin, config, "dashboard", "--listen", "127.0.0.1:0", "--store", s.db) + "/"
+		runBrowser(t, s, config, url, token, "standalone")
+	})
+}
+
+// httpDo sends one request (hc nil: a fresh client) and returns the status and body.
+func httpDo(t *testing.T, hc *http.Client, method, url, body string, hdr map[string]string) (int, string) {
+	t.Helper()
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 func lastLine(b []byte) []byte {

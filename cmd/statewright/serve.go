@@ -50,6 +50,8 @@ func newServeCmd() *cobra.Command {
   GET  /api/sessions/{session}         a run's state (any token)
   POST /api/sessions/{session}/{action} approve, reject, pause, resume, deactivate
                                        (operator tokens only; body {"approval_id": "..."})
+  GET  /dashboard/                     the web dashboard (sign in with a token; operator
+                                       tokens approve, agent tokens only look; docs/dashboard.md)
   GET  /healthz                        liveness (no token)
 
 Every endpoint but /healthz needs "Authorization: Bearer TOKEN" (statewright
@@ -119,11 +121,14 @@ the one named by the Statewright-Session header, or a fresh one.`,
 				return failure{err.Error()}
 			}
 			mountServe(srv, g, svc, string(h), projectDir, &hook)
+			if err := mountDashboard(srv, svc, st, tf); err != nil {
+				return failure{"serve: dashboard: " + err.Error()}
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return failure{"serve: " + err.Error()}
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "statewright serve: listening on http://%s (MCP at /mcp, hooks at /hook/claude-code/EVENT)\n", ln.Addr())
+			fmt.Fprintf(cmd.ErrOrStderr(), "statewright serve: listening on http://%s (MCP at /mcp, hooks at /hook/claude-code/EVENT, dashboard at /dashboard/)\n", ln.Addr())
 			if !haveTokens {
 				fmt.Fprintln(cmd.ErrOrStderr(), "statewright serve: no tokens exist yet, so every request but /healthz is refused: run `statewright tokens create --role agent`")
 			}
