@@ -81,8 +81,12 @@ type Config struct {
 	// Registry resolves workflows for invoke (nil: invoke runs no child; the
 	// runtime moves on at once).
 	Registry Registry
-	// Limits for the orchestrator.
+	// MaxDepth bounds nested invokes (default DefaultMaxDepth); MaxChildSteps
+	// is each child run's max_steps (default DefaultMaxChildSteps).
 	MaxDepth, MaxChildSteps int
+	// ForkParallel runs a fork's branches at the same time (default: one
+	// after the other; they share the workspace).
+	ForkParallel bool
 	// InitialContext is merged into the first user message (an invoked
 	// child's input).
 	InitialContext any
@@ -705,6 +709,9 @@ func (r *runner) transition(ctx context.Context, c model.ToolCall, args tools.Ar
 		r.failed()
 		r.result(c, tools.Result{Output: "statewright denied this transition: " + why, Failed: true})
 		return events.RunEnd{}, false
+	}
+	if tr := r.deferredKind(ev); tr != nil {
+		return r.deferred(ctx, c, ev, tr)
 	}
 	from := r.state
 	res, err := r.cfg.Service.Transition(ctx, r.session, ev, nil, agentActor)

@@ -33,6 +33,8 @@ const (
 type agentFlags struct {
 	workflow, task, model, workspace, testCmd, events, resume string
 	maxSteps, maxTokens, contextBudget, cmdTimeout, outputCap int
+	maxDepth, maxChildSteps                                   int
+	forkParallel                                              bool
 	timeout                                                   time.Duration
 }
 
@@ -75,6 +77,9 @@ after statewright approve).`,
 	fl.IntVar(&f.contextBudget, "context-budget", agent.DefaultContextBudget, "bytes of conversation sent per request; older tool output is cut first")
 	fl.IntVar(&f.cmdTimeout, "command-timeout", 120, "seconds a run_command/run_test may take")
 	fl.IntVar(&f.outputCap, "output-cap", 16<<10, "bytes of command output kept (the middle is cut)")
+	fl.IntVar(&f.maxDepth, "max-depth", agent.DefaultMaxDepth, "nested invokes allowed (deeper ones fail to on_fail)")
+	fl.IntVar(&f.maxChildSteps, "max-child-steps", agent.DefaultMaxChildSteps, "model turns for each invoked sub-machine or fork branch")
+	fl.BoolVar(&f.forkParallel, "fork-parallel", false, "run a fork's branches at the same time (default: one after the other)")
 	addStoreFlag(cmd)
 	return cmd
 }
@@ -142,6 +147,9 @@ func runAgentCmd(cmd *cobra.Command, f agentFlags) error {
 		Events:        events.NewStamper(sink, nil),
 		Resume:        f.resume,
 		Registry:      agent.DefaultRegistry(ws.Root),
+		MaxDepth:      f.maxDepth,
+		MaxChildSteps: f.maxChildSteps,
+		ForkParallel:  f.forkParallel,
 	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrWorkflow) || errors.Is(err, runtime.ErrRunActive) {
