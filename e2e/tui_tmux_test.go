@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statewright-go/statewright/internal/fakemodel"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -299,5 +300,51 @@ func TestTUIRendersALiveAgentStream(t *testing.T) {
 	send(`{"v":1,"seq":6,"type":"run_end","state":"done","run_end":{"outcome":"success","final_state":"done","steps":2,"tool_calls":1,"denials":1}}`)
 	w.Close()
 	tm.waitFor("run ended: success in done", "end of stream")
+	tm.keys("q")
+}
+
+// TestTUIRendersTheRealAgentStream pipes the real `statewright agent
+// --events jsonl` (driven by the fake Chat Completions server through the
+// bundled bugfix workflow) into `statewright tui -`, as the README shows.
+func TestTUIRendersTheRealAgentStream(t *testing.T) {
+	bin := statewrightBinary(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	for name, body := range map[string]string{
+		"go.mod":       "module calc\n\ngo 1.21\n",
+		"calc.go":      "package calc\n\n// Add returns a+b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
+		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t}\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(name string, in map[string]any) fakemodel.Turn { return fakemodel.Call(fakemodel.Tool(name, in)) }
+	fix := map[string]any{"path": "calc.go", "old_string": "return a - b", "new_string": "return a + b"}
+	srv := fakemodel.NewChatCompletions(fakemodel.Script{Turns: []fakemodel.Turn{
+		call("edit_file", fix), // denied while localizing
+		call("read_file", map[string]any{"path": "calc.go"}),
+		call("statewright_transition", map[string]any{"event": "LOCALIZED"}),
+		call("statewright_transition", map[string]any{"event": "PLAN_READY"}),
+		call("edit_file", fix),
+		call("statewright_transition", map[string]any{"event": "IMPLEMENTED"}),
+		call("run_test", map[string]any{"command": "go test ./..."}),
+		call("statewright_transition", map[string]any{"event": "TESTS_PASS"}),
+	}}, fakemodel.WithLog(t.Logf))
+	defer srv.Close()
+
+	db := filepath.Join(dir, "state.db")
+	pipeline := fmt.Sprintf("%s agent --workflow bugfix --task 'Fix Add in calc.go' --model '%s/v1#fake' --workspace %s --test-cmd 'go test ./...' --events jsonl --store %s 2>%s | %s tui -; sleep 600",
+		bin, srv.URL, ws, db, filepath.Join(dir, "agent.stderr"), bin)
+	tm := startTmux(t, 140, 50, pipeline)
+	scr := tm.waitFor("agent · bugfix", "task: Fix Add in calc.go", "tool calls 8 · allowed 7 · denied 1 · transitions 4", "localizing → planning (event LOCALIZED)",
+		"testing → done (event TESTS_PASS)", "run ended: success in done", "▶ done", "end of stream")
+	t.Logf("screen:\n%s", scr)
+	saveArtifact(t, "tui-agent-stream.txt", []byte(scr))
+	got, _ := os.ReadFile(filepath.Join(ws, "calc.go"))
+	if !strings.Contains(string(got), "return a + b") {
+		t.Fatalf("the agent run did not fix calc.go:\n%s", got)
+	}
 	tm.keys("q")
 }

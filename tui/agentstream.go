@@ -9,32 +9,27 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/statewright-go/statewright/agent/events"
 	"github.com/statewright-go/statewright/internal/wfgraph"
 )
 
 // AgentSchemaVersion is the newest version of the agent event schema this
-// renderer knows (docs/agent-events.md). Lines of a newer version are still
-// shown, with a note.
-const AgentSchemaVersion = 1
+// renderer knows (docs/agent-events.md, agent/events). Lines of a newer
+// version are still shown, with a note.
+const AgentSchemaVersion = events.Version
 
-// AgentEvent is one line of a `statewright agent --events jsonl` stream,
-// decoded leniently: unknown fields are ignored, and an unknown Type keeps
-// its payload for a generic rendering.
+// AgentEvent is one line of a `statewright agent --events jsonl` stream:
+// the agent's own event type (agent/events), decoded leniently. Unknown
+// fields are ignored; a line whose fields do not fit the types keeps its
+// envelope (its typed payload is then nil); Payload keeps the raw object
+// under the key named after Type, so events of types this build does not
+// know are still shown.
 type AgentEvent struct {
-	V       int       `json:"v"`
-	Seq     int64     `json:"seq"`
-	Time    time.Time `json:"time"`
-	Type    string    `json:"type"`
-	RunID   string    `json:"run_id"`
-	Session string    `json:"session"`
-	Depth   int       `json:"depth"`
-	State   string    `json:"state"`
-	Step    int       `json:"step"`
+	events.Event
 	// Payload is the object under the key named after Type (nil when absent).
 	Payload map[string]any `json:"-"`
 }
@@ -44,27 +39,33 @@ var ErrNotEvent = errors.New("tui: not an agent event")
 
 // DecodeAgentEvent decodes one JSONL line. Blank lines and lines that are
 // not a JSON object with a string "type" give an error wrapping ErrNotEvent.
+// Unlike events.Decode it accepts other schema versions and badly typed
+// fields, because a display must keep going.
 func DecodeAgentEvent(line []byte) (AgentEvent, error) {
 	line = bytes.TrimSpace(line)
 	var raw map[string]json.RawMessage
 	if len(line) == 0 || json.Unmarshal(line, &raw) != nil || raw == nil {
 		return AgentEvent{}, fmt.Errorf("%w: not a JSON object", ErrNotEvent)
 	}
-	var ev AgentEvent
-	// Field by field, so one badly typed field does not lose the rest.
-	get := func(key string, into any) { _ = json.Unmarshal(raw[key], into) }
-	if err := json.Unmarshal(raw["type"], &ev.Type); err != nil || ev.Type == "" {
+	var typ string
+	if err := json.Unmarshal(raw["type"], &typ); err != nil || typ == "" {
 		return AgentEvent{}, fmt.Errorf("%w: no \"type\"", ErrNotEvent)
 	}
-	get("v", &ev.V)
-	get("seq", &ev.Seq)
-	get("time", &ev.Time)
-	get("run_id", &ev.RunID)
-	get("session", &ev.Session)
-	get("depth", &ev.Depth)
-	get("state", &ev.State)
-	get("step", &ev.Step)
-	if p, ok := raw[ev.Type]; ok {
+	var ev AgentEvent
+	if err := json.Unmarshal(line, &ev.Event); err != nil {
+		// Field by field, so one badly typed field does not lose the rest.
+		ev.Event = events.Event{Type: events.Type(typ)}
+		get := func(key string, into any) { _ = json.Unmarshal(raw[key], into) }
+		get("v", &ev.V)
+		get("seq", &ev.Seq)
+		get("time", &ev.Time)
+		get("run_id", &ev.RunID)
+		get("session", &ev.Session)
+		get("depth", &ev.Depth)
+		get("state", &ev.State)
+		get("step", &ev.Step)
+	}
+	if p, ok := raw[typ]; ok {
 		var m map[string]any
 		if json.Unmarshal(p, &m) == nil {
 			ev.Payload = m
@@ -73,7 +74,7 @@ func DecodeAgentEvent(line []byte) (AgentEvent, error) {
 	return ev, nil
 }
 
-// str returns the payload's field k as text ("" when absent).
+// str returns the raw payload's field k as text ("" when absent).
 func (e *AgentEvent) str(k string) string {
 	if v, ok := e.Payload[k]; ok && v != nil {
 		switch x := v.(type) {
@@ -88,8 +89,6 @@ func (e *AgentEvent) str(k string) string {
 	}
 	return ""
 }
-
-func (e *AgentEvent) flag(k string) bool { b, _ := e.Payload[k].(bool); return b }
 
 // StreamOptions configure the agent stream view.
 type StreamOptions struct {
@@ -229,37 +228,40 @@ func (m *StreamModel) Feed(line []byte) {
 	if ev.Session != "" && m.session == "" {
 		m.session = ev.Session
 	}
-	switch ev.Type {
-	case "run_start":
+	switch {
+	case ev.RunStart != nil:
+		p := ev.RunStart
 		if ev.Depth == 0 {
-			m.workflow, m.task, m.model, m.sandbox = ev.str("workflow"), ev.str("task"), ev.str("model"), ev.str("sandbox")
+			m.workflow, m.task, m.model, m.sandbox = p.Workflow, p.Task, p.Model, p.Sandbox
 			if m.opts.Graph != nil && m.workflow != "" {
 				m.graph = m.opts.Graph(m.workflow)
 			}
 		}
 		verb := "run started"
-		if ev.flag("resumed") {
+		if p.Resumed {
 			verb = "run resumed"
 		}
-		m.addLog(&ev, plain, fmt.Sprintf("%s: %s, model %s", verb, ev.str("workflow"), ev.str("model")))
-	case "model_request":
-		m.addLog(&ev, styleDim, fmt.Sprintf("→ model %s: %s messages, tools %s", ev.str("model"), ev.str("messages"), ev.str("tools")))
-	case "model_response":
+		m.addLog(&ev, plain, fmt.Sprintf("%s: %s, model %s", verb, p.Workflow, p.Model))
+	case ev.ModelRequest != nil:
+		p := ev.ModelRequest
+		m.addLog(&ev, styleDim, fmt.Sprintf("→ model %s: %d messages, tools %s", p.Model, p.Messages, strings.Join(p.Tools, ",")))
+	case ev.ModelResponse != nil:
+		p := ev.ModelResponse
 		s := "← model"
-		if t := ev.str("text"); t != "" {
-			s += ": " + oneLine(t)
+		if p.Text != "" {
+			s += ": " + oneLine(p.Text)
 		}
-		if c := ev.str("tool_calls"); c != "" {
-			s += " calls " + c
+		if len(p.ToolCalls) > 0 {
+			s += " calls " + strings.Join(p.ToolCalls, ",")
 		}
 		m.addLog(&ev, styleDim, s)
-	case "tool_call":
+	case ev.ToolCall != nil:
 		m.toolCalls++
-		m.addLog(&ev, plain, fmt.Sprintf("call %s %s", ev.str("name"), oneLine(ev.str("args"))))
-	case "decision":
-		v := ev.str("verdict")
+		m.addLog(&ev, plain, fmt.Sprintf("call %s %s", ev.ToolCall.Name, oneLine(string(ev.ToolCall.Args))))
+	case ev.Decision != nil:
+		p := ev.Decision
 		st := styleAllow
-		switch v {
+		switch p.Verdict {
 		case "allow":
 			m.allows++
 		case "deny":
@@ -269,53 +271,60 @@ func (m *StreamModel) Feed(line []byte) {
 			m.asks++
 			st = styleAsk
 		}
-		s := ev.str("name") + " (" + ev.str("rule") + ")"
-		if r := ev.str("reason"); r != "" {
-			s += ": " + oneLine(r)
+		s := p.Name + " (" + p.Rule + ")"
+		if p.Reason != "" {
+			s += ": " + oneLine(p.Reason)
 		}
-		m.addEntry(&ev, logEntry{head: strings.ToUpper(v), headSt: st, body: s})
-	case "tool_result":
-		s := "result " + ev.str("name")
-		if ev.flag("ok") {
+		m.addEntry(&ev, logEntry{head: strings.ToUpper(p.Verdict), headSt: st, body: s})
+	case ev.ToolResult != nil:
+		p := ev.ToolResult
+		s := "result " + p.Name
+		if p.OK {
 			s += " ok"
 		} else {
 			s += " failed"
 		}
-		if c := ev.str("exit_code"); c != "" {
-			s += " exit " + c
+		if p.ExitCode != nil {
+			s += fmt.Sprintf(" exit %d", *p.ExitCode)
 		}
 		m.addLog(&ev, styleDim, s)
-	case "transition":
-		if ev.flag("refused") {
-			m.addLog(&ev, styleWarn, fmt.Sprintf("event %s refused: %s", ev.str("event"), oneLine(ev.str("reason"))))
+	case ev.Transition != nil:
+		p := ev.Transition
+		if p.Refused {
+			m.addLog(&ev, styleWarn, fmt.Sprintf("event %s refused: %s", p.Event, oneLine(p.Reason)))
 			break
 		}
 		m.transitions++
-		if ev.Depth == 0 && ev.str("to") != "" {
-			m.state = ev.str("to")
+		if ev.Depth == 0 && p.To != "" {
+			m.state = p.To
 		}
 		m.waiting = ""
-		m.addLog(&ev, styleTitle, fmt.Sprintf("%s → %s (event %s)", ev.str("from"), ev.str("to"), ev.str("event")))
-	case "approval_wait":
-		m.waiting = fmt.Sprintf("%s: %s → %s %s", ev.str("approval_id"), ev.str("from"), ev.str("to"), oneLine(ev.str("message")))
+		m.addLog(&ev, styleTitle, fmt.Sprintf("%s → %s (event %s)", p.From, p.To, p.Event))
+	case ev.ApprovalWait != nil:
+		p := ev.ApprovalWait
+		m.waiting = fmt.Sprintf("%s: %s → %s %s", p.ApprovalID, p.From, p.To, oneLine(p.Message))
 		m.addLog(&ev, styleWarn, "waiting for approval "+m.waiting)
-	case "nudge":
-		m.addLog(&ev, styleWarn, fmt.Sprintf("nudge (%s): %s", ev.str("kind"), oneLine(ev.str("message"))))
-	case "child":
-		m.addLog(&ev, plain, fmt.Sprintf("%s %s %s %s %s", ev.str("kind"), ev.str("phase"), ev.str("workflow"), ev.str("branch"), ev.str("outcome")))
-	case "error":
-		m.addLog(&ev, styleErr, "error: "+oneLine(ev.str("message")))
-	case "run_end":
+	case ev.Nudge != nil:
+		m.addLog(&ev, styleWarn, fmt.Sprintf("nudge (%s): %s", ev.Nudge.Kind, oneLine(ev.Nudge.Message)))
+	case ev.Child != nil:
+		p := ev.Child
+		m.addLog(&ev, plain, strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s %s", p.Kind, p.Phase, p.Workflow, p.Branch, p.Outcome)), " "))
+	case ev.Error != nil:
+		m.addLog(&ev, styleErr, "error: "+oneLine(ev.Error.Message))
+	case ev.RunEnd != nil:
+		p := ev.RunEnd
 		if ev.Depth == 0 {
-			m.ended = fmt.Sprintf("run ended: %s in %s after %s steps, %s tool calls, %s denials", ev.str("outcome"), ev.str("final_state"),
-				ev.str("steps"), ev.str("tool_calls"), ev.str("denials"))
-			if fs := ev.str("final_state"); fs != "" {
-				m.state = fs
+			m.ended = fmt.Sprintf("run ended: %s in %s after %d steps, %d tool calls, %d denials", p.Outcome, p.FinalState,
+				p.Steps, p.ToolCalls, p.Denials)
+			if p.FinalState != "" {
+				m.state = p.FinalState
 			}
 		}
-		m.addLog(&ev, styleTitle, "run ended: "+ev.str("outcome"))
+		m.addLog(&ev, styleTitle, "run ended: "+p.Outcome)
 	default:
-		m.others[ev.Type]++
+		// A type this build does not know, or a payload that did not fit
+		// its type: show it raw.
+		m.others[string(ev.Type)]++
 		var keys []string
 		for k := range ev.Payload {
 			keys = append(keys, k)
@@ -325,7 +334,7 @@ func (m *StreamModel) Feed(line []byte) {
 		for _, k := range keys {
 			parts = append(parts, k+"="+oneLine(ev.str(k)))
 		}
-		m.addLog(&ev, styleDim, ev.Type+" "+strings.Join(parts, " "))
+		m.addLog(&ev, styleDim, string(ev.Type)+" "+strings.Join(parts, " "))
 	}
 }
 

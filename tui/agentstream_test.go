@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statewright-go/statewright/agent/events"
 	"github.com/statewright-go/statewright/internal/wfgraph"
 	"github.com/statewright-go/statewright/workflow"
 )
@@ -81,7 +82,7 @@ func TestDecodeAgentEvent(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || ev.Type != tc.typ || (ev.Payload != nil) != tc.payload {
+		if err != nil || string(ev.Type) != tc.typ || (ev.Payload != nil) != tc.payload {
 			t.Errorf("%s: got %+v, %v", tc.line, ev, err)
 		}
 	}
@@ -100,4 +101,42 @@ func FuzzDecodeAgentEvent(f *testing.F) {
 		m.Feed(line)
 		_ = m.render()
 	})
+}
+
+// TestStreamFromTheAgentsWriter feeds lines written by the agent runner's
+// own JSONL sink (agent/events), so the renderer follows the real schema.
+func TestStreamFromTheAgentsWriter(t *testing.T) {
+	var buf strings.Builder
+	sink := events.NewStamper(events.NewJSONL(&buf), nil)
+	exit := 1
+	for _, e := range []events.Event{
+		{Type: events.TypeRunStart, RunID: "run_w", State: "localizing", RunStart: &events.RunStart{Workflow: "bugfix", Task: "fix it", Model: "m1"}},
+		{Type: events.TypeToolCall, State: "localizing", Step: 1, ToolCall: &events.ToolCall{ID: "c1", Name: "run_command", Args: []byte(`{"command":"go test ./..."}`)}},
+		{Type: events.TypeDecision, State: "localizing", Step: 1, Decision: &events.Decision{ID: "c1", Name: "run_command", Verdict: "allow", Rule: "allow", Enforced: true}},
+		{Type: events.TypeToolResult, State: "localizing", Step: 1, ToolResult: &events.ToolResult{ID: "c1", Name: "run_command", ExitCode: &exit}},
+		{Type: events.TypeTransition, State: "planning", Step: 2, Transition: &events.Transition{Event: "LOCALIZED", From: "localizing", To: "planning"}},
+		{Type: events.TypeNudge, State: "planning", Step: 3, Nudge: &events.Nudge{Kind: "read_loop", Message: "you read calc.go three times"}},
+		{Type: events.TypeRunEnd, State: "planning", RunEnd: &events.RunEnd{Outcome: events.OutcomeBudget, FinalState: "planning", Steps: 3, ToolCalls: 1}},
+	} {
+		sink.Emit(e)
+	}
+	m := NewStream(StreamOptions{Input: strings.NewReader("")})
+	m.width, m.height = 140, 40
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if _, err := events.Decode([]byte(l)); err != nil {
+			t.Fatalf("the agent's own decoder refuses its line: %v", err)
+		}
+		m.Feed([]byte(l))
+	}
+	got := plainText(m.render())
+	for _, want := range []string{"agent · bugfix (run_w)", "call run_command {\"command\":\"go test ./...\"}", "ALLOW run_command (allow)",
+		"result run_command failed exit 1", "localizing → planning (event LOCALIZED)", "nudge (read_loop): you read calc.go three times",
+		"run ended: budget in planning after 3 steps, 1 tool calls, 0 denials"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("screen lacks %q:\n%s", want, got)
+		}
+	}
+	if m.bad != 0 || len(m.others) != 0 {
+		t.Errorf("known events shown raw or skipped: bad %d, others %v", m.bad, m.others)
+	}
 }
