@@ -220,9 +220,17 @@ func (s *session) started(ss *mcp.ServerSession) {
 	go s.watch(ctx)
 }
 
-// watch polls the session's run and announces a changed tool list on every
-// change of phase (and of the visible tools).
+// watch announces a changed tool list on every change of phase (and of
+// the visible tools). A store that pushes changes (store.Watcher: LISTEN/
+// NOTIFY on PostgreSQL, so an approval granted through another replica)
+// wakes it at once; the poll stays as the fallback.
 func (s *session) watch(ctx context.Context) {
+	var changes <-chan store.Change
+	if w, ok := s.g.opts.Store.(store.Watcher); ok {
+		if ch, err := w.Watch(ctx); err == nil {
+			changes = ch
+		}
+	}
 	t := time.NewTicker(s.g.opts.PollInterval)
 	defer t.Stop()
 	for {
@@ -231,6 +239,14 @@ func (s *session) watch(ctx context.Context) {
 			return
 		case <-t.C:
 			s.poke(ctx)
+		case c, ok := <-changes:
+			if !ok {
+				changes = nil
+				continue
+			}
+			if c.Resync() || c.SessionKey == s.key {
+				s.poke(ctx)
+			}
 		}
 	}
 }

@@ -200,7 +200,7 @@ func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartArgs
 		Message: msg, StateSnapshot: sv})
 }
 
-func (s *Server) transition(ctx context.Context, _ *mcp.CallToolRequest, in TransitionArgs) (*mcp.CallToolResult, any, error) {
+func (s *Server) transition(ctx context.Context, req *mcp.CallToolRequest, in TransitionArgs) (*mcp.CallToolResult, any, error) {
 	key, err := s.begin(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
@@ -215,7 +215,9 @@ func (s *Server) transition(ctx context.Context, _ *mcp.CallToolRequest, in Tran
 		return nil, nil, s.withEvents(ctx, key, "transition refused: "+engine.InterruptEventPrefix+"<name> events are not the agent's to send; "+
 			"an interrupt fires by itself when you edit a file it watches")
 	}
-	res, err := s.rt.Transition(ctx, key, event, in.Data, s.actor())
+	// The call's tool_use_id makes a retried call (a replica died before
+	// answering) replay the first result instead of moving the run twice.
+	res, err := s.rt.Transition(runtime.WithRequestID(ctx, toolUseID(req)), key, event, in.Data, s.actor())
 	if errors.Is(err, runtime.ErrApprovalPending) {
 		if out := s.stillPending(ctx, key, event); out != nil {
 			return jsonResult(out)

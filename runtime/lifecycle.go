@@ -140,6 +140,9 @@ func event(kind store.EventKind, state string, data map[string]any) *store.Event
 // Only a person may send INTERRUPT:<name>: interrupts fire on the edits
 // that trigger them, and letting the agent name one would let it jump into
 // any handler state the workflow's transitions do not lead to.
+//
+// With a request id in ctx (WithRequestID) the transition is applied at
+// most once: a retry answers the first result.
 func (s *Service) Transition(ctx context.Context, session, ev string, data map[string]any, by Actor) (TransitionResult, error) {
 	if by.Kind != ActorHuman && strings.HasPrefix(ev, engine.InterruptEventPrefix) {
 		return TransitionResult{}, fmt.Errorf("runtime: transition %s %q: %w: interrupts fire on the edits that trigger them; only a person may fire one by name", session, ev, ErrNotAllowed)
@@ -148,8 +151,7 @@ func (s *Service) Transition(ctx context.Context, session, ev string, data map[s
 		res     TransitionResult
 		refused error
 	)
-	err := s.st.Update(ctx, session, func(tx store.Tx) error {
-		res, refused = TransitionResult{}, nil // fn may run more than once
+	apply := func(tx store.Tx) error {
 		run := tx.Run()
 		if run != nil && run.PendingApproval != nil && !tx.Now().Before(run.PendingApproval.ExpiresAt) {
 			// An expired approval no longer holds the run.
@@ -193,6 +195,10 @@ func (s *Service) Transition(ctx context.Context, session, ev string, data map[s
 			return nil
 		}
 		return s.moveTx(tx, run, out, by, nil)
+	}
+	err := s.st.Update(ctx, session, func(tx store.Tx) error {
+		res, refused = TransitionResult{}, nil // fn may run more than once
+		return onceTx(tx, RequestID(ctx), &res, func() error { return apply(tx) }, func() bool { return refused == nil })
 	})
 	if err == nil && refused != nil {
 		err = fmt.Errorf("%w: %w", ErrTransition, refused)
