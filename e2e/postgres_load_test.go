@@ -64,11 +64,18 @@ const (
 
 func TestPostgresLoadTwoReplicasOneKilled(t *testing.T) {
 	url := pgtest.Schema(t)
-	// Enough connections per replica for its share of 100 concurrent sessions.
+	// Enough connections per replica for its share of 100 concurrent
+	// sessions; $STATEWRIGHT_LOAD_PG_PARAMS adds URL parameters for
+	// benchmark variants (synchronous_commit=off).
 	url += "&pool_max_conns=16"
+	title := "postgres: 2 serve replicas, one SIGKILLed at 40%"
+	if p := os.Getenv("STATEWRIGHT_LOAD_PG_PARAMS"); p != "" {
+		url += "&" + p
+		title += " (" + p + ")"
+	}
 	res := runLoad(t, url, 2, true)
-	t.Logf("postgres, 2 replicas, one killed: %s", res)
-	report(t, "postgres: 2 serve replicas, one SIGKILLed at 40%", res)
+	t.Logf("%s: %s", title, res)
+	report(t, title, res)
 }
 
 // TestLoadSQLiteSingleNode is the same load on one serve over the SQLite
@@ -144,9 +151,17 @@ func freePort(t *testing.T) string {
 
 func startReplica(t *testing.T, sw, storeLoc, storeID, tokens, dir, name string) *replica {
 	t.Helper()
+	return startReplicaArgs(t, sw, storeLoc, storeID, tokens, dir, name)
+}
+
+// startReplicaArgs starts `statewright serve` on a free loopback port with
+// further flags, and waits for /healthz.
+func startReplicaArgs(t *testing.T, sw, storeLoc, storeID, tokens, dir, name string, extra ...string) *replica {
+	t.Helper()
 	addr := freePort(t)
-	cmd := exec.Command(sw, "serve", "--listen", addr, "--store", storeLoc, "--store-id", storeID,
-		"--tokens-file", tokens, "--project-dir", dir)
+	args := append([]string{"serve", "--listen", addr, "--store", storeLoc, "--store-id", storeID,
+		"--tokens-file", tokens, "--project-dir", dir}, extra...)
+	cmd := exec.Command(sw, args...)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 	logf, err := os.Create(filepath.Join(dir, "serve-"+name+".log"))
 	if err != nil {

@@ -346,15 +346,21 @@ func refuseTx(tx store.Tx, state, action string, by Actor, err error) error {
 // state change withdraws it); decisions made meanwhile move the run's
 // revision but do not invalidate it. The run then moves to the approved
 // target.
+//
+// With a request id in ctx (WithRequestID) an approval is applied at most
+// once: a retry answers the first result instead of "no approval pending".
 func (s *Service) Approve(ctx context.Context, session, approvalID string, by Actor) (TransitionResult, error) {
 	var (
 		res     TransitionResult
 		outcome error
 	)
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
-		var err error
-		res, outcome, err = s.approveTx(tx, approvalID, by)
-		return err
+		res, outcome = TransitionResult{}, nil // fn may run more than once
+		return onceTx(tx, RequestID(ctx), &res, func() error {
+			var err error
+			res, outcome, err = s.approveTx(tx, approvalID, by)
+			return err
+		}, func() bool { return outcome == nil })
 	})
 	if err == nil {
 		err = outcome

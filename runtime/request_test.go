@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/statewright-go/statewright/store"
@@ -44,5 +45,37 @@ func TestTransitionRequestIDAppliesOnce(t *testing.T) {
 	}
 	if RequestID(context.Background()) != "" || RequestID(WithRequestID(context.Background(), "")) != "" {
 		t.Error("RequestID of a context without one is not empty")
+	}
+}
+
+// An approval retried with the same request id answers the first result;
+// without one, the retry finds nothing pending.
+func TestApproveRequestIDAppliesOnce(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.start("s")
+	tr, err := f.svc.Transition(context.Background(), "s", "SHIP", nil, agent)
+	if err != nil || !tr.Parked {
+		t.Fatalf("park: %+v, %v", tr, err)
+	}
+	ctx := WithRequestID(context.Background(), "http:op:1")
+	first, err := f.svc.Approve(ctx, "s", tr.ApprovalID, human)
+	if err != nil || first.To != "done" {
+		t.Fatalf("approve = %+v, %v", first, err)
+	}
+	again, err := f.svc.Approve(ctx, "s", tr.ApprovalID, human)
+	if err != nil || again.To != "done" || again.From != first.From {
+		t.Fatalf("retried approve = %+v, %v; want the first result", again, err)
+	}
+	if _, err := f.svc.Approve(context.Background(), "s", tr.ApprovalID, human); !errors.Is(err, ErrNoApproval) && !errors.Is(err, ErrNoRun) {
+		t.Fatalf("approve without the id after it was granted: err = %v", err)
+	}
+	granted := 0
+	for _, e := range f.events("s", store.KindApproval) {
+		if strings.Contains(string(e.Data), `"granted"`) || strings.Contains(string(e.Data), `"approved"`) {
+			granted++
+		}
+	}
+	if granted != 1 {
+		t.Errorf("approval granted %d times in the log, want 1", granted)
 	}
 }

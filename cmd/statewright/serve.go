@@ -241,6 +241,12 @@ func operatorAction(w http.ResponseWriter, r *http.Request, svc *runtime.Service
 		}
 	}
 	ctx := r.Context()
+	// An Idempotency-Key makes a retried approval (the replica that took
+	// the first attempt died before answering) answer the first result
+	// instead of "no approval pending"; keys are per token.
+	if k := strings.TrimSpace(r.Header.Get("Idempotency-Key")); k != "" {
+		ctx = runtime.WithRequestID(ctx, "http:"+t.ID+":"+k)
+	}
 	pendingID := func() (string, error) {
 		v, err := svc.Status(ctx, key)
 		if err != nil {
@@ -258,7 +264,10 @@ func operatorAction(w http.ResponseWriter, r *http.Request, svc *runtime.Service
 	var out any
 	switch r.PathValue("action") {
 	case "approve":
-		id, err := pendingID()
+		id, err := body.ApprovalID, error(nil)
+		if id == "" || runtime.RequestID(ctx) == "" {
+			id, err = pendingID()
+		}
 		if err == nil {
 			out, err = svc.Approve(ctx, key, id, by)
 		}
