@@ -19,6 +19,12 @@ CLAUDE_CODE_VERSION=2.1.332
 MCP_FILESYSTEM_VERSION=2026.8.31
 MCP_EVERYTHING_VERSION=2026.8.31
 MCP_INSPECTOR_CLI_VERSION=1.0.3
+# opencode: the npm package ships the native binary in a per-platform
+# optional dependency (never --omit=optional). Pi: the last release under the
+# @mariozechner scope; its successor @earendil-works/pi-coding-agent needs
+# Node >= 22.19, newer than Debian's nodejs.
+OPENCODE_VERSION=1.18.33
+PI_VERSION=0.73.1
 
 # Codex 0.169.0: hooks on by default and run for the shell (exec_command →
 # "Bash"), apply_patch and MCP tools; PreToolUse honours deny and, with an
@@ -95,3 +101,21 @@ case "$got" in
 esac
 
 echo "codex=$codex_bin"
+
+# opencode and Pi for the plugin e2e tests.
+oc_pkgs=()
+[ "$(installed_version opencode-ai)" = "$OPENCODE_VERSION" ] || oc_pkgs+=("opencode-ai@$OPENCODE_VERSION")
+[ "$(installed_version @mariozechner/pi-coding-agent)" = "$PI_VERSION" ] || oc_pkgs+=("@mariozechner/pi-coding-agent@$PI_VERSION")
+if [ ${#oc_pkgs[@]} -gt 0 ]; then
+  log "installing ${oc_pkgs[*]} into $prefix"
+  (cd "$prefix" && npm install --no-audit --no-fund --save-exact --loglevel=error "${oc_pkgs[@]}" >&2)
+else
+  log "opencode $OPENCODE_VERSION and pi $PI_VERSION already installed"
+fi
+got=$(OPENCODE_DISABLE_AUTOUPDATE=1 timeout 60 "$prefix/node_modules/.bin/opencode" --version 2>/dev/null || true)
+[ "$got" = "$OPENCODE_VERSION" ] || { log "opencode --version printed '$got', want $OPENCODE_VERSION (was the optional native package skipped?)"; exit 1; }
+# pi prints its version on stderr, without a newline.
+got=$(PI_OFFLINE=1 timeout 60 "$prefix/node_modules/.bin/pi" --version 2>&1 | tail -n 1 || true)
+[ "$got" = "$PI_VERSION" ] || { log "pi --version printed '$got', want $PI_VERSION"; exit 1; }
+echo "opencode=$prefix/node_modules/.bin/opencode"
+echo "pi=$prefix/node_modules/.bin/pi"

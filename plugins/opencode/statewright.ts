@@ -75,7 +75,8 @@ function ask(event: string, payload: Record<string, unknown>): Promise<Result> {
         const parsed = JSON.parse(out)
         if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && typeof parsed.decision === "string") answer = parsed
       } catch {}
-      done({ code, answer, error: answer ? "" : `${bin} gave no valid answer (exit ${code}): ${(err || out).slice(0, 2000)}` })
+      const ok = answer !== null && code === 0
+      done({ code, answer, error: ok ? "" : `${bin} gave no valid answer (exit ${code}): ${(err || out).slice(0, 2000)}` })
     })
     child.stdin?.on("error", () => {})
     child.stdin?.end(JSON.stringify({ ...payload }))
