@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/statewright-go/statewright/internal/fakemodel"
+	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/sqlite"
 )
@@ -146,6 +147,32 @@ func (p *pluginProject) session(t *testing.T) (id, state string) {
 		t.Fatalf("the store has no %s session (the plugin never started the default workflow): %v", p.harness, keys)
 	}
 	return id, state
+}
+
+// lastExit returns runtime.last_command.exit_code of the session's run.
+func (p *pluginProject) lastExit(t *testing.T, session string) (int, bool) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v, err := runtime.New(st, runtime.Options{ProjectDir: p.dir}).Status(context.Background(), p.harness+":"+session)
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	lc, _ := v.Runtime["last_command"].(map[string]any)
+	switch c := lc["exit_code"].(type) {
+	case int:
+		return c, true
+	case *int:
+		if c != nil {
+			return *c, true
+		}
+	case float64:
+		return int(c), true
+	}
+	return 0, false
 }
 
 // decisions returns the store's decisions for the session, by call id, and

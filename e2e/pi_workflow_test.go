@@ -61,6 +61,7 @@ func TestPiWorkflow(t *testing.T) {
 		fakemodel.Call(tool("call_tr", "statewright_transition",
 			map[string]any{"event": "LOCALIZED", "data": map[string]any{"rationale": "found it"}})),
 		fakemodel.Call(tool("call_edit2", "edit", map[string]any{"path": p.path("main.txt"), "oldText": "old line", "newText": "new line"})),
+		fakemodel.Call(tool("call_ls", "bash", map[string]any{"command": "ls ./no-such-dir-statewright"})),
 		fakemodel.Say("Fixed."),
 	), fakemodel.WithLog(t.Logf))
 	r = p.piRun(t, srv, "--session", session)
@@ -80,8 +81,13 @@ func TestPiWorkflow(t *testing.T) {
 		t.Errorf("after run 2: %q in %q; want %q in fixing", s2, state, session)
 	}
 
+	// The shell's exit status reached the store as evidence (ls exits 2).
+	if code, ok := p.lastExit(t, session); !ok || code != 2 {
+		t.Errorf("runtime.last_command.exit_code = %v (recorded %v); want 2 from the failed ls", code, ok)
+	}
+
 	decisions, transitions := p.decisions(t, session)
-	for id, want := range map[string]string{"call_write1": "deny", "call_bash1": "deny", "call_tr": "allow", "call_edit2": "allow"} {
+	for id, want := range map[string]string{"call_write1": "deny", "call_bash1": "deny", "call_tr": "allow", "call_edit2": "allow", "call_ls": "allow"} {
 		if decisions[id] != want {
 			t.Errorf("history: decision for %s = %q, want %q (all: %v)", id, decisions[id], want, decisions)
 		}

@@ -97,7 +97,17 @@ function resultText(content: unknown): string {
       .map((c: any) => c.text)
       .join("\n")
   } else if (typeof content === "string") s = content
-  return s.length > MAX_OUTPUT ? s.slice(0, MAX_OUTPUT) : s
+  return s
+}
+
+// bashExit derives the shell's exit status from Pi's bash tool (0.73):
+// a result that is not an error exited 0; a non-zero exit is an error whose
+// text ends in "Command exited with code N"; a timeout or abort has none.
+function bashExit(tool: string, isError: boolean, text: string): { exit_code?: number } {
+  if (tool !== "bash") return {}
+  if (!isError) return { exit_code: 0 }
+  const m = /Command exited with code (\d+)\s*$/.exec(text)
+  return m ? { exit_code: Number(m[1]) } : {}
 }
 
 function session(ctx: any): string {
@@ -194,13 +204,15 @@ export default function (pi: any) {
   })
 
   pi.on("tool_result", async (event: any, ctx: any) => {
+    const text = resultText(event.content)
     await ask("tool-after", {
+      ...bashExit(event.toolName, !!event.isError, text),
       session: session(ctx),
       cwd: ctx?.cwd ?? process.cwd(),
       tool: event.toolName,
       call_id: event.toolCallId,
       args: event.input ?? {},
-      output: resultText(event.content),
+      output: text.length > MAX_OUTPUT ? text.slice(-MAX_OUTPUT) : text,
       failed: !!event.isError,
     })
   })
