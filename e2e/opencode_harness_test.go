@@ -63,7 +63,7 @@ func npmBinary(t *testing.T, name, envVar, version string) string {
 // or Pi extension installed by `statewright init`, its own copy of the
 // binary (so a test may remove or replace it) and its own store.
 type pluginProject struct {
-	harness                         string // "opencode" or "pi"
+	harness                           string // "opencode" or "pi"
 	bin, dir, home, storePath, wfPath string
 }
 
