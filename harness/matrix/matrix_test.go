@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/statewright-go/statewright/harness/claudecode"
+	"github.com/statewright-go/statewright/harness/codex"
 	"github.com/statewright-go/statewright/harness/jsplugin"
 	"github.com/statewright-go/statewright/harness/opencode"
 	"github.com/statewright-go/statewright/harness/pi"
@@ -71,7 +72,7 @@ func script(dir string) []step {
 		case policy.Pi:
 			return spelled{"read", map[string]any{"path": p("main.txt")}}
 		case policy.Codex:
-			return spelled{"shell", map[string]any{"command": []any{"bash", "-lc", "cat main.txt"}}}
+			return spelled{"Bash", map[string]any{"command": "cat main.txt"}}
 		}
 		return spelled{"Read", map[string]any{"file_path": p("main.txt")}}
 	}
@@ -82,7 +83,7 @@ func script(dir string) []step {
 		case policy.Pi:
 			return spelled{"write", map[string]any{"path": p(name), "content": "x\n"}}
 		case policy.Codex:
-			return spelled{"apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: " + p(name) + "\n+x\n*** End Patch\n"}}
+			return spelled{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Add File: " + p(name) + "\n+x\n*** End Patch\n"}}
 		}
 		return spelled{"Write", map[string]any{"file_path": p(name), "content": "x\n"}}
 	}
@@ -93,7 +94,7 @@ func script(dir string) []step {
 		case policy.Pi:
 			return spelled{"edit", map[string]any{"path": p("main.txt"), "oldText": "old line", "newText": "new line"}}
 		case policy.Codex:
-			return spelled{"apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: " + p("main.txt") + "\n@@\n-old line\n+new line\n*** End Patch\n"}}
+			return spelled{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Update File: " + p("main.txt") + "\n@@\n-old line\n+new line\n*** End Patch\n"}}
 		case policy.Cursor:
 			return spelled{"StrReplace", map[string]any{"file_path": p("main.txt"), "old_string": "old line", "new_string": "new line"}}
 		}
@@ -103,8 +104,6 @@ func script(dir string) []step {
 		switch h {
 		case policy.OpenCode, policy.Pi:
 			return spelled{"bash", map[string]any{"command": cmd}}
-		case policy.Codex:
-			return spelled{"shell", map[string]any{"command": []any{"bash", "-lc", cmd}}}
 		case policy.Cursor:
 			return spelled{"Shell", map[string]any{"command": cmd}}
 		}
@@ -137,6 +136,9 @@ func script(dir string) []step {
 			return write(h, map[policy.Harness]string{policy.ClaudeCode: ".claude/settings.json", policy.OpenCode: "opencode.json",
 				policy.Pi: ".pi/extensions/statewright.ts", policy.Codex: ".codex/hooks.json", policy.Cursor: ".cursor/hooks.json"}[h])
 		})},
+		{what: "type into a running process", calls: map[policy.Harness]spelled{
+			policy.Codex: {"write_stdin", map[string]any{"session_id": 1, "chars": "rm -rf .git\n"}},
+		}},
 		{what: "control: get state", calls: each(func(h policy.Harness) spelled { return control(h, "get_state", map[string]any{}) })},
 		{what: "control: deactivate", calls: each(func(h policy.Harness) spelled { return control(h, "deactivate", map[string]any{}) })},
 		{what: "control: transition LOCALIZED", calls: each(func(h policy.Harness) spelled {
@@ -157,6 +159,10 @@ func script(dir string) []step {
 		})},
 	}
 }
+
+// codexUnhooked are the Codex tools its hooks never see (docs/codex.md,
+// "What Codex does not hook"): a decision on them is advisory.
+var codexUnhooked = map[string]bool{"write_stdin": true, "web_search": true}
 
 // outcome is one harness's rendering of one decision.
 type outcome struct {
@@ -218,8 +224,29 @@ func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, se
 			t.Fatalf("%s %s: unexpected answer %+v for %v", h, c.tool, a, res.Verdict)
 		}
 		return outcome{res.Verdict, res.Rule, name + " " + cell}
+	case policy.Codex:
+		in := &codex.Input{SessionID: session, Cwd: dir, PermissionMode: "default", ToolName: c.tool, ToolInput: raw, ToolUseID: callID}
+		res, err := svc.Decide(ctx, codex.ToolCall(in, dir))
+		if err != nil {
+			t.Fatalf("%s %s: %v", h, c.tool, err)
+		}
+		a := codex.PreToolAnswer(in, res)
+		var cell string
+		switch {
+		case codexUnhooked[c.tool] && res.Verdict != policy.Allow:
+			cell = "advisory: Codex does not hook `" + c.tool + "`, so the deny is never applied"
+		case a.Exit == codex.ExitBlock && res.Rule == policy.RuleControlHumanOnly:
+			cell = "ask → blocked (Codex hooks honour only deny)"
+		case a.Exit == codex.ExitBlock:
+			cell = "blocked (hard)"
+		case a.Exit == codex.ExitOK && res.Verdict == policy.Allow:
+			cell = "runs"
+		default:
+			t.Fatalf("%s %s: unexpected answer %+v for %v", h, c.tool, a, res.Verdict)
+		}
+		return outcome{res.Verdict, res.Rule, name + " " + cell}
 	default:
-		// Codex and Cursor: no adapter on main yet. The decision is the
+		// Cursor: no adapter on main yet. The decision is the
 		// policy's through the runtime (their alias tables are the policy's);
 		// the rendering is the harness's documented hook contract (†).
 		res, err := svc.Decide(ctx, runtime.ToolCall{
@@ -234,12 +261,8 @@ func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, se
 		switch {
 		case res.Verdict == policy.Allow:
 			cell = "runs"
-		case res.Rule == policy.RuleControlHumanOnly && h == policy.Codex:
-			cell = "ask → blocked (Codex hooks honour only deny)†"
 		case res.Rule == policy.RuleControlHumanOnly:
 			cell = "ask → blocked until an adapter maps it to `permission: ask`†"
-		case h == policy.Codex && c.tool == "apply_patch":
-			cell = "advisory: deny not enforced on apply_patch (openai/codex#27833)†"
 		default:
 			cell = "blocked (hard)†"
 		}
@@ -319,7 +342,12 @@ func TestMatrix(t *testing.T) {
 			} else if v.Run.State != phase {
 				t.Fatalf("step %d: %s is in %s, the others in %s", i, h, v.Run.State, phase)
 			}
-			o := decide(t, svc, dir, h, session(h), fmt.Sprintf("call_%d", i), s.calls[h])
+			c, ok := s.calls[h]
+			if !ok {
+				cells = append(cells, "— (no such tool)")
+				continue
+			}
+			o := decide(t, svc, dir, h, session(h), fmt.Sprintf("call_%d", i), c)
 			if first == nil {
 				first = &o
 			} else if !sameLaw(*first, o) {
