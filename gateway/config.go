@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -118,7 +119,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-var upstreamName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+// upstreamName is compiled on first use, not at init: every statewright
+// process (each hook call among them) links this package, and the bounded
+// repetition compiles to a large program.
+var upstreamName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`) })
 
 // ParseConfig parses and checks a gateway.yaml. Unknown keys are errors (a
 // typo must not silently drop a mapping).
@@ -149,7 +153,7 @@ func (c *Config) Check() error {
 	seen := map[string]bool{}
 	for i := range c.Upstreams {
 		u := &c.Upstreams[i]
-		if !upstreamName.MatchString(u.Name) {
+		if !upstreamName().MatchString(u.Name) {
 			return fmt.Errorf("gateway config: upstream %d: name %q must be 1-32 of [a-z0-9-]", i+1, u.Name)
 		}
 		if seen[u.Name] {

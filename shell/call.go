@@ -311,14 +311,14 @@ func (x *cmdCtx) run() {
 
 // lookupName normalises versioned names (python3.12, pip3) for the table.
 func lookupName(name string) string {
-	if _, ok := programs[name]; ok {
+	if _, ok := programs()[name]; ok {
 		return name
 	}
 	if strings.HasPrefix(name, "mkfs") {
 		return "mkfs"
 	}
 	t := strings.TrimRight(name, "0123456789.")
-	if _, ok := programs[t]; ok && t != "" {
+	if _, ok := programs()[t]; ok && t != "" {
 		return t
 	}
 	return name
@@ -447,7 +447,7 @@ func (x *cmdCtx) classify(name string) {
 		}
 		return
 	}
-	sp, ok := programs[name]
+	sp, ok := programs()[name]
 	if !ok {
 		x.add(ClassExec)
 		return

@@ -1,5 +1,7 @@
 package shell
 
+import "sync"
+
 // This file is the program table: what each known program does. It is data:
 // a program's entry gives its base class, what its operands are (files it
 // reads, writes, ...), which of its short and long options take a value, and,
@@ -47,11 +49,16 @@ var grepSpec = spec{class: ClassSearch, ops: opPatternRead, short: "efmABCdD",
 	long: []string{"regexp", "file", "max-count", "after-context", "before-context", "context",
 		"include", "exclude", "exclude-dir", "exclude-from", "label", "binary-files", "devices", "directories"}}
 
-// programs maps a program's base name to its entry.
-var programs map[string]spec
+// programs maps a program's base name to its entry. It is built on first
+// use, not at init: the hook process links this package but decides most
+// calls (Read, Edit, ...) without a shell command to analyse.
+// (Assigned in init, because the entries' functions refer to the table.)
+var programs func() map[string]spec
 
-func init() {
-	programs = map[string]spec{
+func init() { programs = sync.OnceValue(programTable) }
+
+func programTable() map[string]spec {
+	return map[string]spec{
 		".":            withFn(progSource),
 		"7z":           withFn(prog7z),
 		"7za":          withFn(prog7z),

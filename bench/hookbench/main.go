@@ -33,7 +33,15 @@ func main() {
 	n := flag.Int("n", 500, "calls per command")
 	bin := flag.String("bin", "", "a statewright binary to measure (default: go build ./cmd/statewright)")
 	hold := flag.Bool("hold", false, "keep the store open in this process meanwhile, as the session's MCP server does")
+	fixture := flag.String("fixture", "", "only set up DIR (store with an active run, hook.args, hook.json) for profiling, e.g. under valgrind")
 	flag.Parse()
+	if *fixture != "" {
+		if err := setup(*fixture); err != nil {
+			fmt.Fprintln(os.Stderr, "hookbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*n, *bin, *hold); err != nil {
 		fmt.Fprintln(os.Stderr, "hookbench:", err)
 		os.Exit(1)
@@ -151,6 +159,44 @@ func run(n int, bin string, hold bool) error {
 	fmt.Printf("ratio p50 wall hook/trivial = %.2f (budget <= 2)\n", float64(hp)/float64(tp))
 	fmt.Printf("budget p50 < 3ms: %v; p99 < 10ms: %v\n", hp < 3*time.Millisecond, pct(hook, 99) < 10*time.Millisecond)
 	return nil
+}
+
+// setup writes a fixture into dir: state.db with an active run for the
+// bench session, hook.args (the hook's arguments, one a line) and hook.json
+// (a PreToolUse input for an allowed Read). Each input needs a fresh
+// tool_use_id to be decided rather than replayed: hook.json's id is
+// "toolu_fixture_N" with N to be replaced.
+func setup(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	storePath := filepath.Join(dir, "state.db")
+	st, err := sqlite.Open(ctx, storePath, sqlite.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
+	wf := filepath.Join(dir, "bench.json")
+	if err := os.WriteFile(wf, []byte(benchWorkflow), 0o644); err != nil {
+		return err
+	}
+	if _, err := svc.Start(ctx, "claude-code:bench-session", wf, runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli"}); err != nil {
+		return fmt.Errorf("start run: %w", err)
+	}
+	args := []string{"hook", "claude-code", "pre-tool-use", "--store", storePath, "--store-id", st.StoreID(), "--deadline", "5s"}
+	var b bytes.Buffer
+	for _, a := range args {
+		b.WriteString(a + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hook.args"), b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	in := fmt.Appendf(nil, `{"session_id":"bench-session","transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"default",`+
+		`"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_fixture_N"}`,
+		dir, filepath.Join(dir, "main.go"))
+	return os.WriteFile(filepath.Join(dir, "hook.json"), in, 0o644)
 }
 
 // benchWorkflow is the bugfix template's first phase without its

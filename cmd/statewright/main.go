@@ -98,5 +98,11 @@ func isCobraUsageError(err error) bool {
 }
 
 func main() {
+	// Claude Code runs the hook on every tool call: answer it without
+	// building the command tree (DESIGN.md's hook latency budget). Help
+	// still goes through cobra.
+	if a := os.Args; len(a) > 3 && a[1] == "hook" && a[2] == "claude-code" && a[3] != "-h" && a[3] != "--help" {
+		os.Exit(runHook(a[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
