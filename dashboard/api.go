@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/statewright-go/statewright/internal/eventtext"
 	"github.com/statewright-go/statewright/internal/wfgraph"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -217,6 +218,13 @@ func (f EventFilter) Match(e *store.Event) bool {
 	return true
 }
 
+// eventOut is an event as the API answers it: the stored event and the
+// line `statewright history` prints for it.
+type eventOut struct {
+	store.Event
+	Text string `json:"text"`
+}
+
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	run := h.loadRun(w, r)
 	if run == nil {
@@ -232,10 +240,10 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out := make([]store.Event, 0, min(len(evs), f.Limit))
+	out := make([]eventOut, 0, min(len(evs), f.Limit))
 	for i := range evs {
 		if f.Match(&evs[i]) {
-			out = append(out, evs[i])
+			out = append(out, eventOut{Event: evs[i], Text: eventtext.Describe(&evs[i])})
 		}
 	}
 	if len(out) > f.Limit {

@@ -8,6 +8,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/statewright-go/statewright/internal/eventtext"
 	"github.com/statewright-go/statewright/internal/wfgraph"
 	"github.com/statewright-go/statewright/store"
 )
@@ -255,7 +256,7 @@ func (m *Model) renderDetail() string {
 	}
 	lines = append(lines, "", styleHead.Render("Transitions"))
 	for _, e := range d.History[len(d.History)-histN:] {
-		lines = append(lines, trunc("  "+clock(e.Time)+" "+historyText(&e), w))
+		lines = append(lines, trunc("  "+clock(e.Time)+" "+oneLine(eventtext.Describe(&e)), w))
 	}
 	lines = append(lines, "")
 	lines = append(lines, foot...)
@@ -284,47 +285,4 @@ func decisionLine(e *store.Event, w int) string {
 		rest += ": " + oneLine(e.Reason)
 	}
 	return head + st.Render(pad(verdict, 6)) + trunc(tool+rest, max(w-len([]rune(head))-6, 0))
-}
-
-// historyText renders a transition, approval, run or admin event.
-func historyText(e *store.Event) string {
-	var d map[string]any
-	_ = json.Unmarshal(e.Data, &d)
-	str := func(k string) string {
-		if v, ok := d[k]; ok && v != nil {
-			return fmt.Sprint(v)
-		}
-		return ""
-	}
-	actor := ""
-	if a, ok := d["actor"].(map[string]any); ok {
-		actor = fmt.Sprintf(" by %v via %v", a["kind"], a["channel"])
-	}
-	switch e.Kind {
-	case store.KindTransition:
-		if d["refused"] == true {
-			return fmt.Sprintf("[%s] event %s refused: %s%s", e.State, str("event"), oneLine(str("error")), actor)
-		}
-		from := str("from")
-		if from == "" {
-			from = "(new run)"
-		}
-		return fmt.Sprintf("%s → %s (event %s)%s", from, str("to"), str("event"), actor)
-	case store.KindApproval:
-		s := fmt.Sprintf("approval %s %s: %s → %s%s", str("approval_id"), str("action"), str("from"), str("to"), actor)
-		if r := str("reason"); r != "" {
-			s += ": " + oneLine(r)
-		}
-		return s
-	case store.KindRun:
-		return fmt.Sprintf("run %s %s%s", str("event"), str("workflow"), actor)
-	default:
-		s := str("action")
-		if d["refused"] == true {
-			s += " refused: " + oneLine(str("error"))
-		} else if f := str("from"); f != "" {
-			s += fmt.Sprintf(" %s → %s", f, str("to"))
-		}
-		return s + actor
-	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/statewright-go/statewright/agent"
 	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/internal/eventtext"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -391,79 +392,7 @@ func newHistoryCmd() *cobra.Command {
 
 // historyLine renders one event for people.
 func historyLine(e *store.Event) string {
-	var d map[string]any
-	_ = json.Unmarshal(e.Data, &d)
-	str := func(k string) string {
-		if v, ok := d[k]; ok && v != nil {
-			return fmt.Sprint(v)
-		}
-		return ""
-	}
-	actor := ""
-	if a, ok := d["actor"].(map[string]any); ok {
-		actor = fmt.Sprintf(" by %v via %v", a["kind"], a["channel"])
-	}
-	head := fmt.Sprintf("%d %s %-10s", e.Seq, e.Time.Format("2006-01-02T15:04:05Z07:00"), e.Kind)
-	var body string
-	switch e.Kind {
-	case store.KindDecision:
-		body = fmt.Sprintf("[%s] %s %s (%s): %s", e.State, e.Tool, e.Decision, e.Rule, e.Reason)
-		if d["enforced"] == false {
-			body += " [audit-only: not enforced]"
-		}
-	case store.KindTransition:
-		if d["refused"] == true {
-			body = fmt.Sprintf("[%s] event %s refused: %s%s", e.State, str("event"), str("error"), actor)
-		} else {
-			from := str("from")
-			if from == "" {
-				from = "(new run)"
-			}
-			body = fmt.Sprintf("%s → %s (event %s)%s", from, str("to"), str("event"), actor)
-			if in := str("interrupt"); in != "" {
-				body += " interrupt " + in
-			}
-		}
-	case store.KindResult:
-		body = fmt.Sprintf("[%s] %s", e.State, e.Tool)
-		if d["failed"] == true {
-			body += " failed"
-		} else {
-			body += " ok"
-		}
-		if c := str("exit_code"); c != "" {
-			body += " exit " + c
-		}
-		if n := str("note"); n != "" {
-			body += " (" + n + ")"
-		}
-	case store.KindApproval:
-		if e.Rule == "prompt-grant" {
-			// A person's yes in the harness's permission prompt.
-			body = fmt.Sprintf("[%s] %s: %s %s%s", e.State, str("action"), str("op"), str("approval_id"), actor)
-			if d["performed"] == true {
-				body += ", performed"
-			} else {
-				body += ", not performed: " + str("error")
-			}
-			break
-		}
-		body = fmt.Sprintf("[%s] %s %s: %s → %s%s", e.State, str("action"), str("approval_id"), str("from"), str("to"), actor)
-		if r := str("reason"); r != "" {
-			body += ": " + r
-		}
-	case store.KindRun:
-		body = fmt.Sprintf("[%s] run %s %s%s", e.State, str("event"), str("workflow"), actor)
-	default:
-		body = fmt.Sprintf("[%s] %s", e.State, str("action"))
-		if d["refused"] == true {
-			body += " refused: " + str("error")
-		} else if f := str("from"); f != "" {
-			body += fmt.Sprintf(" %s → %s", f, str("to"))
-		}
-		body += actor
-	}
-	return head + " " + body
+	return fmt.Sprintf("%d %s %-10s", e.Seq, e.Time.Format("2006-01-02T15:04:05Z07:00"), e.Kind) + " " + eventtext.Describe(e)
 }
 
 // operatorTokenPath is where `statewright token create` keeps the operator

@@ -130,26 +130,6 @@ function filterQuery() {
   return p.toString();
 }
 
-function actorText(d) {
-  if (!d || !d.actor) return "";
-  return " by " + d.actor.kind + " via " + d.actor.channel;
-}
-
-function historyText(e) {
-  const d = e.data || {};
-  switch (e.kind) {
-    case "transition":
-      if (d.refused) return `event ${d.event} refused: ${d.error}${actorText(d)}`;
-      return `${d.from || "(new run)"} → ${d.to} (event ${d.event})${actorText(d)}`;
-    case "approval":
-      return `approval ${d.approval_id} ${d.action}: ${d.from} → ${d.to}${actorText(d)}${d.reason ? ": " + d.reason : ""}`;
-    case "run":
-      return `run ${d.event} ${d.workflow || ""}${actorText(d)}`;
-    default:
-      return `${d.action || e.kind}${d.refused ? " refused: " + d.error : d.from ? " " + d.from + " → " + d.to : ""}${actorText(d)}`;
-  }
-}
-
 async function loadRun(id, quiet) {
   let v, log, hist;
   try {
@@ -190,14 +170,12 @@ async function loadRun(id, quiet) {
 
   const hl = $("history");
   hl.replaceChildren();
-  for (const e of hist) hl.append(el("li", {}, clock(e.time) + " " + historyText(e)));
+  for (const e of hist) hl.append(el("li", {}, clock(e.time) + " " + e.text));
 
   const lb = $("log-body");
   lb.replaceChildren();
   for (const e of log.slice().reverse()) {
-    const d = e.data || {};
-    let why = e.kind === "decision" ? `${e.rule}: ${e.reason || ""}` : historyText(e);
-    if (e.kind === "result") why = (d.failed ? "failed" : "ok") + (d.exit_code != null ? " exit " + d.exit_code : "");
+    const why = e.kind === "decision" ? `${e.rule}: ${e.reason || ""}` : e.text;
     lb.append(el("tr", { "data-kind": e.kind, "data-decision": e.decision || "" },
       el("td", {}, e.seq), el("td", {}, clock(e.time)), el("td", {}, e.kind), el("td", {}, e.state || ""),
       el("td", {}, e.tool || ""), el("td", { class: e.decision ? "d-" + e.decision : "" }, e.decision || ""), el("td", {}, why)));
