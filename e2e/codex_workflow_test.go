@@ -11,6 +11,7 @@ import (
 
 	"github.com/statewright-go/statewright/internal/fakemodel"
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 // codexToolOutput returns what Codex told the model about call id.
@@ -174,5 +175,71 @@ func TestCodexMCPTransition(t *testing.T) {
 	}
 	if v, err := svc.Status(ctx, other); err != nil || v.Run.State != "localizing" {
 		t.Errorf("the other session's run: %+v, %v; want it untouched (the forged stamp was trusted)", v, err)
+	}
+}
+
+// TestCodexFailClosed checks that the real Codex blocks a shell write and a
+// patch when the hook cannot decide: the store deleted or recreated, the
+// binary missing, or the hook crashing (init's wrapper turns those into
+// exit 2, the one failure Codex treats as a deny).
+func TestCodexFailClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		breakIt    func(t *testing.T, p *codexProject)
+	}{
+		{"deleted store", "no store", func(t *testing.T, p *codexProject) {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(p.storePath + suffix)
+			}
+		}},
+		{"recreated store", "store id mismatch", func(t *testing.T, p *codexProject) {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(p.storePath + suffix)
+			}
+			st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+		}},
+		{"missing binary", "fail closed", func(t *testing.T, p *codexProject) {
+			if err := os.Remove(p.bin); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"crashing hook", "fail closed", func(t *testing.T, p *codexProject) {
+			if err := os.WriteFile(p.bin, []byte("#!/bin/sh\nkill -SEGV $$\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCodexProject(t)
+			tc.breakIt(t, p)
+			shellTarget, patchTarget := p.path("shell.txt"), p.path("patched.txt")
+			srv := fakemodel.NewResponses(script(
+				fakemodel.Call(
+					tool("call_write", "exec_command", map[string]any{"cmd": "echo must-not-exist > " + shellTarget}),
+					tool("call_add", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: patched.txt\n+must not exist\n*** End Patch\n"}),
+				),
+				fakemodel.Say("Blocked."),
+			), fakemodel.WithLog(t.Logf))
+			r := p.run(t, srv, "Fix the bug.", "")
+			srv.Close()
+			for _, f := range []string{shellTarget, patchTarget} {
+				if _, err := os.Stat(f); !os.IsNotExist(err) {
+					t.Errorf("%s exists (stat err %v): the call went through\n%s", f, err, r)
+				}
+			}
+			for _, id := range []string{"call_write", "call_add"} {
+				if out := codexToolOutput(t, srv, id); !strings.Contains(out, "blocked by PreToolUse hook") || !strings.Contains(out, tc.want) {
+					t.Errorf("%s: output %q; want Codex's hook block containing %q", id, out, tc.want)
+				}
+			}
+			// The prompt reached the model and the run ended normally.
+			if reqs := srv.MainRequests(); r.ExitCode != 0 || len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), "Fix the bug.") {
+				t.Errorf("exit %d, %d model requests; want exit 0 and the prompt delivered\n%s", r.ExitCode, len(reqs), srv.Summary())
+			}
+		})
 	}
 }
