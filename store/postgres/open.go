@@ -45,6 +45,11 @@ import (
 // below the hook's own deadline, as on SQLite.
 const DefaultBusyTimeout = 2 * time.Second
 
+// IdleInTransactionTimeout is the idle_in_transaction_session_timeout the
+// store's connections set unless the URL names one: how long a transaction
+// left open by a dead client keeps its locks.
+const IdleInTransactionTimeout = 10 * time.Second
+
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
@@ -140,6 +145,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	rp["lock_timeout"] = strconv.FormatInt(max(busy.Milliseconds(), 1), 10)
 	if rp["application_name"] == "" {
 		rp["application_name"] = "statewright"
+	}
+	// A process that vanishes mid-transaction (a replica's machine gone,
+	// no FIN) would hold its session's lock until TCP keepalive noticed;
+	// no transaction of ours idles, so the server ends such a one soon.
+	if rp["idle_in_transaction_session_timeout"] == "" {
+		rp["idle_in_transaction_session_timeout"] = strconv.FormatInt(IdleInTransactionTimeout.Milliseconds(), 10)
 	}
 	now := opts.Now
 	if now == nil {

@@ -2,8 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/postgres/pgtest"
@@ -40,4 +46,215 @@ func TestShared(t *testing.T) {
 		t.Cleanup(func() { b.Close() })
 		return a, b
 	})
+}
+
+// rawConn connects to the store's schema without the store, as psql would.
+func rawConn(t *testing.T, u string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(bg, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(bg) })
+	return c
+}
+
+func TestMustExistExpectIDAndRecreate(t *testing.T) {
+	u := pgtest.Schema(t)
+	if _, err := Open(bg, u, Options{MustExist: true}); !errors.Is(err, store.ErrNoStore) {
+		t.Fatalf("MustExist on an empty schema: err = %v, want ErrNoStore", err)
+	}
+	var n int
+	if err := rawConn(t, u).QueryRow(bg, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("MustExist created %d tables (%v)", n, err)
+	}
+	s, err := Open(bg, u, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.HasPrefix(s.StoreID(), "st_") || s.Schema() == "" {
+		t.Fatalf("id %q schema %q", s.StoreID(), s.Schema())
+	}
+	if _, err := Open(bg, u, Options{MustExist: true, ExpectID: "st_other"}); !errors.Is(err, store.ErrStoreMismatch) {
+		t.Fatalf("wrong ExpectID: err = %v, want ErrStoreMismatch", err)
+	}
+	s2, err := Open(bg, u, Options{MustExist: true, ExpectID: s.StoreID()})
+	if err != nil {
+		t.Fatalf("ExpectID of the current store: %v", err)
+	}
+	s2.Close()
+	if err := s.CheckID(bg); err != nil {
+		t.Fatalf("CheckID of an unchanged store: %v", err)
+	}
+	// Drop the store and create another under the same URL.
+	c := rawConn(t, u)
+	if _, err := c.Exec(bg, "DROP SCHEMA "+s.Schema()+" CASCADE; CREATE SCHEMA "+s.Schema()); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := Open(bg, u, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	if s3.StoreID() == s.StoreID() {
+		t.Fatal("a recreated store has the old id")
+	}
+	if err := s.CheckID(bg); !errors.Is(err, store.ErrStoreMismatch) {
+		t.Errorf("CheckID after recreation: err = %v, want ErrStoreMismatch", err)
+	}
+	if _, err := Open(bg, u, Options{MustExist: true, ExpectID: s.StoreID()}); !errors.Is(err, store.ErrStoreMismatch) {
+		t.Errorf("old id against the recreated store: err = %v, want ErrStoreMismatch", err)
+	}
+}
+
+func TestConcurrentFirstOpenCreatesOneStore(t *testing.T) {
+	u := pgtest.Schema(t)
+	const n = 8
+	ids := make(chan string, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := Open(bg, u, Options{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- s.StoreID()
+			s.Close()
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	first := ""
+	for id := range ids {
+		if first == "" {
+			first = id
+		}
+		if id != first {
+			t.Fatalf("replicas opening together got ids %s and %s", first, id)
+		}
+	}
+}
+
+func TestOpenRefusesForeignAndNewerSchemas(t *testing.T) {
+	u := pgtest.Schema(t)
+	c := rawConn(t, u)
+	if _, err := c.Exec(bg, "CREATE TABLE statewright_runs (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(bg, u, Options{}); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("tables without a migration record: err = %v, want ErrCorrupt", err)
+	}
+	u2 := pgtest.Schema(t)
+	s, err := Open(bg, u2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := rawConn(t, u2).Exec(bg, "INSERT INTO statewright_migrations VALUES (99, 'future.sql', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(bg, u2, Options{}); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("a newer schema: err = %v, want ErrCorrupt (newer)", err)
+	}
+	if _, err := Open(bg, "postgres://nobody:s3cret@127.0.0.1:1/x", Options{}); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("unreachable server: err = %v; want an error without the password", err)
+	}
+}
+
+func TestConnectionSettings(t *testing.T) {
+	s, _ := openTemp(t, Options{BusyTimeout: 1500 * time.Millisecond})
+	for name, want := range map[string]string{"lock_timeout": "1500ms", "idle_in_transaction_session_timeout": "10s", "application_name": "statewright"} {
+		var got string
+		if err := s.pool.QueryRow(bg, "SHOW "+name).Scan(&got); err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
+func TestBusyTimeout(t *testing.T) {
+	s, u := openTemp(t, Options{BusyTimeout: 200 * time.Millisecond})
+	storetest.Create(t, s, "cc:busy")
+	// Another client holds the session's lock (a replica mid-decision).
+	c := rawConn(t, u)
+	if _, err := c.Exec(bg, "SELECT pg_advisory_lock($1)", lockKey("session", s.Schema(), "cc:busy")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := storetest.Decide(bg, s, "cc:busy", "toolu_busy")
+	if !errors.Is(err, store.ErrBusy) {
+		t.Fatalf("decide behind a held session lock: err = %v, want ErrBusy", err)
+	}
+	// Other sessions are not held up.
+	storetest.Create(t, s, "cc:free")
+	if _, _, err := storetest.Decide(bg, s, "cc:free", "toolu_free"); err != nil {
+		t.Fatalf("another session: %v", err)
+	}
+	if _, err := c.Exec(bg, "SELECT pg_advisory_unlock($1)", lockKey("session", s.Schema(), "cc:busy")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := storetest.Decide(bg, s, "cc:busy", "toolu_busy"); err != nil {
+		t.Fatalf("after the lock is released: %v", err)
+	}
+	if r, _ := s.LiveRun(bg, "cc:busy"); r.Iterations != 1 {
+		t.Errorf("iterations = %d, want 1 (the timed-out attempt wrote nothing)", r.Iterations)
+	}
+}
+
+func TestEventsAreAppendOnly(t *testing.T) {
+	s, u := openTemp(t, Options{})
+	storetest.Create(t, s, "cc:ao")
+	for i := 0; i < 5; i++ {
+		if _, _, err := storetest.Decide(bg, s, "cc:ao", fmt.Sprintf("t%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := rawConn(t, u)
+	for _, q := range []string{
+		"UPDATE statewright_events SET reason = 'nothing to see' WHERE seq = 3",
+		"DELETE FROM statewright_events WHERE seq = 3",
+		"DELETE FROM statewright_events",
+		"TRUNCATE statewright_events",
+	} {
+		if _, err := c.Exec(bg, q); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: err = %v, want the append-only trigger", q, err)
+		}
+	}
+	if st, err := s.VerifyChain(bg); err != nil || st.Events != 5 {
+		t.Fatalf("VerifyChain = %+v, %v", st, err)
+	}
+	tamper := []struct{ name, sql, seq string }{
+		{"edited reason", "UPDATE statewright_events SET reason = 'deny' WHERE seq = 3", "seq 3"},
+		{"edited time", "UPDATE statewright_events SET time = time + 1 WHERE seq = 2", "seq 2"},
+		{"deleted middle", "DELETE FROM statewright_events WHERE seq = 4", "seq 5"},
+	}
+	for _, tc := range tamper {
+		t.Run(tc.name, func(t *testing.T) {
+			s, u := openTemp(t, Options{})
+			storetest.Create(t, s, "cc:t")
+			for i := 0; i < 5; i++ {
+				if _, _, err := storetest.Decide(bg, s, "cc:t", fmt.Sprintf("t%d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := rawConn(t, u)
+			if _, err := c.Exec(bg, "ALTER TABLE statewright_events DISABLE TRIGGER USER"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Exec(bg, tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.VerifyChain(bg)
+			if !errors.Is(err, store.ErrChainBroken) || !strings.Contains(err.Error(), tc.seq) {
+				t.Errorf("VerifyChain err = %v, want ErrChainBroken at %s", err, tc.seq)
+			}
+		})
+	}
 }
