@@ -1,8 +1,9 @@
 // Package pgtest gives tests a PostgreSQL store location: a fresh, empty
 // schema on the server named by $STATEWRIGHT_TEST_POSTGRES (which
-// scripts/start-postgres.sh starts and prints). In CI ($CI=true) a missing
-// server fails the test; elsewhere the test is skipped with a message that
-// says so and how to start one.
+// scripts/start-postgres.sh starts and prints). In CI ($CI=true, or
+// $STATEWRIGHT_REQUIRE_POSTGRES=1, which .ci/run sets) a missing server
+// fails the test; elsewhere the test is skipped with a message that says so
+// and how to start one.
 package pgtest
 
 import (
@@ -22,6 +23,16 @@ import (
 // (postgres://user@127.0.0.1:PORT/DB?sslmode=disable).
 const EnvURL = "STATEWRIGHT_TEST_POSTGRES"
 
+// EnvRequire names the variable that makes a missing server a failure
+// (.ci/run sets it); CI=true does too.
+const EnvRequire = "STATEWRIGHT_REQUIRE_POSTGRES"
+
+// Required reports whether a missing test server must fail the tests:
+// in CI ($CI=true) or with $STATEWRIGHT_REQUIRE_POSTGRES=1.
+func Required() bool {
+	return os.Getenv("CI") == "true" || os.Getenv(EnvRequire) == "1"
+}
+
 // ServerURL returns the test server's URL. Without one it fails the test
 // in CI and skips it elsewhere, loudly.
 func ServerURL(t testing.TB) string {
@@ -32,7 +43,7 @@ func ServerURL(t testing.TB) string {
 	}
 	msg := "no PostgreSQL test server: $" + EnvURL + " is not set; start one with " +
 		"`eval \"$(bash scripts/start-postgres.sh)\"` (it prints the variable)"
-	if os.Getenv("CI") == "true" {
+	if Required() {
 		t.Fatal("CI: " + msg)
 	}
 	fmt.Fprintln(os.Stderr, "SKIPPING PostgreSQL tests:", msg)
