@@ -12,6 +12,7 @@ import (
 
 	"github.com/statewright-go/statewright/harness/claudecode"
 	"github.com/statewright-go/statewright/harness/codex"
+	"github.com/statewright-go/statewright/harness/cursor"
 	"github.com/statewright-go/statewright/harness/jsplugin"
 	"github.com/statewright-go/statewright/harness/opencode"
 	"github.com/statewright-go/statewright/harness/pi"
@@ -115,6 +116,8 @@ func script(dir string) []step {
 			return spelled{opencode.ControlPrefix + op, in}
 		case policy.Pi:
 			return spelled{pi.ControlPrefix + op, in}
+		case policy.Cursor:
+			return spelled{"MCP:statewright:statewright_" + op, in}
 		}
 		return spelled{claudecode.ControlPrefix + "statewright_" + op, in}
 	}
@@ -154,6 +157,9 @@ func script(dir string) []step {
 			}
 			if h == policy.Pi {
 				return spelled{"github_create_issue", map[string]any{"title": "t"}}
+			}
+			if h == policy.Cursor {
+				return spelled{"MCP:github:create_issue", map[string]any{"title": "t"}}
 			}
 			return spelled{"mcp__github__create_issue", map[string]any{"title": "t"}}
 		})},
@@ -245,29 +251,35 @@ func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, se
 			t.Fatalf("%s %s: unexpected answer %+v for %v", h, c.tool, a, res.Verdict)
 		}
 		return outcome{res.Verdict, res.Rule, name + " " + cell}
-	default:
-		// Cursor: no adapter on main yet. The decision is the
-		// policy's through the runtime (their alias tables are the policy's);
-		// the rendering is the harness's documented hook contract (†).
-		res, err := svc.Decide(ctx, runtime.ToolCall{
-			Session: string(h) + ":" + session,
-			Call:    policy.ToolCall{Harness: h, Tool: c.tool, Input: raw, Cwd: dir, ProjectDir: dir, ToolUseID: callID},
-			Actor:   runtime.Actor{Kind: runtime.ActorAgent, Channel: "matrix:" + string(h)},
-		})
+	case policy.Cursor:
+		// Cursor's preToolUse, through the Cursor adapter (written from
+		// Cursor's documentation, unverified against the real client: †).
+		in := &cursor.Input{ConversationID: session, GenerationID: "matrix", WorkspaceRoots: []string{dir}, Cwd: dir,
+			ToolName: c.tool, ToolInput: raw, ToolUseID: callID}
+		tc, ok := cursor.ToolCall(cursor.PreToolUse, in)
+		if !ok {
+			t.Fatalf("%s %s: the adapter does not decide this call at preToolUse", h, c.tool)
+		}
+		res, err := svc.Decide(ctx, tc)
 		if err != nil {
 			t.Fatalf("%s %s: %v", h, c.tool, err)
 		}
+		a := cursor.GateAnswer(cursor.PreToolUse, res)
 		var cell string
 		switch {
-		case res.Verdict == policy.Allow:
-			cell = "runs"
-		case res.Rule == policy.RuleControlHumanOnly:
-			cell = "ask → blocked until an adapter maps it to `permission: ask`†"
-		default:
+		case a.Exit == cursor.ExitBlock && res.Rule == policy.RuleControlHumanOnly:
+			cell = "ask → blocked (no person is known to answer Cursor's prompt)†"
+		case a.Exit == cursor.ExitBlock:
 			cell = "blocked (hard)†"
+		case a.Exit == cursor.ExitOK && res.Verdict == policy.Allow:
+			cell = "runs"
+		default:
+			t.Fatalf("%s %s: unexpected answer %+v for %v", h, c.tool, a, res.Verdict)
 		}
 		return outcome{res.Verdict, res.Rule, name + " " + cell}
 	}
+	t.Fatalf("no adapter for %s", h)
+	return outcome{}
 }
 
 // sameLaw reports whether two harnesses got the same decision: the same
