@@ -546,7 +546,7 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 			if res.Verdict == policy.Ask {
 				reason += " (the gateway has no person to ask for a single call, so this is a deny)"
 			}
-			s.poke(ctx)
+			go s.poke(context.WithoutCancel(ctx))
 			return errorResult("statewright denied %s (decided as %s): %s", name, res.Tool, reason)
 		}
 		allowed = append(allowed, decided{call: call})
@@ -565,7 +565,9 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 		out = nil
 	}
 	release(res.IsError, out)
-	s.poke(ctx) // an edit may have fired an interrupt
+	// An edit may have fired an interrupt: look now rather than at the
+	// next poll, without holding up the answer.
+	go s.poke(context.WithoutCancel(ctx))
 	return res
 }
 

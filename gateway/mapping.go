@@ -82,6 +82,10 @@ func MapCall(u *Upstream, namespaced, tool string, args json.RawMessage) ([]Mapp
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf("the arguments of %s are not a JSON object", namespaced)
+		}
 		return []MappedCall{{Tool: namespaced, Input: args}}, nil
 	}
 	var a map[string]any

@@ -1,0 +1,324 @@
+// Command gatewaybench measures the MCP gateway, side by side in one run:
+//
+//  1. Proxy overhead per tools/call: an upstream MCP server (the go-sdk, an
+//     "echo" tool, served over streamable HTTP on loopback) called directly
+//     by a go-sdk client, and the same upstream called through the gateway
+//     (client → gateway over the SDK's in-memory transport → upstream), with
+//     an active run on a SQLite store whose phase allows the tool. Calls
+//     alternate between the two paths; the report gives p50/p90/p99 of each
+//     and the difference of the medians. Budget (DESIGN.md): p50 overhead
+//     < 0.3 ms.
+//  2. `statewright serve` under load: the gateway's streamable-HTTP handler
+//     behind the serve package's auth (a real token file) on loopback, with
+//     -sessions concurrent MCP sessions (each its own statewright session
+//     and run) calling the upstream tool for -duration; throughput and
+//     p50/p99 latency.
+//
+//     go run ./bench/gatewaybench -n 2000 -sessions 50 -duration 10s > bench/gateway.txt
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	stdruntime "runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/gateway"
+	"github.com/statewright-go/statewright/gateway/tokens"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/serve"
+	"github.com/statewright-go/statewright/store/sqlite"
+)
+
+const workflowJSON = `{"id":"bench","initial":"work","states":{
+ "work":{"allowed_tools":["Read","up__echo"],"on":{"DONE":"done"}},
+ "done":{"type":"final"}}}`
+
+func main() {
+	n := flag.Int("n", 2000, "calls per path for the overhead measurement")
+	sessions := flag.Int("sessions", 50, "concurrent MCP sessions on serve")
+	duration := flag.Duration("duration", 10*time.Second, "how long the serve load runs")
+	flag.Parse()
+	if err := run(*n, *sessions, *duration); err != nil {
+		fmt.Fprintln(os.Stderr, "gatewaybench:", err)
+		os.Exit(1)
+	}
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+// upstreamServer is the benchmark's upstream: one echo tool.
+func upstreamServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench-upstream", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	return s
+}
+
+func run(n, sessions int, duration time.Duration) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "gatewaybench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	up := upstreamServer()
+	upHTTP := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer upHTTP.Close()
+
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	wf := filepath.Join(dir, "bench.json")
+	if err := os.WriteFile(wf, []byte(workflowJSON), 0o644); err != nil {
+		return err
+	}
+	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
+	human := runtime.Actor{Kind: runtime.ActorHuman, Channel: "bench"}
+	if _, err := svc.Start(ctx, "claude-code:bench", wf, human); err != nil {
+		return err
+	}
+	cfg := &gateway.Config{Upstreams: []gateway.Upstream{{Name: "up", URL: upHTTP.URL}}}
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	mgr := gateway.NewManager(cfg, dir, nil)
+	if err := mgr.Start(ctx); err != nil {
+		return err
+	}
+	defer mgr.Close()
+	g, err := gateway.New(gateway.Options{Runtime: svc, Store: st, Upstreams: mgr, ProjectDir: dir, PollInterval: time.Second})
+	if err != nil {
+		return err
+	}
+
+	// Direct client.
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: upHTTP.URL}, nil)
+	if err != nil {
+		return err
+	}
+	defer direct.Close()
+	// Client through the gateway.
+	gsrv, err := g.NewServer(gateway.SessionOptions{Session: "claude-code:bench"})
+	if err != nil {
+		return err
+	}
+	ct, stt := mcp.NewInMemoryTransports()
+	if _, err := gsrv.Connect(ctx, stt, nil); err != nil {
+		return err
+	}
+	proxied, err := mcp.NewClient(&mcp.Implementation{Name: "proxied"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return err
+	}
+	defer proxied.Close()
+
+	call := func(cs *mcp.ClientSession, name string) (time.Duration, error) {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hello"}})
+		d := time.Since(t0)
+		if err != nil {
+			return d, err
+		}
+		if res.IsError {
+			return d, fmt.Errorf("%s: %v", name, res.Content)
+		}
+		return d, nil
+	}
+	// Warm up both paths.
+	for range 50 {
+		if _, err := call(direct, "echo"); err != nil {
+			return err
+		}
+		if _, err := call(proxied, "up__echo"); err != nil {
+			return err
+		}
+	}
+	var dTimes, pTimes []time.Duration
+	for range n {
+		d, err := call(direct, "echo")
+		if err != nil {
+			return err
+		}
+		p, err := call(proxied, "up__echo")
+		if err != nil {
+			return err
+		}
+		dTimes, pTimes = append(dTimes, d), append(pTimes, p)
+	}
+	host, _ := os.Hostname()
+	fmt.Printf("# gatewaybench %s, %s/%s, GOMAXPROCS=%d, host %s\n", time.Now().UTC().Format(time.RFC3339), stdruntime.GOOS, stdruntime.GOARCH, stdruntime.GOMAXPROCS(0), host)
+	fmt.Printf("# load average at start: %s\n", loadavg())
+	fmt.Printf("\n## 1. tools/call overhead (%d calls per path, alternating)\n", n)
+	fmt.Printf("%-34s %10s %10s %10s\n", "path", "p50", "p90", "p99")
+	row := func(name string, ds []time.Duration) time.Duration {
+		slices.Sort(ds)
+		p := func(q float64) time.Duration { return ds[int(q*float64(len(ds)-1))] }
+		fmt.Printf("%-34s %10s %10s %10s\n", name, us(p(0.5)), us(p(0.9)), us(p(0.99)))
+		return p(0.5)
+	}
+	d50 := row("direct (client → upstream)", dTimes)
+	p50 := row("gateway (client → gw → upstream)", pTimes)
+	fmt.Printf("overhead p50: %s (budget < 300µs)\n", us(p50-d50))
+
+	// For scale: the runtime's part alone (Decide + RecordResult, two
+	// transactions on the SQLite store) and a store read.
+	var decTimes, readTimes []time.Duration
+	for i := range n / 2 {
+		call := policy.ToolCall{Harness: policy.ClaudeCode, Tool: "up__echo", Input: []byte(`{"text":"hello"}`), ToolUseID: fmt.Sprintf("bench-%d", i)}
+		t0 := time.Now()
+		if _, err := svc.Decide(ctx, runtime.ToolCall{Session: "claude-code:bench", Call: call, Actor: runtime.Actor{Kind: runtime.ActorAgent, Channel: "bench"}}); err != nil {
+			return err
+		}
+		if err := svc.RecordResult(ctx, runtime.ToolResult{Session: "claude-code:bench", ToolUseID: call.ToolUseID, Call: call, Actor: runtime.Actor{Kind: runtime.ActorAgent, Channel: "bench"}}); err != nil {
+			return err
+		}
+		decTimes = append(decTimes, time.Since(t0))
+		t0 = time.Now()
+		if _, err := st.LiveRun(ctx, "claude-code:bench"); err != nil {
+			return err
+		}
+		readTimes = append(readTimes, time.Since(t0))
+	}
+	row("runtime Decide+RecordResult only", decTimes)
+	row("store LiveRun only", readTimes)
+
+	if err := serveLoad(ctx, dir, svc, g, wf, sessions, duration); err != nil {
+		return err
+	}
+	return nil
+}
+
+// serveLoad runs `sessions` concurrent MCP sessions against the gateway's
+// HTTP handler behind serve's auth for duration.
+func serveLoad(ctx context.Context, dir string, svc *runtime.Service, g *gateway.Gateway, wf string, sessions int, duration time.Duration) error {
+	tf := tokens.Open(filepath.Join(dir, "tokens.json"))
+	tok, _, err := tf.Create(tokens.Agent, "bench", "", time.Now())
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv, err := serve.New(serve.Options{Tokens: tf, Addr: ln.Addr().String(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	h := g.HTTPHandler(gateway.HTTPOptions{
+		Resolve: func(r *http.Request) (gateway.SessionOptions, string, error) {
+			t, _ := serve.Principal(r.Context())
+			return gateway.SessionOptions{Session: "claude-code:" + r.Header.Get(gateway.SessionHeader)}, t.ID, nil
+		},
+		Owner: func(r *http.Request) string { t, _ := serve.Principal(r.Context()); return t.ID },
+	})
+	for _, m := range []string{"POST", "GET", "DELETE"} {
+		srv.Handle(m+" /mcp", serve.AnyToken, h)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go serve.Run(sctx, ln, srv.Handler(), time.Second)
+	url := "http://" + ln.Addr().String() + "/mcp"
+
+	human := runtime.Actor{Kind: runtime.ActorHuman, Channel: "bench"}
+	clients := make([]*mcp.ClientSession, sessions)
+	for i := range clients {
+		sess := fmt.Sprintf("load%d", i)
+		if _, err := svc.Start(ctx, "claude-code:"+sess, wf, human); err != nil {
+			return err
+		}
+		hdr := http.Header{"Authorization": {"Bearer " + tok}, "Statewright-Session": {sess}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: sess}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headers{hdr}}}, nil)
+		if err != nil {
+			return fmt.Errorf("session %d: %w", i, err)
+		}
+		defer cs.Close()
+		clients[i] = cs
+	}
+	var mu sync.Mutex
+	var lat []time.Duration
+	var errs int
+	var firstErr error
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(duration)
+	start := time.Now()
+	for _, cs := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var local []time.Duration
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}})
+				d := time.Since(t0)
+				if err != nil || res.IsError {
+					mu.Lock()
+					errs++
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%v %v", err, res)
+					}
+					mu.Unlock()
+					continue
+				}
+				local = append(local, d)
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		return fmt.Errorf("serve load: no call succeeded: %v", firstErr)
+	}
+	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
+	fmt.Printf("\n## 2. statewright serve: %d concurrent MCP sessions over streamable HTTP, %v\n", sessions, duration)
+	fmt.Printf("calls ok %d, errors %d, throughput %.0f calls/s\n", len(lat), errs, float64(len(lat))/elapsed.Seconds())
+	fmt.Printf("latency p50 %s, p90 %s, p99 %s, max %s\n", us(p(0.5)), us(p(0.9)), us(p(0.99)), us(lat[len(lat)-1]))
+	if firstErr != nil {
+		fmt.Printf("first error: %v\n", firstErr)
+	}
+	return nil
+}
+
+type headers struct{ h http.Header }
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.h {
+		r.Header[k] = v
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond)) }
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}

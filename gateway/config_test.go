@@ -1,0 +1,205 @@
+package gateway
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	for _, c := range []struct {
+		name, src, err string
+		check          func(t *testing.T, c *Config)
+	}{
+		{name: "empty", src: "", check: func(t *testing.T, c *Config) {
+			if c.Separator != "__" || time.Duration(c.Timeout) != DefaultTimeout || len(c.Upstreams) != 0 {
+				t.Fatalf("defaults: %+v", c)
+			}
+		}},
+		{name: "full", src: `
+separator: "."
+timeout: 5s
+upstreams:
+  - name: fs
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]
+    env: {A: b}
+  - name: docs
+    url: https://docs.example/mcp
+    headers: {Authorization: "Bearer x"}
+    namespace: ""
+    timeout: 1m
+    tools:
+      put_page: {as: Write, path: where, content: body}
+`, check: func(t *testing.T, c *Config) {
+			fs, docs := &c.Upstreams[0], &c.Upstreams[1]
+			if fs.Map != PresetFilesystem || docs.Map != PresetNone {
+				t.Errorf("maps: %q %q", fs.Map, docs.Map)
+			}
+			if time.Duration(fs.Timeout) != 5*time.Second || time.Duration(docs.Timeout) != time.Minute {
+				t.Errorf("timeouts: %v %v", fs.Timeout, docs.Timeout)
+			}
+			if c.Prefix(fs) != "fs." || c.Prefix(docs) != "" {
+				t.Errorf("prefixes: %q %q", c.Prefix(fs), c.Prefix(docs))
+			}
+		}},
+		{name: "typo is an error", src: "upstream: []", err: "field upstream not found"},
+		{name: "unknown upstream key", src: "upstreams: [{name: a, command: x, comand: y}]", err: "field comand not found"},
+		{name: "bad name", src: "upstreams: [{name: A_B, command: x}]", err: "must be 1-32 of [a-z0-9-]"},
+		{name: "duplicate", src: "upstreams: [{name: a, command: x}, {name: a, command: y}]", err: "named twice"},
+		{name: "neither command nor url", src: "upstreams: [{name: a}]", err: "needs a command"},
+		{name: "both", src: "upstreams: [{name: a, command: x, url: 'http://h/'}]", err: "both a command and a url"},
+		{name: "bad url", src: "upstreams: [{name: a, url: 'ftp://h/'}]", err: "not an http(s) URL"},
+		{name: "bad map", src: "upstreams: [{name: a, command: x, map: nope}]", err: "unknown map"},
+		{name: "bad as", src: "upstreams: [{name: a, command: x, tools: {t: {as: Delete}}}]", err: "is not one of"},
+		{name: "bad duration", src: "timeout: soon", err: "not a duration"},
+		{name: "bad separator", src: "separator: 'a b'", err: "separator"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(c.src))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, cfg)
+		})
+	}
+}
+
+func TestMapCall(t *testing.T) {
+	fs := &Upstream{Name: "fs", Map: PresetFilesystem, Tools: map[string]ToolMap{"secret_tool": {As: AsNone}}}
+	for _, c := range []struct {
+		tool, args string
+		want       []string // tool + " " + input
+		err        string
+	}{
+		{"write_file", `{"path":"/p/a.txt","content":"x\n"}`, []string{`Write {"content":"x\n","file_path":"/p/a.txt"}`}, ""},
+		{"edit_file", `{"path":"a","edits":[{"oldText":"a","newText":"b"}],"dryRun":true}`,
+			[]string{`MultiEdit {"edits":[{"newText":"b","oldText":"a"}],"file_path":"a"}`}, ""},
+		{"read_text_file", `{"path":"a","head":3}`, []string{`Read {"file_path":"a"}`}, ""},
+		{"read_multiple_files", `{"paths":["a","b"]}`, []string{`Read {"file_path":"a"}`, `Read {"file_path":"b"}`}, ""},
+		{"move_file", `{"source":"a","destination":"b"}`, []string{`Write {"content":"","file_path":"a"}`, `Write {"content":"","file_path":"b"}`}, ""},
+		{"create_directory", `{"path":"d"}`, []string{`Write {"content":"","file_path":"d"}`}, ""},
+		{"search_files", `{"path":"src","pattern":"*.go"}`, []string{`Glob {"path":"src","pattern":"*.go"}`}, ""},
+		{"list_allowed_directories", `{}`, []string{`LS {"path":"."}`}, ""},
+		{"unknown_tool", `{"x":1}`, []string{`fs__unknown_tool {"x":1}`}, ""},
+		{"secret_tool", ``, []string{`fs__secret_tool {}`}, ""},
+		{"write_file", `{"content":"x"}`, nil, `argument "path" is missing`},
+		{"write_file", `{"path":3}`, nil, `argument "path" is not a string`},
+		{"write_file", `[1]`, nil, `not a JSON object`},
+		{"edit_file", `{"path":"a"}`, nil, `not a list of edits`},
+		{"read_multiple_files", `{"paths":[1]}`, nil, `non-string`},
+		{"move_file", `{"source":"a"}`, nil, `"destination" is missing`},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			got, err := MapCall(fs, "fs__"+c.tool, c.tool, json.RawMessage(c.args))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gs []string
+			for _, m := range got {
+				gs = append(gs, m.Tool+" "+string(m.Input))
+			}
+			if strings.Join(gs, "\n") != strings.Join(c.want, "\n") {
+				t.Fatalf("got\n%s\nwant\n%s", strings.Join(gs, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestProbeArgsMap(t *testing.T) {
+	fs := &Upstream{Name: "fs", Map: PresetFilesystem}
+	for tool := range presets[PresetFilesystem] {
+		if _, err := MapCall(fs, "fs__"+tool, tool, probeArgs(fs, tool, "/p/probe")); err != nil {
+			t.Errorf("%s: probe arguments do not map: %v", tool, err)
+		}
+	}
+}
+
+func TestTrust(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(cfg, []byte("upstreams: []\n"), 0o644)
+	tf := OpenTrust(filepath.Join(dir, "cfg", "trusted.json"))
+	h := ConfigHash([]byte("upstreams: []\n"))
+	if err := tf.Check(cfg, h); err == nil || !strings.Contains(err.Error(), "statewright trust") {
+		t.Fatalf("untrusted: %v", err)
+	}
+	if _, err := tf.Trust(cfg, h, "me", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tf.Check(cfg, h); err != nil {
+		t.Fatalf("trusted: %v", err)
+	}
+	// Through a symlink: the same file.
+	link := filepath.Join(dir, "link.yaml")
+	os.Symlink(cfg, link)
+	if err := tf.Check(link, h); err != nil {
+		t.Fatalf("via symlink: %v", err)
+	}
+	if err := tf.Check(cfg, ConfigHash([]byte("changed"))); err == nil || !strings.Contains(err.Error(), "changed since it was trusted") {
+		t.Fatalf("changed: %v", err)
+	}
+	if ok, err := tf.Revoke(cfg); !ok || err != nil {
+		t.Fatalf("revoke: %v %v", ok, err)
+	}
+	if err := tf.Check(cfg, h); err == nil {
+		t.Fatal("trusted after revoke")
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("upstreams: [{name: fs, command: x, args: [a]}]"))
+	f.Add([]byte("separator: '.'\ntimeout: 3s\nupstreams:\n - name: a\n   url: http://h/mcp\n   tools: {t: {as: Write, path: p}}"))
+	f.Add([]byte("{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data)
+		if err != nil {
+			return
+		}
+		// A parsed config is checked: every upstream has a name, exactly one
+		// of command or url, and a known map.
+		for i := range c.Upstreams {
+			u := &c.Upstreams[i]
+			if !upstreamName.MatchString(u.Name) || (u.Command == "") == (u.URL == "") || presets[u.Map] == nil {
+				t.Fatalf("accepted a bad upstream: %+v", u)
+			}
+		}
+	})
+}
+
+func FuzzMapCall(f *testing.F) {
+	fs := &Upstream{Name: "fs", Map: PresetFilesystem}
+	f.Add("write_file", []byte(`{"path":"a","content":"b"}`))
+	f.Add("edit_file", []byte(`{"path":"a","edits":[{"oldText":"a","newText":"b"}]}`))
+	f.Add("move_file", []byte(`{"source":["a"],"destination":"b"}`))
+	f.Add("read_multiple_files", []byte(`{"paths":"a"}`))
+	f.Fuzz(func(t *testing.T, tool string, args []byte) {
+		calls, err := MapCall(fs, "fs__"+tool, tool, args)
+		if err != nil {
+			return
+		}
+		if len(calls) == 0 {
+			t.Fatal("no decision for an accepted call")
+		}
+		for _, c := range calls {
+			if !json.Valid(c.Input) {
+				t.Fatalf("invalid mapped input %q", c.Input)
+			}
+		}
+	})
+}
