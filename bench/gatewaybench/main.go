@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	stdruntime "runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -47,11 +48,16 @@ const workflowJSON = `{"id":"bench","initial":"work","states":{
  "work":{"allowed_tools":["Read","up__echo"],"on":{"DONE":"done"}},
  "done":{"type":"final"}}}`
 
+// profile is where the serve load's CPU profile goes ("" for none).
+var profile string
+
 func main() {
 	n := flag.Int("n", 2000, "calls per path for the overhead measurement")
 	sessions := flag.Int("sessions", 50, "concurrent MCP sessions on serve")
 	duration := flag.Duration("duration", 10*time.Second, "how long the serve load runs")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the serve load to this file")
 	flag.Parse()
+	profile = *cpuprofile
 	if err := run(*n, *sessions, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "gatewaybench:", err)
 		os.Exit(1)
@@ -260,6 +266,17 @@ func serveLoad(ctx context.Context, dir string, svc *runtime.Service, g *gateway
 	var errs int
 	var firstErr error
 	var wg sync.WaitGroup
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	deadline := time.Now().Add(duration)
 	start := time.Now()
 	for _, cs := range clients {
