@@ -8,6 +8,7 @@
 //     alternate between the two paths; the report gives p50/p90/p99 of each
 //     and the difference of the medians. Budget (DESIGN.md): p50 overhead
 //     < 0.3 ms.
+//
 //  2. `statewright serve` under load: the gateway's streamable-HTTP handler
 //     behind the serve package's auth (a real token file) on loopback, with
 //     -sessions concurrent MCP sessions (each its own statewright session
