@@ -175,7 +175,7 @@ func FuzzParseConfig(f *testing.F) {
 		// of command or url, and a known map.
 		for i := range c.Upstreams {
 			u := &c.Upstreams[i]
-			if !upstreamName.MatchString(u.Name) || (u.Command == "") == (u.URL == "") || presets[u.Map] == nil {
+			if !upstreamName().MatchString(u.Name) || (u.Command == "") == (u.URL == "") || presets[u.Map] == nil {
 				t.Fatalf("accepted a bad upstream: %+v", u)
 			}
 		}
