@@ -32,7 +32,8 @@ var ErrNoConfigSlot = errors.New("plugin source has no /*STATEWRIGHT_CONFIG*/ â€
 func configSlot(src []byte) (start, end int, err error) {
 	i := bytes.Index(src, configStart)
 	j := bytes.Index(src, configEnd)
-	if i < 0 || j < i || bytes.Count(src, configStart) != 1 || bytes.Count(src, configEnd) != 1 {
+	// The end marker must follow the start marker whole: they share no bytes.
+	if i < 0 || j < i+len(configStart) || bytes.Count(src, configStart) != 1 || bytes.Count(src, configEnd) != 1 {
 		return 0, 0, ErrNoConfigSlot
 	}
 	return i + len(configStart), j, nil

@@ -203,3 +203,24 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func FuzzPluginConfigOf(f *testing.F) {
+	f.Add([]byte("const C = /*STATEWRIGHT_CONFIG*/ null /*END_STATEWRIGHT_CONFIG*/"))
+	f.Add([]byte(`x /*STATEWRIGHT_CONFIG*/ {"argv":["/b","hook","pi"],"flags":[],"timeout_ms":1} /*END_STATEWRIGHT_CONFIG*/ y`))
+	f.Add([]byte("/*END_STATEWRIGHT_CONFIG*/ /*STATEWRIGHT_CONFIG*/"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		cfg, err := PluginConfigOf(src)
+		if err != nil || cfg == nil || len(cfg.Argv) == 0 || cfg.TimeoutMS <= 0 {
+			return
+		}
+		// A readable config renders back to a source that reads the same.
+		out, err := RenderPlugin(src, *cfg)
+		if err != nil {
+			t.Fatalf("render: %v", err)
+		}
+		again, err := PluginConfigOf(out)
+		if err != nil || again == nil || strings.Join(again.Argv, "\x00") != strings.Join(cfg.Argv, "\x00") || again.TimeoutMS != cfg.TimeoutMS {
+			t.Fatalf("round trip %+v -> %+v (%v)", cfg, again, err)
+		}
+	})
+}
