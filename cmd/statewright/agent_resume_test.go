@@ -319,3 +319,41 @@ func TestAgentApprovalGate(t *testing.T) {
 		t.Fatalf("SHIPPED: %q %v", b, err)
 	}
 }
+
+// TestAgentBudgetExit3: a model that never finishes runs out of --max-steps;
+// the exit status says so (3) and the run stays live in the store.
+func TestAgentBudgetExit3(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var mu sync.Mutex
+	srv := fm.NewChatCompletions(fm.Script{Respond: func(*fm.Request) fm.Turn {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fm.Call(fm.Tool("list_dir", map[string]any{"path": "."}))
+	}})
+	defer srv.Close()
+	storePath := filepath.Join(t.TempDir(), "state.db")
+	out, stderr, code := runSW(t, "agent", "--store", storePath, "--workflow", "bugfix", "--task", "never done", "--model", srv.URL+"#m",
+		"--workspace", ws, "--max-steps", "3", "--events", "jsonl")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr)
+	}
+	var s streamReader
+	s.read(strings.NewReader(out))
+	end, ok := s.first(events.TypeRunEnd)
+	if !ok || end.RunEnd.Outcome != events.OutcomeBudget || end.RunEnd.Steps != 3 || n != 3 {
+		t.Fatalf("run_end %+v after %d model calls", end.RunEnd, n)
+	}
+	st, err := sqlite.Open(context.Background(), storePath, sqlite.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if run, err := st.Run(context.Background(), end.RunID); err != nil || run.Status != store.StatusActive {
+		t.Fatalf("run %+v %v", run, err)
+	}
+}
