@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -241,5 +242,68 @@ func TestCodexFailClosed(t *testing.T) {
 				t.Errorf("exit %d, %d model requests; want exit 0 and the prompt delivered\n%s", r.ExitCode, len(reqs), srv.Summary())
 			}
 		})
+	}
+}
+
+// TestCodexWriteStdinIsNotHooked pins an enforcement gap of Codex 0.169.0
+// (docs/codex.md): input written to a running process with write_stdin
+// never reaches the PreToolUse hook, so statewright never decides it. The
+// shell call that started the process is decided; the write_stdin call is
+// not, and runs. If a Codex upgrade starts hooking write_stdin this test
+// fails: update docs/codex.md and the matrix.
+func TestCodexWriteStdinIsNotHooked(t *testing.T) {
+	p := newCodexProject(t)
+	var stdinSession string
+	srv := fakemodel.NewResponses(fakemodel.Script{ExhaustedText: "Stopping now.", Respond: func(r *fakemodel.Request) fakemodel.Turn {
+		q, err := r.Responses()
+		if err != nil {
+			return fakemodel.Say("bad request")
+		}
+		outputs := map[string]string{}
+		for _, it := range q.Input {
+			if it.Type == "function_call_output" {
+				outputs[it.CallID] = it.Text()
+			}
+		}
+		execOut, execDone := outputs["call_exec"]
+		_, stdinDone := outputs["call_stdin"]
+		switch {
+		case !execDone:
+			return fakemodel.Call(tool("call_exec", "exec_command", map[string]any{"cmd": "cat", "tty": true, "yield_time_ms": 1000}))
+		case !stdinDone:
+			// "Process running with session ID N"
+			if _, rest, ok := strings.Cut(execOut, "session ID "); ok {
+				stdinSession = strings.Fields(rest)[0]
+			}
+			n := 0
+			fmt.Sscan(stdinSession, &n)
+			return fakemodel.Call(tool("call_stdin", "write_stdin", map[string]any{"session_id": n, "chars": "typed-into-cat\n", "yield_time_ms": 1000}))
+		}
+		return fakemodel.Say("Done.")
+	}}, fakemodel.WithLog(t.Logf))
+	r := p.run(t, srv, "Fix the bug.", "")
+	srv.Close()
+	thread := threadID(t, r)
+	if stdinSession == "" {
+		t.Fatalf("exec_command reported no session id: %q\n%s", codexToolOutput(t, srv, "call_exec"), r)
+	}
+	if out := codexToolOutput(t, srv, "call_stdin"); !strings.Contains(out, "typed-into-cat") {
+		t.Errorf("write_stdin output %q; want the process to echo what was typed (the call ran)", out)
+	}
+	var evs []store.Event
+	if err := json.Unmarshal([]byte(p.cli(t, "history", thread, "--harness", "codex", "--json")), &evs); err != nil {
+		t.Fatalf("history --json: %v", err)
+	}
+	decided := map[string]string{}
+	for _, e := range evs {
+		if e.Kind == store.KindDecision {
+			decided[e.ToolUseID] = e.Decision
+		}
+	}
+	if decided["call_exec"] != "allow" {
+		t.Errorf("exec_command: decision %q, want allow (all %v)", decided["call_exec"], decided)
+	}
+	if d, ok := decided["call_stdin"]; ok {
+		t.Errorf("write_stdin was decided (%q): Codex now hooks it; update docs/codex.md's enforcement gaps and the matrix", d)
 	}
 }
