@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -37,10 +38,39 @@ func PrepareRun(run *Run, sessionKey string) error {
 	return nil
 }
 
+// CallColumns is a call record's JSON columns encoded for storage (nil
+// for SQL NULL) and its settlement time in Unix nanoseconds (0 while
+// reserved).
+type CallColumns struct {
+	Outcome, Effects *string
+	SettledAt        int64
+}
+
 // PrepareCall fills call's defaults for Tx.Record in a transaction on
-// sessionKey whose run is runID (SessionKey, RunID, Status by phase) and
-// validates it; errors wrap ErrInvalid.
-func PrepareCall(call *Call, sessionKey, runID string) error {
+// sessionKey whose run is runID at now (SessionKey, RunID, Status by phase,
+// CreatedAt, SettledAt unless reserved), validates it and encodes its
+// columns; errors wrap ErrInvalid.
+func PrepareCall(call *Call, sessionKey, runID string, now time.Time) (CallColumns, error) {
+	var cols CallColumns
+	if err := prepareCall(call, sessionKey, runID); err != nil {
+		return cols, err
+	}
+	var err error
+	if cols.Outcome, err = JSONColumn("outcome", call.Outcome); err != nil {
+		return cols, fmt.Errorf("store: record call: %w", err)
+	}
+	if cols.Effects, err = JSONColumn("effects", call.Effects); err != nil {
+		return cols, fmt.Errorf("store: record call: %w", err)
+	}
+	call.CreatedAt = now
+	if call.Status != CallReserved {
+		call.SettledAt = now
+		cols.SettledAt = now.UnixNano()
+	}
+	return cols, nil
+}
+
+func prepareCall(call *Call, sessionKey, runID string) error {
 	if call == nil || call.ToolUseID == "" {
 		return fmt.Errorf("store: record call: %w: empty tool_use_id", ErrInvalid)
 	}
@@ -235,4 +265,38 @@ func ValidRetention(op string, r Retention) error {
 		return fmt.Errorf("store: %s: %w: negative retention", op, ErrInvalid)
 	}
 	return nil
+}
+
+// EventStream streams a store's whole event log in Seq order from one
+// snapshot: it calls start once with the prune anchor, then fn for each
+// event, stopping at fn's first error.
+type EventStream func(start func(anchorSeq int64, anchorHash string), fn func(e *Event) error) error
+
+// ExportStream writes each event of the stream as one JSON line: a
+// backend's ExportJSONL.
+func ExportStream(w io.Writer, each EventStream) error {
+	return each(func(int64, string) {}, func(e *Event) error { return WriteEventJSONL(w, e) })
+}
+
+// VerifyStream verifies the stream's chain from its anchor: a backend's
+// VerifyChain.
+func VerifyStream(each EventStream) (ChainStatus, error) {
+	var v *ChainVerifier
+	err := each(func(seq int64, hash string) { v = NewChainVerifier(seq, hash) }, func(e *Event) error { return v.Next(e) })
+	if v == nil {
+		return ChainStatus{}, err
+	}
+	if err != nil {
+		return v.Status(), fmt.Errorf("store: verify: %w", err)
+	}
+	return v.Status(), nil
+}
+
+// DecodeRetention decodes a stored retention setting; errors wrap ErrCorrupt.
+func DecodeRetention(v string) (Retention, error) {
+	var r Retention
+	if err := json.Unmarshal([]byte(v), &r); err != nil {
+		return Retention{}, fmt.Errorf("store: retention: %w: %v", ErrCorrupt, err)
+	}
+	return r, nil
 }

@@ -282,9 +282,7 @@ func (s *Store) ExportJSONL(ctx context.Context, w io.Writer) error {
 	if err := s.check("export"); err != nil {
 		return err
 	}
-	return s.eachEvent(ctx, "export", func(int64, string) {}, func(e *store.Event) error {
-		return store.WriteEventJSONL(w, e)
-	})
+	return store.ExportStream(w, s.stream(ctx, "export"))
 }
 
 // VerifyChain verifies the whole event log from its anchor.
@@ -292,17 +290,14 @@ func (s *Store) VerifyChain(ctx context.Context) (store.ChainStatus, error) {
 	if err := s.check("verify"); err != nil {
 		return store.ChainStatus{}, err
 	}
-	var v *store.ChainVerifier
-	err := s.eachEvent(ctx, "verify",
-		func(seq int64, hash string) { v = store.NewChainVerifier(seq, hash) },
-		func(e *store.Event) error { return v.Next(e) })
-	if v == nil {
-		return store.ChainStatus{}, err
+	return store.VerifyStream(s.stream(ctx, "verify"))
+}
+
+// stream is eachEvent as a store.EventStream.
+func (s *Store) stream(ctx context.Context, op string) store.EventStream {
+	return func(start func(int64, string), fn func(*store.Event) error) error {
+		return s.eachEvent(ctx, op, start, fn)
 	}
-	if err != nil {
-		return v.Status(), fmt.Errorf("store: verify: %w", err)
-	}
-	return v.Status(), nil
 }
 
 // Retention returns the stored retention setting (zero when never set).
@@ -319,10 +314,7 @@ func (s *Store) Retention(ctx context.Context) (store.Retention, error) {
 	if err != nil {
 		return r, s.mapErr("retention", err)
 	}
-	if err := json.Unmarshal([]byte(v), &r); err != nil {
-		return r, fmt.Errorf("store: retention: %w: %v", store.ErrCorrupt, err)
-	}
-	return r, nil
+	return store.DecodeRetention(v)
 }
 
 // SetRetention stores the retention setting.

@@ -403,23 +403,11 @@ func (t *tx) Record(c *store.Call) error {
 	if err := t.use("record call"); err != nil {
 		return err
 	}
-	if err := store.PrepareCall(c, t.key, t.runID); err != nil {
+	cols, err := store.PrepareCall(c, t.key, t.runID, t.now)
+	if err != nil {
 		return err
 	}
-	outcome, err := store.JSONColumn("outcome", c.Outcome)
-	if err != nil {
-		return fmt.Errorf("store: record call: %w", err)
-	}
-	effects, err := store.JSONColumn("effects", c.Effects)
-	if err != nil {
-		return fmt.Errorf("store: record call: %w", err)
-	}
-	c.CreatedAt = t.now
-	var settled int64
-	if c.Status != store.CallReserved {
-		c.SettledAt = t.now
-		settled = t.now.UnixNano()
-	}
+	outcome, effects, settled := cols.Outcome, cols.Effects, cols.SettledAt
 	insert := `INSERT INTO statewright_calls (` + callColumns + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
 		ON CONFLICT DO NOTHING RETURNING 1`
 	args := []any{c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, outcome, effects, string(c.Status),
