@@ -180,8 +180,8 @@ func TestCodexMCPTransition(t *testing.T) {
 }
 
 // TestCodexFailClosed checks that the real Codex blocks a shell write and a
-// patch when the hook cannot decide: the store deleted or recreated, the
-// binary missing, or the hook crashing (init's wrapper turns those into
+// patch when the hook cannot decide: the store deleted, recreated or not a
+// database, the binary missing, or the hook crashing (init's wrapper turns those into
 // exit 2, the one failure Codex treats as a deny).
 func TestCodexFailClosed(t *testing.T) {
 	for _, tc := range []struct {
@@ -202,6 +202,14 @@ func TestCodexFailClosed(t *testing.T) {
 				t.Fatal(err)
 			}
 			st.Close()
+		}},
+		{"unreadable store", "corrupt or unknown store", func(t *testing.T, p *codexProject) {
+			for _, suffix := range []string{"-wal", "-shm"} {
+				os.Remove(p.storePath + suffix)
+			}
+			if err := os.WriteFile(p.storePath, []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}},
 		{"missing binary", "fail closed", func(t *testing.T, p *codexProject) {
 			if err := os.Remove(p.bin); err != nil {
