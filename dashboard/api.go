@@ -275,8 +275,8 @@ func (h *Handler) head(ctx context.Context) (string, error) {
 }
 
 // stream sends "change" server-sent events whenever the store changes
-// (polled every Options.Poll), and a comment every 15 s to keep the
-// connection open. The client re-reads what it shows on each change.
+// (as the store's Watcher reports, and polled every Options.Poll), and a
+// comment every 15 s to keep the connection open. The client re-reads what it shows on each change.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -290,6 +290,14 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "retry: 1000\n\n")
 	fl.Flush()
 	pc := principalFrom(r.Context())
+	// A store that can say when runs change (LISTEN/NOTIFY on PostgreSQL)
+	// wakes the loop at once; the ticker covers the rest.
+	var changes <-chan store.Change
+	if w, ok := h.opts.Store.(store.Watcher); ok {
+		if ch, err := w.Watch(r.Context()); err == nil {
+			changes = ch
+		}
+	}
 	tick := time.NewTicker(h.opts.Poll)
 	defer tick.Stop()
 	last, lastBeat := "", time.Now()
@@ -315,6 +323,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil
+			}
 		}
 	}
 }
