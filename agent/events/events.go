@@ -299,6 +299,9 @@ func Decode(line []byte) (Event, error) {
 	if e.Type == "" {
 		return Event{}, fmt.Errorf("events: no type")
 	}
+	if known(e.Type) && !e.hasPayload() {
+		return Event{}, fmt.Errorf("events: %s without its %s payload", e.Type, e.Type)
+	}
 	return e, nil
 }
 
@@ -332,6 +335,9 @@ func Render(e Event) string {
 	st := ""
 	if e.State != "" {
 		st = "[" + e.State + "] "
+	}
+	if !e.hasPayload() {
+		return fmt.Sprintf("%s%s%s%s", ind, step, st, e.Type)
 	}
 	switch e.Type {
 	case TypeRunStart:
@@ -405,6 +411,49 @@ func Render(e Event) string {
 		return s
 	}
 	return ""
+}
+
+// known reports whether t is a type of this version (a consumer must skip
+// types it does not know).
+func known(t Type) bool {
+	switch t {
+	case TypeRunStart, TypeModelRequest, TypeModelResponse, TypeToolCall, TypeDecision, TypeToolResult,
+		TypeTransition, TypeApprovalWait, TypeNudge, TypeChild, TypeError, TypeRunEnd:
+		return true
+	}
+	return false
+}
+
+// hasPayload reports whether the payload field of e's type is set (a
+// decoded line may lack it).
+func (e *Event) hasPayload() bool {
+	switch e.Type {
+	case TypeRunStart:
+		return e.RunStart != nil
+	case TypeModelRequest:
+		return e.ModelRequest != nil
+	case TypeModelResponse:
+		return e.ModelResponse != nil
+	case TypeToolCall:
+		return e.ToolCall != nil
+	case TypeDecision:
+		return e.Decision != nil
+	case TypeToolResult:
+		return e.ToolResult != nil
+	case TypeTransition:
+		return e.Transition != nil
+	case TypeApprovalWait:
+		return e.ApprovalWait != nil
+	case TypeNudge:
+		return e.Nudge != nil
+	case TypeChild:
+		return e.Child != nil
+	case TypeError:
+		return e.Error != nil
+	case TypeRunEnd:
+		return e.RunEnd != nil
+	}
+	return false
 }
 
 func firstLine(s string) string {

@@ -112,16 +112,5 @@ func DecodeOllama(b []byte) (Response, error) {
 }
 
 func (c *ollamaClient) Chat(ctx context.Context, req Request) (Response, error) {
-	if req.Model == "" {
-		req.Model = c.ep.Model
-	}
-	body, err := EncodeOllama(req)
-	if err != nil {
-		return Response{}, fmt.Errorf("model: encode: %w", err)
-	}
-	b, err := post(ctx, c.hc, c.ep.BaseURL+"/api/chat", c.opts, body)
-	if err != nil {
-		return Response{}, err
-	}
-	return DecodeOllama(b)
+	return roundTrip(ctx, c.hc, c.ep, "/api/chat", c.opts, req, EncodeOllama, DecodeOllama)
 }

@@ -148,18 +148,25 @@ func DecodeOpenAI(b []byte) (Response, error) {
 }
 
 func (c *openaiClient) Chat(ctx context.Context, req Request) (Response, error) {
+	return roundTrip(ctx, c.hc, c.ep, "/chat/completions", c.opts, req, EncodeOpenAI, DecodeOpenAI)
+}
+
+// roundTrip encodes req for one wire format, posts it to the endpoint's
+// path and decodes the answer.
+func roundTrip(ctx context.Context, hc *http.Client, ep Endpoint, path string, opts Options, req Request,
+	encode func(Request) ([]byte, error), decode func([]byte) (Response, error)) (Response, error) {
 	if req.Model == "" {
-		req.Model = c.ep.Model
+		req.Model = ep.Model
 	}
-	body, err := EncodeOpenAI(req)
+	body, err := encode(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("model: encode: %w", err)
 	}
-	b, err := post(ctx, c.hc, c.ep.BaseURL+"/chat/completions", c.opts, body)
+	b, err := post(ctx, hc, ep.BaseURL+path, opts, body)
 	if err != nil {
 		return Response{}, err
 	}
-	return DecodeOpenAI(b)
+	return decode(b)
 }
 
 // post sends body and returns the answer, retrying transport errors, 429
