@@ -151,6 +151,12 @@ func script(dir string) []step {
 		{what: "write a new file", calls: each(func(h policy.Harness) spelled { return write(h, "x.txt") })},
 		{what: "shell: write by redirect", calls: each(func(h policy.Harness) spelled { return shell(h, "echo x > y.txt") })},
 		{what: "shell: delete the repository", calls: each(func(h policy.Harness) spelled { return shell(h, "rm -rf .git") })},
+		{what: "control: transition FIXED (approval-gated)", calls: each(func(h policy.Harness) spelled {
+			return control(h, "transition", map[string]any{"event": "FIXED", "data": map[string]any{"rationale": "fixed"}})
+		}), transition: "FIXED"},
+		{what: "control: transition FIXED again, awaiting approval", calls: each(func(h policy.Harness) spelled {
+			return control(h, "transition", map[string]any{"event": "FIXED", "data": map[string]any{"rationale": "please"}})
+		})},
 		{what: "another MCP server's tool", calls: each(func(h policy.Harness) spelled {
 			if h == policy.OpenCode {
 				return spelled{"github_create_issue", map[string]any{"title": "t"}}
@@ -199,6 +205,8 @@ func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, se
 		switch {
 		case a.Exit == claudecode.ExitBlock:
 			cell = "blocked (hard)"
+		case strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`) && res.Rule == runtime.RuleApprovalPrompt:
+			cell = "asks its user to approve (a yes approves); blocked in bypassPermissions"
 		case strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`):
 			cell = "asks its user (native prompt); blocked in bypassPermissions"
 		case a.Exit == claudecode.ExitOK && res.Verdict == policy.Allow:
@@ -222,7 +230,7 @@ func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, se
 		switch {
 		case a.Decision == jsplugin.Allow && res.Verdict == policy.Allow:
 			cell = "runs"
-		case a.Decision == jsplugin.Deny && res.Rule == policy.RuleControlHumanOnly:
+		case a.Decision == jsplugin.Deny && (res.Rule == policy.RuleControlHumanOnly || res.Rule == policy.RuleApprovalPending):
 			cell = "ask → blocked (the plugin hook cannot prompt)"
 		case a.Decision == jsplugin.Deny && a.Exit == jsplugin.ExitDeny:
 			cell = "blocked (hard)"
@@ -241,7 +249,7 @@ func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, se
 		switch {
 		case codexUnhooked[c.tool] && res.Verdict != policy.Allow:
 			cell = "advisory: Codex does not hook `" + c.tool + "`, so the deny is never applied"
-		case a.Exit == codex.ExitBlock && res.Rule == policy.RuleControlHumanOnly:
+		case a.Exit == codex.ExitBlock && (res.Rule == policy.RuleControlHumanOnly || res.Rule == policy.RuleApprovalPending):
 			cell = "ask → blocked (Codex hooks honour only deny)"
 		case a.Exit == codex.ExitBlock:
 			cell = "blocked (hard)"
@@ -267,7 +275,7 @@ func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, se
 		a := cursor.GateAnswer(cursor.PreToolUse, res)
 		var cell string
 		switch {
-		case a.Exit == cursor.ExitBlock && res.Rule == policy.RuleControlHumanOnly:
+		case a.Exit == cursor.ExitBlock && (res.Rule == policy.RuleControlHumanOnly || res.Rule == policy.RuleApprovalPending):
 			cell = "ask → blocked (no person is known to answer Cursor's prompt)†"
 		case a.Exit == cursor.ExitBlock:
 			cell = "blocked (hard)†"
@@ -287,14 +295,21 @@ func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, se
 // the same rule (no person can be prompted in that harness) are the same
 // law rendered differently.
 func sameLaw(a, b outcome) bool {
-	if a.rule != b.rule {
-		return false
-	}
-	if a.verdict == b.verdict {
+	if a.rule == b.rule && a.verdict == b.verdict {
 		return true
 	}
-	ask := func(v policy.Verdict) bool { return v == policy.Ask || v == policy.Deny }
-	return ask(a.verdict) && ask(b.verdict) && a.rule == policy.RuleControlHumanOnly
+	// The pending approval: where a person can be prompted the runtime asks
+	// them to approve (approval-prompt); elsewhere it denies (approval-pending).
+	law := func(o outcome) outcome {
+		if o.rule == runtime.RuleApprovalPrompt && o.verdict == policy.Ask {
+			return outcome{verdict: policy.Deny, rule: policy.RuleApprovalPending}
+		}
+		if o.rule == policy.RuleControlHumanOnly && o.verdict == policy.Ask {
+			return outcome{verdict: policy.Deny, rule: o.rule}
+		}
+		return outcome{verdict: o.verdict, rule: o.rule}
+	}
+	return law(a) == law(b)
 }
 
 // session returns the session id each harness uses in the matrix.
