@@ -12,4 +12,6 @@ bash scripts/install-harnesses.sh >/dev/null
 bash scripts/install-browser.sh >/dev/null
 go vet -tags e2e ./e2e/...
 # -p 1: each test drives a harness process; the machine has two cores.
-go test -tags e2e -count=1 -p 1 -timeout 15m ./e2e/... "$@"
+# The timeout covers the whole e2e package, which includes the PostgreSQL
+# load and fault test (about two minutes on a loaded two-core machine).
+go test -tags e2e -count=1 -p 1 -timeout 30m ./e2e/... "$@"
