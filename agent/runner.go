@@ -551,15 +551,10 @@ func (r *runner) offered(st *workflow.State) []string {
 		case policy.RuleToolNotAllowed, policy.RuleDisallowedTool, policy.RuleFinalState, policy.RuleUnknownState:
 			continue
 		}
-		if n == tools.RunTest && r.cfg.Tools.TestCommand == "" && !hasTestCommands(st) {
-			// run_test without a default command is still useful with one given.
-		}
 		out = append(out, n)
 	}
 	return out
 }
-
-func hasTestCommands(st *workflow.State) bool { return len(st.AllowedCommands) > 0 }
 
 // eventNames lists the state's events.
 func (r *runner) eventNames() []string {
