@@ -61,6 +61,7 @@ type Model struct {
 	selID    string // run id of the selected row, kept across reloads
 	openID   string // run id of the open detail ("" in the list)
 	mode     mode
+	scroll   int // decisions scrolled back from the newest (0: follow the newest)
 
 	// Confirmation of an approval decision.
 	confirmApprove bool
@@ -179,7 +180,7 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		case "enter", "l", "right":
 			if len(m.snap.Runs) > 0 {
 				m.openID = m.snap.Runs[m.selected].ID
-				m.mode = modeDetail
+				m.mode, m.scroll = modeDetail, 0
 				m.flash = ""
 				return m, m.load()
 			}
@@ -189,11 +190,17 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		case "q":
 			return m, tea.Quit
 		case "esc", "backspace", "h", "left":
-			m.mode, m.openID, m.flash = modeList, "", ""
+			m.mode, m.openID, m.flash, m.scroll = modeList, "", "", 0
 			m.snap.Detail = nil
 			return m, m.load()
 		case "a", "r":
 			m.startConfirm(key == "a")
+		case "pgup", "u":
+			m.scroll += 5
+		case "pgdown", "d":
+			m.scroll = max(m.scroll-5, 0)
+		case "end", "G":
+			m.scroll = 0
 		}
 	}
 	return m, nil

@@ -89,7 +89,17 @@ func (m *Model) footer(keys string) []string {
 func (m *Model) renderList() string {
 	w := m.width
 	var lines []string
-	lines = append(lines, styleTitle.Render(trunc(fmt.Sprintf("statewright · runs (%d)", len(m.snap.Runs)), w)), "")
+	title := fmt.Sprintf("statewright · runs (%d)", len(m.snap.Runs))
+	pending := 0
+	for _, r := range m.snap.Runs {
+		if r.PendingApproval != nil {
+			pending++
+		}
+	}
+	if pending > 0 {
+		title += fmt.Sprintf(" · %d awaiting approval", pending)
+	}
+	lines = append(lines, styleTitle.Render(trunc(title, w)), "")
 	if len(m.snap.Runs) == 0 {
 		lines = append(lines, "no runs in this store yet (start one with `statewright start WORKFLOW --session ID`)")
 	} else {
@@ -240,18 +250,28 @@ func (m *Model) renderDetail() string {
 		top = append(top, "")
 	}
 
-	foot := m.footer("a approve · r reject · esc back · q quit")
+	foot := m.footer("a approve · r reject · PgUp/PgDn decisions · esc back · q quit")
 	room := m.height - len(top) - len(foot) - 4
 	histN := min(len(d.History), max(room/2, 2))
 	decN := min(len(d.Decisions), max(room-histN, 2))
 
 	var lines []string
 	lines = append(lines, top...)
-	lines = append(lines, styleHead.Render(fmt.Sprintf("Decisions (%d shown, newest last)", decN)))
+	// Scrolled back with PgUp: the window ends scroll decisions before the newest.
+	back := min(m.scroll, max(len(d.Decisions)-decN, 0))
+	end := len(d.Decisions) - back
+	head := fmt.Sprintf("Decisions (%d–%d of %d, newest last)", end-decN+1, end, len(d.Decisions))
+	if back > 0 {
+		head += fmt.Sprintf(" · scrolled back %d, End follows the newest", back)
+	}
+	if len(d.Decisions) == 0 {
+		head = "Decisions"
+	}
+	lines = append(lines, styleHead.Render(head))
 	if len(d.Decisions) == 0 {
 		lines = append(lines, styleDim.Render("  no tool calls decided yet"))
 	}
-	for _, e := range d.Decisions[len(d.Decisions)-decN:] {
+	for _, e := range d.Decisions[end-decN : end] {
 		lines = append(lines, decisionLine(&e, w))
 	}
 	lines = append(lines, "", styleHead.Render("Transitions"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -268,3 +269,28 @@ func TestListNavigation(t *testing.T) {
 }
 
 func (s snapshotMsg) toSnapshot() Snapshot { return Snapshot(s) }
+
+func TestDecisionsScrollBack(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < 30; i++ {
+		e.decide(t, "Read", fmt.Sprintf(`{"file_path":"/tmp/f%02d.go"}`, i))
+	}
+	ctx := context.Background()
+	m := New(Options{Load: e.ld.Load, OpenSession: "s1"})
+	m.width, m.height = 160, 30
+	m.applySnapshot(e.ld.Load(ctx, ""))
+	m.applySnapshot(e.ld.Load(ctx, m.openID))
+	newest := plainText(m.render())
+	if !strings.Contains(newest, "of 30, newest last)") || strings.Contains(newest, "scrolled back") {
+		t.Fatalf("not following the newest:\n%s", newest)
+	}
+	press(m, "u")
+	back := plainText(m.render())
+	if !strings.Contains(back, "scrolled back 5") {
+		t.Fatalf("PgUp did not scroll back:\n%s", back)
+	}
+	press(m, "G")
+	if got := plainText(m.render()); got != newest {
+		t.Fatalf("End did not return to the newest:\n%s", got)
+	}
+}
