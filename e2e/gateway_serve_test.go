@@ -5,8 +5,11 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -310,9 +313,18 @@ func TestGatewayApprovalByElicitation(t *testing.T) {
 // TestGatewayElicitationOffByDefault: without the operator's flag, an
 // elicitation-capable client's "accept" is never asked for, and the run
 // stays parked for the CLI.
+//
+// It also names --notify-webhook: the parked transition is posted to it.
 func TestGatewayElicitationOffByDefault(t *testing.T) {
 	p := newGWProject(t)
-	cmd := exec.Command(p.sw, "mcp", "--store", p.storePath, "--session", p.session, "--project-dir", p.dir)
+	hooked := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v map[string]any
+		json.NewDecoder(r.Body).Decode(&v)
+		hooked <- v
+	}))
+	defer hook.Close()
+	cmd := exec.Command(p.sw, "mcp", "--store", p.storePath, "--session", p.session, "--project-dir", p.dir, "--notify-webhook", hook.URL)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+p.cfg)
 	asked := false
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "1"}, &mcp.ClientOptions{
@@ -334,7 +346,18 @@ func TestGatewayElicitationOffByDefault(t *testing.T) {
 	if asked {
 		t.Fatal("the gateway elicited an approval without --approve-by-elicitation")
 	}
-	if r := p.run(t); r.Status != store.StatusAwaitingApproval || r.State != "implementing" {
+	r := p.run(t)
+	if r.Status != store.StatusAwaitingApproval || r.State != "implementing" {
 		t.Fatalf("run %s in %s, want awaiting_approval in implementing", r.Status, r.State)
+	}
+	select {
+	case v := <-hooked:
+		ap, _ := v["approval"].(map[string]any)
+		if v["type"] != "statewright.approval.pending" || ap["approval_id"] != r.PendingApproval.ID || ap["to"] != "done" ||
+			ap["session"] != "claude-code:gw" || !strings.Contains(fmt.Sprint(ap["approve_with"]), "statewright approve claude-code:gw") {
+			t.Fatalf("webhook payload: %v", v)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the pending approval was not posted to the webhook")
 	}
 }

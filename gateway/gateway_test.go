@@ -1,0 +1,244 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store/sqlite"
+)
+
+// These tests run the gateway between a go-sdk client and a go-sdk upstream
+// served over streamable HTTP on loopback, with a real SQLite store and
+// runtime: what the upstream saw (cancellation, a call at all) is observed
+// in the upstream's own handler.
+
+const testWorkflow = `{"id":"gwt","initial":"work","states":{
+ "work":{"allowed_tools":["Read","up__slow","up__echo","up__tool_000","up__tool_001"],"on":{"DONE":"done"}},
+ "done":{"type":"final"}}}`
+
+type slowIn struct {
+	Seconds float64 `json:"seconds"`
+}
+
+type upstreamProbe struct {
+	cancelled atomic.Int32
+	calls     atomic.Int32
+}
+
+// newUpstream serves an upstream with a slow tool (which records a
+// cancellation), an echo tool, 120 filler tools (listed 25 per page), a
+// resource and a prompt.
+func newUpstream(t *testing.T, probe *upstreamProbe) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "test-upstream", Version: "1"}, &mcp.ServerOptions{PageSize: 25})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+		probe.calls.Add(1)
+		select {
+		case <-ctx.Done():
+			probe.cancelled.Add(1)
+			return nil, nil, ctx.Err()
+		case <-time.After(time.Duration(in.Seconds * float64(time.Second))):
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		probe.calls.Add(1)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+	})
+	for i := range 120 {
+		mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("tool_%03d", i)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	}
+	s.AddResource(&mcp.Resource{URI: "test://notes", Name: "notes", MIMEType: "text/plain"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://notes", Text: "the notes"}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "review", Arguments: []*mcp.PromptArgument{{Name: "file"}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
+				Content: &mcp.TextContent{Text: "review " + req.Params.Arguments["file"]}}}}, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// newGatewayClient starts a run, a gateway with the upstream (timeout 2s,
+// our tools/list paged by 5) and a client session on it.
+func newGatewayClient(t *testing.T, url string) (*mcp.ClientSession, *runtime.Service) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	wf := filepath.Join(dir, "wf.json")
+	os.WriteFile(wf, []byte(testWorkflow), 0o644)
+	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
+	if _, err := svc.Start(ctx, "claude-code:t", wf, runtime.Actor{Kind: runtime.ActorHuman, Channel: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Timeout: Duration(2 * time.Second), Upstreams: []Upstream{{Name: "up", URL: url}}}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(cfg, dir, nil)
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	g, err := New(Options{Runtime: svc, Store: st, Upstreams: m, ProjectDir: dir, PageSize: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := g.NewServer(SessionOptions{Session: "claude-code:t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, stt := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(ctx, stt, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, svc
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestPaginationAndFilter(t *testing.T) {
+	cs, _ := newGatewayClient(t, newUpstream(t, &upstreamProbe{}))
+	ctx := context.Background()
+	// Our pages are 5 long: the first page has a cursor.
+	first, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Tools) != 5 || first.NextCursor == "" {
+		t.Fatalf("first page: %d tools, cursor %q", len(first.Tools), first.NextCursor)
+	}
+	// The phase offers slow, echo, tool_000 and tool_001 of the 122
+	// upstream tools (read over five upstream pages), plus the control tools.
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(tool.Name, "up__") {
+			names = append(names, tool.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "up__echo,up__slow,up__tool_000,up__tool_001" {
+		t.Fatalf("upstream tools listed: %s", got)
+	}
+	// A tool the phase does not offer is refused at call time too, and the
+	// upstream never sees it.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__tool_050", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "tool-not-allowed") {
+		t.Fatalf("unlisted tool: %v %v", text(res), err)
+	}
+	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: "garbage"}); err == nil {
+		t.Fatal("a bad cursor was accepted")
+	}
+}
+
+func TestTimeoutAndCancellation(t *testing.T) {
+	probe := &upstreamProbe{}
+	cs, _ := newGatewayClient(t, newUpstream(t, probe))
+	ctx := context.Background()
+
+	// The upstream takes longer than the 2s timeout: a clear tool error,
+	// and the upstream's request is cancelled.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__slow", Arguments: map[string]any{"seconds": 30}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), `upstream "up" did not answer slow within 2s`) {
+		t.Fatalf("timeout: %q %v", text(res), err)
+	}
+	waitFor(t, func() bool { return probe.cancelled.Load() == 1 }, "the upstream to see the timed-out call cancelled")
+
+	// The client cancels: the gateway cancels the upstream request.
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "up__slow", Arguments: map[string]any{"seconds": 30}})
+		done <- err
+	}()
+	waitFor(t, func() bool { return probe.calls.Load() == 2 }, "the second slow call to reach the upstream")
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled call returned no error")
+	}
+	waitFor(t, func() bool { return probe.cancelled.Load() == 2 }, "the upstream to see the client's cancellation")
+
+	// The gateway keeps serving.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "still here"}})
+	if err != nil || res.IsError || text(res) != "echo: still here" {
+		t.Fatalf("after cancellation: %q %v", text(res), err)
+	}
+}
+
+func TestResourcesAndPrompts(t *testing.T) {
+	cs, svc := newGatewayClient(t, newUpstream(t, &upstreamProbe{}))
+	ctx := context.Background()
+	rl, err := cs.ListResources(ctx, nil)
+	if err != nil || len(rl.Resources) != 1 || rl.Resources[0].URI != "test://notes" {
+		t.Fatalf("resources/list: %+v %v", rl, err)
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://notes"})
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "the notes" {
+		t.Fatalf("resources/read: %+v %v", rr, err)
+	}
+	pl, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(pl.Prompts) != 1 || pl.Prompts[0].Name != "up__review" {
+		t.Fatalf("prompts/list: %+v %v", pl, err)
+	}
+	pg, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "up__review", Arguments: map[string]string{"file": "a.go"}})
+	if err != nil || len(pg.Messages) != 1 || pg.Messages[0].Content.(*mcp.TextContent).Text != "review a.go" {
+		t.Fatalf("prompts/get: %+v %v", pg, err)
+	}
+	// In a final phase nothing but control reads is allowed: the resource
+	// read is refused.
+	if _, err := svc.Transition(ctx, "claude-code:t", "DONE", nil, runtime.Actor{Kind: runtime.ActorHuman, Channel: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://notes"}); err == nil {
+		t.Fatal("resources/read allowed without a live run's permission")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
