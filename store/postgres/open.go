@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,9 @@ func Redact(rawURL string) string {
 	return u.Redacted()
 }
 
+// plainName is a schema name Open may create: lower case, no quoting needed.
+var plainName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int {
 	n, _ := migrationFiles()
@@ -126,8 +130,10 @@ func migrationFiles() ([]string, error) {
 
 // Open connects to the PostgreSQL store at rawURL (a postgres:// URL; pgx
 // and libpq parameters, PG* environment variables and ~/.pgpass apply) and,
-// unless opts.MustExist, creates it in the connection's current schema. The
-// pool connects lazily; pool_max_conns in the URL caps it.
+// unless opts.MustExist, creates it in the connection's current schema
+// (creating the schema too when the URL's search_path names a plain schema
+// that does not exist). The pool connects lazily; pool_max_conns in the URL
+// caps it.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	where := Redact(rawURL)
 	if !IsURL(rawURL) {
@@ -196,7 +202,16 @@ func (s *Store) init(ctx context.Context, mustExist bool) error {
 		return s.mapErr("open", err)
 	}
 	if schema == nil {
-		return fmt.Errorf("store: open %s: %w: search_path names no existing schema (CREATE SCHEMA it first)", s.where, store.ErrNoStore)
+		// search_path names no existing schema: create the one the URL
+		// names, when it is a plain name and creating is allowed.
+		name := s.cfg.ConnConfig.RuntimeParams["search_path"]
+		if mustExist || !plainName.MatchString(name) {
+			return fmt.Errorf("store: open %s: %w: search_path names no existing schema (CREATE SCHEMA it first)", s.where, store.ErrNoStore)
+		}
+		if _, err := s.pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return s.mapErr("open: create schema "+name, err)
+		}
+		schema = &name
 	}
 	if mustExist {
 		var exists bool

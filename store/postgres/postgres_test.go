@@ -258,3 +258,30 @@ func TestEventsAreAppendOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenCreatesTheNamedSchema(t *testing.T) {
+	base := pgtest.ServerURL(t)
+	name, err := pgtest.CreateSchema(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pgtest.DropSchema(base, name) })
+	if err := pgtest.DropSchema(base, name); err != nil { // a name nobody created yet
+		t.Fatal(err)
+	}
+	u, err := pgtest.WithSchema(base, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(bg, u, Options{MustExist: true}); !errors.Is(err, store.ErrNoStore) {
+		t.Fatalf("MustExist on a missing schema: err = %v, want ErrNoStore", err)
+	}
+	s, err := Open(bg, u, Options{})
+	if err != nil {
+		t.Fatalf("Open on a missing schema: %v", err)
+	}
+	defer s.Close()
+	if s.Schema() != name {
+		t.Errorf("schema = %q, want %q", s.Schema(), name)
+	}
+}
