@@ -105,6 +105,7 @@ type Gateway struct {
 
 	mu   sync.Mutex
 	laws map[string]*policy.Law // snapshot digest → law
+	vis  map[visKey][]ToolInfo  // visible upstream tools per workflow, state, upstream lists
 }
 
 // New returns a Gateway.
@@ -121,7 +122,7 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{opts: opts, laws: map[string]*policy.Law{}}, nil
+	return &Gateway{opts: opts, laws: map[string]*policy.Law{}, vis: map[visKey][]ToolInfo{}}, nil
 }
 
 // SessionOptions configure one client session.
@@ -282,7 +283,7 @@ func (s *session) signature(ctx context.Context) (string, string) {
 			sig += "/" + run.PendingApproval.ID
 		}
 	}
-	vis := s.visible(ctx)
+	vis := s.visibleFor(run, err)
 	names := make([]string, 0, len(vis))
 	for _, t := range vis {
 		names = append(names, t.Tool.Name)
@@ -411,24 +412,54 @@ func (s *session) visible(ctx context.Context) []ToolInfo {
 	if m == nil {
 		return nil
 	}
-	tools := m.Tools()
 	if s.key == "" {
-		return tools
+		return m.Tools()
 	}
 	run, err := s.g.opts.Store.LiveRun(ctx, s.key)
+	return s.visibleFor(run, err)
+}
+
+// visKey names what the visible tools depend on: the workflow, the state
+// and the upstreams' lists.
+type visKey struct {
+	digest, state string
+	gen           int64
+}
+
+// maxVisCache bounds the cache of visible tool lists.
+const maxVisCache = 256
+
+// visibleFor is visible for a run already read (err from the read). The
+// answer is a pure function of the workflow, the state and the upstream
+// lists, so it is cached on those.
+func (s *session) visibleFor(run *store.Run, err error) []ToolInfo {
+	m := s.g.opts.Upstreams
+	if m == nil {
+		return nil
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		if s.g.opts.RequireWorkflow {
 			return nil
 		}
-		return tools
+		return m.Tools()
 	}
 	if err != nil {
 		return nil
+	}
+	key := visKey{digest: run.SnapshotDigest, state: run.State, gen: m.Generation()}
+	if key.digest != "" {
+		s.g.mu.Lock()
+		v, ok := s.g.vis[key]
+		s.g.mu.Unlock()
+		if ok {
+			return v
+		}
 	}
 	law, err := s.g.law(run)
 	if err != nil {
 		return nil
 	}
+	tools := m.Tools()
 	rs := &policy.RunState{Active: true, State: run.State}
 	probe := filepath.Join(s.g.opts.ProjectDir, "statewright-gateway-probe")
 	out := tools[:0:0]
@@ -449,6 +480,14 @@ func (s *session) visible(ctx context.Context) []ToolInfo {
 		if !hidden {
 			out = append(out, t)
 		}
+	}
+	if key.digest != "" {
+		s.g.mu.Lock()
+		if len(s.g.vis) >= maxVisCache {
+			clear(s.g.vis)
+		}
+		s.g.vis[key] = out
+		s.g.mu.Unlock()
 	}
 	return out
 }

@@ -39,7 +39,7 @@ type upstreamProbe struct {
 // newUpstream serves an upstream with a slow tool (which records a
 // cancellation), an echo tool, 120 filler tools (listed 25 per page), a
 // resource and a prompt.
-func newUpstream(t *testing.T, probe *upstreamProbe) string {
+func newUpstream(t testing.TB, probe *upstreamProbe) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-upstream", Version: "1"}, &mcp.ServerOptions{PageSize: 25})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
@@ -79,7 +79,7 @@ func newUpstream(t *testing.T, probe *upstreamProbe) string {
 
 // newGatewayClient starts a run, a gateway with the upstream (timeout 2s,
 // our tools/list paged by 5) and a client session on it.
-func newGatewayClient(t *testing.T, url string) (*mcp.ClientSession, *runtime.Service) {
+func newGatewayClient(t testing.TB, url string) (*mcp.ClientSession, *runtime.Service) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

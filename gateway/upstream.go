@@ -52,6 +52,7 @@ type Manager struct {
 	nextToken   atomic.Int64
 	closed      atomic.Bool
 	restartBase time.Duration
+	gen         atomic.Int64 // bumped whenever the tables change
 }
 
 type toolEntry struct {
@@ -275,8 +276,12 @@ func (m *Manager) rebuild(strict bool) error {
 	m.mu.Lock()
 	m.tools, m.toolOrder, m.prompts, m.resources = tools, order, prompts, resources
 	m.mu.Unlock()
+	m.gen.Add(1)
 	return nil
 }
+
+// Generation changes whenever the upstreams' lists change.
+func (m *Manager) Generation() int64 { return m.gen.Load() }
 
 func collider(prev toolEntry, name string) string {
 	if prev.route.Upstream != nil {
