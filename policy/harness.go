@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Harness names a coding-agent harness whose tool names the policy knows.
@@ -206,8 +207,9 @@ var (
 )
 
 // lowerTables are the same tables keyed by lower-cased name, the fallback
-// when a harness reports a name in another case.
-var lowerTables = func() map[Harness]harnessTools {
+// when a harness reports a name in another case. Built on first use, not at
+// init: a hook process rarely needs it.
+var lowerTables = sync.OnceValue(func() map[Harness]harnessTools {
 	out := map[Harness]harnessTools{}
 	for h, t := range harnessTables {
 		lt := harnessTools{}
@@ -220,7 +222,7 @@ var lowerTables = func() map[Harness]harnessTools {
 		out[h] = lt
 	}
 	return out
-}()
+})
 
 // workflowNames maps a lower-cased name a workflow may list to the kind it
 // grants: canonical names, every harness's raw names, and statewright's
@@ -288,7 +290,7 @@ func lookupTool(h Harness, raw string) toolInfo {
 	if op, ok := controlOp(h, raw); ok {
 		return toolInfo{kind: kControl, canon: op}
 	}
-	if info, ok := lowerTables[h][strings.ToLower(raw)]; ok {
+	if info, ok := lowerTables()[h][strings.ToLower(raw)]; ok {
 		return info
 	}
 	return toolInfo{kind: kOther, canon: raw}
