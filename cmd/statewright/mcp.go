@@ -107,7 +107,7 @@ statewright init claude-code registers it in .mcp.json; by hand:
 			g, err := gateway.New(gateway.Options{Runtime: rt, Store: st, Upstreams: mgr, Harness: string(h), ProjectDir: projectDir,
 				Workflows: workflows, Version: buildVersion(), TrustEnvSession: trustEnv, EnvSession: os.Getenv(mcpserver.EnvSessionVar),
 				Check: check, PollInterval: gw.poll, PageSize: gw.pageSize, ElicitApprovals: gw.elicit,
-				OnPending: webhookNotifier(gw.webhook, logger), Logger: logger})
+				OnPending: gw.notifier(logger), Logger: logger})
 			if err != nil {
 				return usagef("mcp: %v", err)
 			}

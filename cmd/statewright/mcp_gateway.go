@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ type gatewayFlags struct {
 	separator     string
 	elicit        bool
 	webhook       string
+	notifyCmd     string
 	poll          time.Duration
 	pageSize      int
 	noConfig      bool
@@ -43,6 +45,7 @@ func (f *gatewayFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.separator, "namespace-separator", "", "joins an upstream's name and its tool names (default \"__\": fs__write_file)")
 	fl.BoolVar(&f.elicit, "approve-by-elicitation", false, "ask the MCP client's person, through elicitation, to grant transitions that need approval (only where the client shows it to a person)")
 	fl.StringVar(&f.webhook, "notify-webhook", "", "POST a JSON notice of each transition parked for approval to this URL")
+	fl.StringVar(&f.notifyCmd, "notify-command", "", "run this command (split on spaces; e.g. notify-send) for each transition parked for approval, with the notice as JSON on stdin and a one-line summary as its last argument")
 	fl.DurationVar(&f.poll, "poll", gateway.DefaultPollInterval, "how often a session re-reads its run to notice changes made elsewhere")
 	fl.IntVar(&f.pageSize, "page-size", 0, "tools/list page size (0: one page)")
 	fl.StringVar(&f.trustFileFlag, "trust-file", "", "the trust records (default $XDG_CONFIG_HOME/statewright/trusted-gateways.json)")
@@ -136,6 +139,52 @@ func parseUpstreamFlag(spec string) (gateway.Upstream, error) {
 	}
 	words := strings.Fields(rest)
 	return gateway.Upstream{Name: name, Command: words[0], Args: words[1:]}, nil
+}
+
+// notifier returns the OnPending of the --notify-webhook and
+// --notify-command flags (nil when neither is set).
+func (f *gatewayFlags) notifier(logger *slog.Logger) func(context.Context, gateway.Pending) {
+	var fns []func(context.Context, gateway.Pending)
+	if n := webhookNotifier(f.webhook, logger); n != nil {
+		fns = append(fns, n)
+	}
+	if n := commandNotifier(f.notifyCmd, logger); n != nil {
+		fns = append(fns, n)
+	}
+	if len(fns) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, p gateway.Pending) {
+		for _, fn := range fns {
+			fn(ctx, p)
+		}
+	}
+}
+
+// commandNotifier runs cmdline for each pending approval (a desktop
+// notification: notify-send, osascript), in the background, at most 10 s:
+// the notice as JSON on stdin, a summary as the last argument.
+func commandNotifier(cmdline string, logger *slog.Logger) func(context.Context, gateway.Pending) {
+	words := strings.Fields(cmdline)
+	if len(words) == 0 {
+		return nil
+	}
+	return func(_ context.Context, p gateway.Pending) {
+		body, err := json.Marshal(map[string]any{"type": "statewright.approval.pending", "approval": p})
+		if err != nil {
+			return
+		}
+		summary := fmt.Sprintf("statewright: %s asks to move from %s to %s; approve with: %s", p.Session, p.From, p.To, p.Approve)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, words[0], append(words[1:], summary)...)
+			cmd.Stdin = bytes.NewReader(append(body, '\n'))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				logger.Warn("approval notify command", "err", err, "output", strings.TrimSpace(string(out)))
+			}
+		}()
+	}
 }
 
 // webhookNotifier posts each pending approval to url, in the background,

@@ -112,7 +112,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			}
 			g, err := gateway.New(gateway.Options{Runtime: svc, Store: st, Upstreams: mgr, Harness: string(h), ProjectDir: projectDir,
 				Workflows: workflows, Version: buildVersion(), RequireWorkflow: hook.requireWorkflow, PollInterval: gw.poll,
-				PageSize: gw.pageSize, ElicitApprovals: gw.elicit, OnPending: webhookNotifier(gw.webhook, logger), Logger: logger})
+				PageSize: gw.pageSize, ElicitApprovals: gw.elicit, OnPending: gw.notifier(logger), Logger: logger})
 			if err != nil {
 				return failure{err.Error()}
 			}
