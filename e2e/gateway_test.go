@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -459,20 +460,41 @@ func TestGatewayUpstreamKilledMidCall(t *testing.T) {
 }
 
 // killChildren SIGKILLs the direct children of pid (the upstream servers a
-// gateway started), by id.
+// gateway started), by id, found in /proc.
 func killChildren(t *testing.T, pid int) {
 	t.Helper()
-	out, err := exec.Command("pgrep", "-P", fmt.Sprint(pid)).Output()
+	// Scan every process's parent (a thread's children file lists only
+	// what that thread started, and Go starts processes from any thread).
+	var kids []int
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		t.Fatalf("pgrep -P %d: %v", pid, err)
+		t.Fatal(err)
 	}
-	var n int
-	for _, f := range strings.Fields(string(out)) {
-		if err := exec.Command("kill", "-9", f).Run(); err == nil {
+	for _, e := range ents {
+		var k int
+		if _, err := fmt.Sscan(e.Name(), &k); err != nil {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces; split after ')'.
+		rest := string(st[strings.LastIndexByte(string(st), ')')+1:])
+		var state string
+		var ppid int
+		fmt.Sscan(rest, &state, &ppid)
+		if ppid == pid {
+			kids = append(kids, k)
+		}
+	}
+	n := 0
+	for _, k := range kids {
+		if syscall.Kill(k, syscall.SIGKILL) == nil {
 			n++
 		}
 	}
 	if n == 0 {
-		t.Fatal("no upstream process to kill")
+		t.Fatalf("no upstream process of %d to kill", pid)
 	}
 }
