@@ -66,6 +66,10 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return usagef("--harness: %v", err)
 			}
+			// The hook endpoint resolves paths against the project the
+			// operator named, else each hook's own cwd (serve may decide for
+			// several projects); the rest defaults to the working directory.
+			hookProjectDir := projectDir
 			if projectDir == "" {
 				if projectDir, err = os.Getwd(); err != nil {
 					return failure{"serve: no project directory: " + err.Error()}
@@ -120,7 +124,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return failure{err.Error()}
 			}
-			mountServe(srv, g, svc, string(h), projectDir, &hook)
+			mountServe(srv, g, svc, string(h), hookProjectDir, &hook)
 			if err := mountDashboard(srv, svc, st, tf); err != nil {
 				return failure{"serve: dashboard: " + err.Error()}
 			}
@@ -152,8 +156,9 @@ the one named by the Statewright-Session header, or a fresh one.`,
 }
 
 // mountServe mounts the MCP endpoint, the hook endpoint and the operator
-// API on srv.
-func mountServe(srv *serve.Server, g *gateway.Gateway, svc *runtime.Service, harness, projectDir string, hook *hookOptions) {
+// API on srv. hookProjectDir is the project the hook endpoint resolves paths against
+// ("": each hook input's cwd).
+func mountServe(srv *serve.Server, g *gateway.Gateway, svc *runtime.Service, harness, hookProjectDir string, hook *hookOptions) {
 	mcpH := g.HTTPHandler(gateway.HTTPOptions{
 		Resolve: func(r *http.Request) (gateway.SessionOptions, string, error) {
 			t, _ := serve.Principal(r.Context())
@@ -172,7 +177,7 @@ func mountServe(srv *serve.Server, g *gateway.Gateway, svc *runtime.Service, har
 		srv.Handle(m+" /mcp", serve.AnyToken, mcpH)
 	}
 	srv.Handle("POST /hook/claude-code/{event}", serve.AnyToken, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		serveHook(w, r, svc, hook, projectDir)
+		serveHook(w, r, svc, hook, hookProjectDir)
 	}))
 	srv.Handle("GET /api/sessions/{session}", serve.AnyToken, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := mcpserver.ParseSessionKey(harness, r.PathValue("session"))
