@@ -115,6 +115,25 @@ func tuiPrompt(s *tmuxSession, text string) {
 	s.keys("Enter")
 }
 
+// tuiChoose answers Claude Code's permission dialog with key. A key sent
+// while the dialog is still settling can be lost (seen under load), so the
+// key is sent again while the dialog stays on screen.
+func tuiChoose(t *testing.T, s *tmuxSession, key string) {
+	t.Helper()
+	for try := 0; try < 4; try++ {
+		time.Sleep(500 * time.Millisecond)
+		s.keys(key)
+		if _, gone := waitScreen(s, 8*time.Second, func(scr string) bool {
+			return !strings.Contains(scr, "Do you want to proceed?")
+		}); gone {
+			return
+		}
+	}
+	scr := s.screen()
+	saveArtifact(t, "dialog-stuck.txt", []byte(scr))
+	t.Fatalf("the permission dialog did not take %q:\n%s", key, scr)
+}
+
 // TestClaudeCodeAskPromptTUI drives the interactive Claude Code in its
 // default permission mode, where a person answers its prompts. The run
 // awaits approval to leave the read-only phase; the agent asks for that
@@ -149,9 +168,9 @@ func TestClaudeCodeAskPromptTUI(t *testing.T) {
 			scr := tuiWait(t, s, "ask-"+answer+"-dialog", "Do you want to proceed?", "Answer yes to approve it now")
 			saveArtifact(t, "ask-"+answer+"-dialog.txt", []byte(scr))
 			if answer == "yes" {
-				s.keys("1")
+				tuiChoose(t, s, "1")
 			} else {
-				s.keys("3")
+				tuiChoose(t, s, "3")
 				tuiWait(t, s, "ask-no-after", "for shortcuts")
 				tuiPrompt(s, "Edit main.txt anyway.")
 			}
