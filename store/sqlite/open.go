@@ -231,7 +231,12 @@ func (s *Store) init(ctx context.Context, mustExist bool) error {
 	if code := sqliteCode(err); code == codeNotADB || code == codeCorrupt || code == codeBusy || code == codeLocked {
 		return mapErr("open "+s.path, err)
 	}
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+	// One statement reads the version and the schema size together: read
+	// apart, a creator committing in between makes a new store look like
+	// another application's database.
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT user_version FROM pragma_user_version),
+		(SELECT count(*) FROM sqlite_schema)`).Scan(&v, &n); err != nil {
 		return mapErr("open "+s.path, err)
 	}
 	switch {
@@ -243,10 +248,6 @@ func (s *Store) init(ctx context.Context, mustExist bool) error {
 	}
 	if v == 0 {
 		// Never take over another application's database.
-		var n int
-		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
-			return mapErr("open "+s.path, err)
-		}
 		if n > 0 {
 			return fmt.Errorf("store: open %s: %w: an SQLite database that is not a statewright store", s.path, store.ErrCorrupt)
 		}
@@ -284,9 +285,8 @@ func (s *Store) migrate(ctx context.Context, want int) error {
 	}
 	defer conn.Close()
 	// journal_mode is persistent and cannot change inside a transaction.
-	var mode string
-	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
-		return mapErr("migrate "+s.path+": set WAL", err)
+	if err := s.setWAL(ctx, conn); err != nil {
+		return err
 	}
 	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
 	if err != nil {
@@ -415,6 +415,29 @@ func sqliteCode(err error) int {
 		return se.Code() & 0xff
 	}
 	return 0
+}
+
+// setWAL switches the file to WAL. SQLite answers the switch with
+// SQLITE_BUSY at once, without calling its busy handler, while another
+// connection is creating the same file, so concurrent first opens retry
+// here within the store's lock wait.
+func (s *Store) setWAL(ctx context.Context, conn *sql.Conn) error {
+	deadline := time.Now().Add(s.lockWait)
+	for {
+		var mode string
+		err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil {
+			return nil
+		}
+		if code := sqliteCode(err); (code != codeBusy && code != codeLocked) || time.Now().After(deadline) {
+			return mapErr("migrate "+s.path+": set WAL", err)
+		}
+		select {
+		case <-ctx.Done():
+			return mapErr("migrate "+s.path+": set WAL", ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // mapErr wraps err with op and, where it applies, a store sentinel.
