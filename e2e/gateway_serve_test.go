@@ -149,7 +149,7 @@ func TestServeAuthAndHooks(t *testing.T) {
 		{"mcp with a wrong token", "/mcp", agent + "0", initialize},
 		{"mcp transition with a wrong token", "/mcp", "swa_" + strings.Repeat("ab", 32), transition},
 		{"approve without token", "/api/sessions/gw/approve", "", "{}"},
-		{"deactivate with a wrong token", "/api/sessions/gw/deactivate", operator[:len(operator)-1] + "0", "{}"},
+		{"deactivate with a wrong token", "/api/sessions/gw/deactivate", wrongLastDigit(operator), "{}"},
 		{"hook without token", "/hook/claude-code/pre-tool-use", "", preToolUse},
 		{"hook with a revoked-looking token", "/hook/claude-code/post-tool-use", "swo_nope", preToolUse},
 	} {
@@ -360,4 +360,16 @@ func TestGatewayElicitationOffByDefault(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the pending approval was not posted to the webhook")
 	}
+}
+
+// wrongLastDigit returns tok with its last character changed, so the result
+// is never the real token (appending or overwriting with a fixed digit is
+// the token itself when it already ends in that digit).
+func wrongLastDigit(tok string) string {
+	last := tok[len(tok)-1]
+	repl := byte('0')
+	if last == '0' {
+		repl = '1'
+	}
+	return tok[:len(tok)-1] + string(repl)
 }
