@@ -133,25 +133,39 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return claudecode.Failure(claudecode.PreToolUse, err.Error()).Write(stdout, stderr)
 	}
 	h := &hookRun{event: event, stdout: stdout, stderr: stderr}
+	return answerWithin[claudecode.Answer](h, "claude-code", args[2:],
+		func(msg string) claudecode.Answer { return claudecode.Failure(event, msg) },
+		func(ctx context.Context, o *hookOptions) claudecode.Answer { return h.handle(ctx, o, stdin) })
+}
+
+// answerer writes a hook's one answer: the work's, or the watchdog's when
+// the deadline passes first.
+type answerer[A any] interface {
+	tryAnswer(A) (int, bool)
+	answer(A) int
+}
+
+// answerWithin parses a hook's flags and answers with work's result under
+// the hook's deadline. Every failure is answered by fail, the event's
+// fail-closed answer: a flag error, or the deadline passing, in which case
+// the watchdog answers and exits whatever the hook is blocked on.
+func answerWithin[A any](h answerer[A], harness string, flags []string, fail func(msg string) A, work func(context.Context, *hookOptions) A) int {
 	var o hookOptions
-	if err := hookFlagSet(&o).Parse(args[2:]); err != nil {
-		return h.answer(claudecode.Failure(event, "hook claude-code: "+err.Error()))
+	if err := hookFlagSet(&o).Parse(flags); err != nil {
+		return h.answer(fail("hook " + harness + ": " + err.Error()))
 	}
 	if o.deadline <= 0 {
 		o.deadline = defaultHookDeadline
 	}
-	// The watchdog answers in the event's fail-closed way and exits when the
-	// deadline passes, whatever the hook is blocked on.
 	timer := time.AfterFunc(o.deadline, func() {
-		if code, ok := h.tryAnswer(claudecode.Failure(event, fmt.Sprintf("the hook did not finish within its %v deadline", o.deadline))); ok {
+		if code, ok := h.tryAnswer(fail(fmt.Sprintf("the hook did not finish within its %v deadline", o.deadline))); ok {
 			os.Exit(code)
 		}
 	})
 	defer timer.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), o.deadline)
 	defer cancel()
-	a := h.handle(ctx, &o, stdin)
-	return h.answer(a)
+	return h.answer(work(ctx, &o))
 }
 
 // hookRun is one hook invocation; it answers exactly once.

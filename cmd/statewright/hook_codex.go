@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -57,24 +56,9 @@ func runCodexHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		return codex.Failure(codex.PreToolUse, err.Error()).Write(stdout, stderr)
 	}
 	h := &hookRun{stdout: stdout, stderr: stderr}
-	var o hookOptions
-	if err := hookFlagSet(&o).Parse(args[1:]); err != nil {
-		return h.answer(codex.Failure(event, "hook codex: "+err.Error()))
-	}
-	if o.deadline <= 0 {
-		o.deadline = defaultHookDeadline
-	}
-	// The watchdog answers in the event's fail-closed way and exits when the
-	// deadline passes, whatever the hook is blocked on.
-	timer := time.AfterFunc(o.deadline, func() {
-		if code, ok := h.tryAnswer(codex.Failure(event, fmt.Sprintf("the hook did not finish within its %v deadline", o.deadline))); ok {
-			os.Exit(code)
-		}
-	})
-	defer timer.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), o.deadline)
-	defer cancel()
-	return h.answer(handleCodex(ctx, event, &o, stdin))
+	return answerWithin[claudecode.Answer](h, "codex", args[1:],
+		func(msg string) claudecode.Answer { return codex.Failure(event, msg) },
+		func(ctx context.Context, o *hookOptions) claudecode.Answer { return handleCodex(ctx, event, o, stdin) })
 }
 
 // handleCodex does one Codex hook's work and returns its answer.

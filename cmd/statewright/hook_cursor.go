@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -57,22 +55,9 @@ func runCursorHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return cursor.Failure(cursor.PreToolUse, err.Error()).Write(stdout, stderr)
 	}
 	h := &hookRun{stdout: stdout, stderr: stderr}
-	var o hookOptions
-	if err := hookFlagSet(&o).Parse(args[1:]); err != nil {
-		return h.answer(cursor.Failure(event, "hook cursor: "+err.Error()))
-	}
-	if o.deadline <= 0 {
-		o.deadline = defaultHookDeadline
-	}
-	timer := time.AfterFunc(o.deadline, func() {
-		if code, ok := h.tryAnswer(cursor.Failure(event, fmt.Sprintf("the hook did not finish within its %v deadline", o.deadline))); ok {
-			os.Exit(code)
-		}
-	})
-	defer timer.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), o.deadline)
-	defer cancel()
-	return h.answer(handleCursor(ctx, event, &o, stdin))
+	return answerWithin[claudecode.Answer](h, "cursor", args[1:],
+		func(msg string) claudecode.Answer { return cursor.Failure(event, msg) },
+		func(ctx context.Context, o *hookOptions) claudecode.Answer { return handleCursor(ctx, event, o, stdin) })
 }
 
 // handleCursor does one Cursor hook's work and returns its answer.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -95,22 +94,11 @@ func runPluginHook(a *jsplugin.Adapter, args []string, stdin io.Reader, stdout i
 	if err != nil {
 		return p.answer(jsplugin.Failure(jsplugin.ToolBefore, err.Error()))
 	}
-	var o hookOptions
-	if err := hookFlagSet(&o).Parse(args[1:]); err != nil {
-		return p.answer(jsplugin.Failure(event, "hook "+string(a.Harness)+": "+err.Error()))
-	}
-	if o.deadline <= 0 {
-		o.deadline = defaultHookDeadline
-	}
-	timer := time.AfterFunc(o.deadline, func() {
-		if code, ok := p.tryAnswer(jsplugin.Failure(event, fmt.Sprintf("the hook did not finish within its %v deadline", o.deadline))); ok {
-			os.Exit(code)
-		}
-	})
-	defer timer.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), o.deadline)
-	defer cancel()
-	return p.answer(handlePlugin(ctx, a, event, &o, stdin))
+	return answerWithin[jsplugin.Answer](p, string(a.Harness), args[1:],
+		func(msg string) jsplugin.Answer { return jsplugin.Failure(event, msg) },
+		func(ctx context.Context, o *hookOptions) jsplugin.Answer {
+			return handlePlugin(ctx, a, event, o, stdin)
+		})
 }
 
 func handlePlugin(ctx context.Context, a *jsplugin.Adapter, event jsplugin.Event, o *hookOptions, stdin io.Reader) jsplugin.Answer {
