@@ -78,8 +78,10 @@ func compileToolList(entries []string) toolList {
 		if k, ok := workflowNames[le]; ok {
 			tl.tools |= bit(k)
 		}
-		// git_* tools (for example an MCP git server's git_commit) grant GitWrite in the shell.
-		if strings.HasPrefix(le, "git_") || strings.Contains(le, "__git_") {
+		// A git tool that mutates (an MCP git server's git_commit, the
+		// agent's git_push) grants GitWrite in the shell; a read tool
+		// (git_log, git_status) or an unknown git_* name grants nothing.
+		if workflow.GitToolMutates(e) {
 			tl.caps |= capGitWrite
 		}
 	}
