@@ -1,0 +1,295 @@
+// Package sandbox runs one command under a phase's operating-system profile
+// with bubblewrap: the tree readable, secrets hidden, protected trees
+// read-only, writes only where the profile allows, no network unless
+// granted, its own PID namespace, no_new_privs, and killed with its parent.
+//
+// Profiles are plain data (see Profile); policy.SandboxProfile derives one
+// from a run's current phase. This package does the I/O: it checks that
+// bubblewrap works here (Detect), turns a profile into bubblewrap's argument
+// list (Args) and runs commands (Command). It imports only the standard
+// library. Why bubblewrap and not Landlock: docs/sandbox.md.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Profile is what one command may see and do. Paths are absolute. The
+// zero value is the narrowest profile: everything read-only, nothing
+// hidden, no network.
+type Profile struct {
+	// Phase names the run's phase the profile was derived from, for
+	// messages ("" outside a run).
+	Phase string `json:"phase,omitempty"`
+	// Writable are trees the command may write (the phase's write scope,
+	// per-session caches, the call's own directory). A path that does not
+	// exist is skipped: nothing is created in the user's tree.
+	Writable []string `json:"writable,omitempty"`
+	// ReadOnly are trees kept read-only even inside a writable tree (the
+	// protected trees: harness settings, git config and hooks, shell rc
+	// files). Applied after Writable. Missing paths are skipped.
+	ReadOnly []string `json:"read_only,omitempty"`
+	// Hidden are paths the command must not see: a directory becomes an
+	// empty read-only tmpfs, a file reads as empty (/dev/null). Applied
+	// last, so they win over Writable and ReadOnly.
+	Hidden []string `json:"hidden,omitempty"`
+	// Network lets the command use the host's network. Without it the
+	// command gets a network namespace with only loopback.
+	Network bool `json:"network,omitempty"`
+	// Tmp is the directory mounted at /tmp (per session, so nothing the
+	// command leaves there reaches other sessions or the host's /tmp).
+	// Empty: a fresh tmpfs.
+	Tmp string `json:"tmp,omitempty"`
+	// Visible are host trees under /tmp that stay visible (read-only unless
+	// Writable says otherwise) over the /tmp mount: the project, when it
+	// lives in /tmp.
+	Visible []string `json:"visible,omitempty"`
+	// Env are variables set for the command on top of the stripped
+	// environment (TMPDIR, GOCACHE, ... pointing at per-session dirs).
+	Env []string `json:"env,omitempty"`
+}
+
+// ErrUnavailable is returned (wrapped) by Command when no sandbox can run
+// here; Availability.Why says why.
+var ErrUnavailable = errors.New("no OS sandbox is available")
+
+// Availability says whether commands can run sandboxed here.
+type Availability struct {
+	// Bwrap is bubblewrap's absolute path; "" when unavailable.
+	Bwrap string `json:"bwrap,omitempty"`
+	// Why says why there is no sandbox ("" when there is one).
+	Why string `json:"why,omitempty"`
+}
+
+// OK reports whether a sandbox is available.
+func (a Availability) OK() bool { return a.Bwrap != "" && a.Why == "" }
+
+// String is "bubblewrap (/usr/bin/bwrap)" or "none: <why>".
+func (a Availability) String() string {
+	if a.OK() {
+		return "bubblewrap (" + a.Bwrap + ")"
+	}
+	return "none: " + a.Why
+}
+
+var (
+	detectOnce sync.Once
+	detected   Availability
+)
+
+// Detect reports, once per process, whether bubblewrap is installed and the
+// kernel lets it create the namespaces every profile uses (unprivileged
+// user namespaces may be disabled, limited to 0, or forbidden by a
+// container).
+func Detect() Availability {
+	detectOnce.Do(func() { detected = Probe(context.Background()) })
+	return detected
+}
+
+// Probe checks availability now, without the cache Detect keeps: it runs
+// `true` under the narrowest profile.
+func Probe(ctx context.Context) Availability {
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		return Availability{Why: "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"}
+	}
+	if abs, err := filepath.Abs(bw); err == nil {
+		bw = abs
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	args, err := Args(&Profile{}, "/", []string{"/bin/sh", "-c", "exit 0"})
+	if err != nil {
+		return Availability{Why: err.Error()}
+	}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bw, args...)
+	cmd.Stderr = &stderr
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return Availability{Why: "bubblewrap cannot create its namespaces here (" + msg + ")"}
+	}
+	return Availability{Bwrap: bw}
+}
+
+// base are the arguments every sandboxed command gets: the host's root
+// read-only, a fresh /dev and /proc, every namespace unshared (user, PID,
+// IPC, UTS, cgroup), no nested user namespaces, killed with its parent, in
+// a session of its own (no terminal injection), with no capabilities even
+// when statewright runs as root (inside its own user namespace a root
+// process could otherwise unmount the read-only binds). bubblewrap sets
+// no_new_privs.
+var base = []string{
+	"--ro-bind", "/", "/",
+	"--dev", "/dev",
+	"--proc", "/proc",
+	"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+	"--disable-userns", "--cap-drop", "ALL",
+	"--die-with-parent", "--new-session",
+}
+
+// Args returns bubblewrap's arguments (without the program name) that run
+// argv in dir under p. It resolves symlinks in the profile's paths, since a
+// bind follows them anyway and an unresolved path would protect the link,
+// not its target; paths that do not exist are left out.
+func Args(p *Profile, dir string, argv []string) ([]string, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("sandbox: no command")
+	}
+	args := append(make([]string, 0, 64), base...)
+	if !p.Network {
+		args = append(args, "--unshare-net")
+	}
+	if p.Tmp != "" {
+		t, ok := existing(p.Tmp)
+		if !ok {
+			return nil, fmt.Errorf("sandbox: the per-session tmp %s does not exist", p.Tmp)
+		}
+		args = append(args, "--bind", t, "/tmp")
+	} else {
+		args = append(args, "--tmpfs", "/tmp")
+	}
+	for _, v := range resolveAll(p.Visible) {
+		if v == "/tmp" || strings.HasPrefix(v, "/tmp/") {
+			args = append(args, "--ro-bind", v, v)
+		}
+	}
+	for _, w := range resolveAll(p.Writable) {
+		args = append(args, "--bind", w, w)
+	}
+	for _, r := range resolveAll(p.ReadOnly) {
+		args = append(args, "--ro-bind", r, r)
+	}
+	for _, h := range resolveAll(p.Hidden) {
+		fi, err := os.Stat(h)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			args = append(args, "--tmpfs", h, "--remount-ro", h)
+		} else {
+			args = append(args, "--ro-bind", "/dev/null", h)
+		}
+	}
+	if dir != "" {
+		args = append(args, "--chdir", dir)
+	}
+	args = append(args, "--")
+	return append(args, argv...), nil
+}
+
+// existing resolves p's symlinks; ok is false when p does not exist.
+func existing(p string) (string, bool) {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", false
+	}
+	return r, true
+}
+
+// resolveAll resolves and de-duplicates paths that exist, ordered so that a
+// tree comes before the paths below it (bubblewrap mounts in order, so the
+// deeper mount wins).
+func resolveAll(paths []string) []string {
+	seen := make(map[string]bool, len(paths))
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		r, ok := existing(p)
+		if !ok || seen[r] {
+			continue
+		}
+		seen[r] = true
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return depth(out[i]) < depth(out[j]) })
+	return out
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+// Command returns a command that runs argv in dir under p, with env (the
+// caller's environment, already stripped with StripEnv) plus p.Env. It
+// fails with ErrUnavailable when a is not OK: the caller decides whether to
+// run unsandboxed (and says so) or to refuse.
+func Command(ctx context.Context, a Availability, p *Profile, dir string, argv []string, env []string) (*exec.Cmd, error) {
+	if !a.OK() {
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, a.Why)
+	}
+	args, err := Args(p, dir, argv)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, a.Bwrap, args...)
+	cmd.Env = MergeEnv(env, p.Env)
+	return cmd, nil
+}
+
+// MergeEnv returns env with over's variables replacing or adding to it.
+func MergeEnv(env, over []string) []string {
+	if len(over) == 0 {
+		return env
+	}
+	keys := make(map[string]bool, len(over))
+	for _, kv := range over {
+		k, _, _ := strings.Cut(kv, "=")
+		keys[k] = true
+	}
+	out := make([]string, 0, len(env)+len(over))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !keys[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, over...)
+}
+
+// strippedPrefixes and strippedNames are environment variables a sandboxed
+// command never sees: statewright's own settings and credentials, and the
+// credentials a harness hands its hooks.
+var (
+	strippedPrefixes = []string{"STATEWRIGHT_"}
+	strippedNames    = map[string]bool{
+		"CLAUDE_ENV_FILE": true,
+	}
+)
+
+// StripEnv returns env without STATEWRIGHT_* variables and hook
+// credentials.
+func StripEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if strippedNames[k] || hasAnyPrefix(k, strippedPrefixes) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
