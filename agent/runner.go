@@ -223,14 +223,11 @@ func (r *runner) open(ctx context.Context) error {
 			return fmt.Errorf("agent: record run: %w", err)
 		}
 	}
-	def, _, err := workflow.Parse(run.Snapshot, workflow.ParseOptions{Source: run.WorkflowSource})
-	if err != nil || def == nil {
-		return fmt.Errorf("agent: run %s: workflow snapshot: %v", run.ID, err)
-	}
-	r.def = def
-	if r.law, err = policy.Compile(def, policy.Options{}); err != nil {
+	prep, err := cfg.Service.Prepared(run)
+	if err != nil {
 		return fmt.Errorf("agent: run %s: %w", run.ID, err)
 	}
+	r.def, r.law = prep.Def, prep.Law
 	r.state = run.State
 	r.emit(events.Event{Type: events.TypeRunStart, RunStart: &events.RunStart{
 		Workflow: run.WorkflowID, Task: cfg.Task, Model: cfg.Endpoint.Model, Endpoint: cfg.Endpoint.BaseURL, API: string(cfg.Endpoint.API),

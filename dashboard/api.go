@@ -108,13 +108,13 @@ func (h *Handler) loadRun(w http.ResponseWriter, r *http.Request) *store.Run {
 	return run
 }
 
-// graphOf lays out a run's workflow snapshot.
-func graphOf(run *store.Run) *wfgraph.Graph {
-	def, _, err := workflow.Parse(run.Snapshot, workflow.ParseOptions{Source: run.WorkflowSource})
+// graphOf lays out the workflow in force in a run.
+func (h *Handler) graphOf(run *store.Run) *wfgraph.Graph {
+	p, err := h.opts.Service.Prepared(run)
 	if err != nil {
 		return &wfgraph.Graph{}
 	}
-	return wfgraph.Build(def)
+	return wfgraph.Build(p.Def)
 }
 
 func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +134,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"run": summarize(run), "source": run.WorkflowSource, "is_final": v.IsFinal, "allowed_tools": v.AllowedTools,
 		"instructions": v.Instructions, "next_events": next, "max_iterations": v.MaxIterations, "runtime": v.Runtime,
-		"svg": wfgraph.SVG(graphOf(run), run.State),
+		"svg": wfgraph.SVG(h.graphOf(run), run.State),
 	})
 }
 
@@ -145,7 +145,7 @@ func (h *Handler) graphSVG(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Cache-Control", "no-store")
-	io.WriteString(w, wfgraph.SVG(graphOf(run), run.State))
+	io.WriteString(w, wfgraph.SVG(h.graphOf(run), run.State))
 }
 
 // EventFilter is the decision log's query: api/runs/{id}/events?kind=decision,transition&decision=deny&tool=Edit&q=text&limit=200.

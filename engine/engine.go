@@ -53,6 +53,19 @@ const (
 // fires that interrupt through Step.
 const InterruptEventPrefix = "INTERRUPT:"
 
+// InterruptName reports whether event fires an interrupt, and which: the
+// prefix InterruptEventPrefix is matched case-insensitively, like event
+// names themselves, so "interrupt:x" is the same event as "INTERRUPT:x".
+// Every place that treats interrupt events specially (Step, the runtime's
+// refusal of agents, the CLI's confirmation) asks this function.
+func InterruptName(event string) (string, bool) {
+	n := len(InterruptEventPrefix)
+	if len(event) < n || !strings.EqualFold(event[:n], InterruptEventPrefix) {
+		return "", false
+	}
+	return event[n:], true
+}
+
 // MinSubstringLen is the shortest event (in runes) the substring tier
 // considers; shorter events match only exactly, case-insensitively or by
 // target name.
@@ -114,7 +127,7 @@ func Step(def *workflow.Definition, snap Snapshot, event string, data map[string
 	if st.IsFinal() {
 		return Outcome{}, &TransitionError{Kind: ErrFinalState, State: snap.State, Event: event}
 	}
-	if name, ok := strings.CutPrefix(event, InterruptEventPrefix); ok {
+	if name, ok := InterruptName(event); ok {
 		out, err := fire(def, snap, name)
 		if err != nil {
 			return Outcome{}, err

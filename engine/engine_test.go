@@ -443,3 +443,24 @@ func TestEventInfoString(t *testing.T) {
 		}
 	}
 }
+
+func TestInterruptName(t *testing.T) {
+	tests := []struct {
+		event, name string
+		ok          bool
+	}{
+		{"INTERRUPT:env", "env", true},
+		{"interrupt:env", "env", true},
+		{"Interrupt:", "", true},
+		{"INTERRUPT", "", false},
+		{"XINTERRUPT:env", "", false},
+		{"DONE", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		name, ok := InterruptName(tt.event)
+		if name != tt.name || ok != tt.ok {
+			t.Errorf("InterruptName(%q) = %q, %v; want %q, %v", tt.event, name, ok, tt.name, tt.ok)
+		}
+	}
+}

@@ -35,7 +35,6 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/workflow"
 )
 
 // ProtocolVersions are the MCP versions the gateway negotiates: the
@@ -103,9 +102,8 @@ type Pending struct {
 type Gateway struct {
 	opts Options
 
-	mu   sync.Mutex
-	laws map[string]*policy.Law // snapshot digest → law
-	vis  map[visKey][]ToolInfo  // visible upstream tools per workflow, state, upstream lists
+	mu  sync.Mutex
+	vis map[visKey][]ToolInfo // visible upstream tools per workflow, state, upstream lists
 }
 
 // New returns a Gateway.
@@ -122,7 +120,7 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{opts: opts, laws: map[string]*policy.Law{}, vis: map[visKey][]ToolInfo{}}, nil
+	return &Gateway{opts: opts, vis: map[visKey][]ToolInfo{}}, nil
 }
 
 // SessionOptions configure one client session.
@@ -455,10 +453,11 @@ func (s *session) visibleFor(run *store.Run, err error) []ToolInfo {
 			return v
 		}
 	}
-	law, err := s.g.law(run)
+	prep, err := s.g.opts.Runtime.Prepared(run)
 	if err != nil {
 		return nil
 	}
+	law := prep.Law
 	tools := m.Tools()
 	rs := &policy.RunState{Active: true, State: run.State}
 	probe := filepath.Join(s.g.opts.ProjectDir, "statewright-gateway-probe")
@@ -490,31 +489,6 @@ func (s *session) visibleFor(run *store.Run, err error) []ToolInfo {
 		s.g.mu.Unlock()
 	}
 	return out
-}
-
-// law compiles the run's workflow snapshot (cached by digest).
-func (g *Gateway) law(run *store.Run) (*policy.Law, error) {
-	g.mu.Lock()
-	l, ok := g.laws[run.SnapshotDigest]
-	g.mu.Unlock()
-	if ok && run.SnapshotDigest != "" {
-		return l, nil
-	}
-	def, diags, err := workflow.Parse(run.Snapshot, workflow.ParseOptions{Source: run.WorkflowSource})
-	if err != nil {
-		return nil, fmt.Errorf("gateway: parse the run's workflow: %w", err)
-	}
-	if diags = append(diags, workflow.Validate(def)...); diags.HasErrors() {
-		return nil, fmt.Errorf("gateway: the run's workflow does not validate")
-	}
-	l, err = policy.Compile(def, policy.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("gateway: compile the run's workflow: %w", err)
-	}
-	g.mu.Lock()
-	g.laws[run.SnapshotDigest] = l
-	g.mu.Unlock()
-	return l, nil
 }
 
 // errorResult is a tool result that tells the model why nothing happened.

@@ -3,10 +3,12 @@
 // read its state, request a transition) over the Model Context Protocol, on
 // the official Go SDK.
 //
-// The server holds no run state. Every call resolves the session it belongs
-// to (see "Identity" in DESIGN.md: the harness's PreToolUse hook stamps the
-// session into the call's input under StampKey) and goes to the runtime,
-// which re-reads the run from the store. Tools that would weaken enforcement
+// The server is a thin MCP face over package control, which holds the
+// operations themselves (shared with the opencode and Pi plugins, the CLI
+// and serve). It holds no run state. Every call resolves the session it
+// belongs to (see "Identity" in DESIGN.md: the harness's PreToolUse hook
+// stamps the session into the call's input under StampKey) and runs the
+// operation, which re-reads the run from the store. Tools that would weaken enforcement
 // (pause, deactivate, force a state) never act: they record a request in the
 // session's event log and tell the agent which command a human must run.
 package mcpserver
@@ -15,27 +17,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/statewright-go/statewright/control"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/workflow"
 )
-
-// Runtime is the part of *runtime.Service the server uses.
-type Runtime interface {
-	Start(ctx context.Context, session, workflow string, by runtime.Actor) (*runtime.RunView, error)
-	Transition(ctx context.Context, session, event string, data map[string]any, by runtime.Actor) (runtime.TransitionResult, error)
-	Status(ctx context.Context, session string) (*runtime.RunView, error)
-}
-
-var _ Runtime = (*runtime.Service)(nil)
 
 // Options configure a Server.
 type Options struct {
@@ -87,17 +75,17 @@ type Options struct {
 // Server is the MCP control server. Build one with New and serve it with
 // Run (or connect MCP() to any SDK transport).
 type Server struct {
-	rt   Runtime
-	st   store.Store
+	ctl  *control.Control
 	opts Options
 	srv  *mcp.Server
 }
 
-// New returns a Server whose tools call rt and record admin requests in st.
-// rt and st must share the same store.
-func New(rt Runtime, st store.Store, opts Options) (*Server, error) {
-	if rt == nil || st == nil {
-		return nil, errors.New("mcpserver: a runtime and a store are required")
+// New returns a Server whose tools run package control's operations over
+// rt and st (admin requests are recorded in st). rt must run on st.
+func New(rt *runtime.Service, st store.Store, opts Options) (*Server, error) {
+	ctl, err := control.New(rt, st, control.Options{ProjectDir: opts.ProjectDir, Workflows: opts.Workflows})
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	if opts.Harness == "" {
 		opts.Harness = DefaultHarness
@@ -108,7 +96,7 @@ func New(rt Runtime, st store.Store, opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "devel"
 	}
-	s := &Server{rt: rt, st: st, opts: opts}
+	s := &Server{ctl: ctl, opts: opts}
 	caps := opts.Capabilities
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
@@ -180,91 +168,4 @@ func (s *Server) session(stamp string) (string, error) {
 		return "", fmt.Errorf("denied: %w; nothing was changed", err)
 	}
 	return key, nil
-}
-
-// WorkflowEntry is one workflow statewright_list_workflows reports.
-type WorkflowEntry struct {
-	// Name is what statewright_start takes.
-	Name string `json:"name"`
-	// Source is "template" or "project".
-	Source string `json:"source"`
-	// Path is the project file (project workflows only).
-	Path string `json:"path,omitempty"`
-	// AgentMayStart reports whether the agent may start it.
-	AgentMayStart bool `json:"agent_may_start"`
-}
-
-// projectWorkflowDir is where project workflows live, below ProjectDir.
-var projectWorkflowDir = filepath.Join(".statewright", "workflows")
-
-// workflowExts are the extensions of project workflow files, in lookup order.
-var workflowExts = []string{".json", ".yaml", ".yml"}
-
-// workflows lists bundled templates, then the project's workflows (bare
-// names, sorted; a project file named like a template is shadowed by it).
-func (s *Server) workflows() ([]WorkflowEntry, error) {
-	var out []WorkflowEntry
-	for _, name := range workflow.TemplateNames() {
-		out = append(out, WorkflowEntry{Name: name, Source: "template", AgentMayStart: s.mayStart(name)})
-	}
-	if s.opts.ProjectDir == "" {
-		return out, nil
-	}
-	dir := filepath.Join(s.opts.ProjectDir, projectWorkflowDir)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return out, nil
-		}
-		return out, fmt.Errorf("list project workflows in %s: %w", dir, err)
-	}
-	seen := map[string]bool{}
-	for _, e := range ents {
-		ext := filepath.Ext(e.Name())
-		name := strings.TrimSuffix(e.Name(), ext)
-		if e.IsDir() || !slices.Contains(workflowExts, ext) || name == "" || seen[name] || workflow.IsTemplate(name) {
-			continue
-		}
-		seen[name] = true
-		path := filepath.Join(dir, e.Name())
-		out = append(out, WorkflowEntry{Name: name, Source: "project", Path: path, AgentMayStart: s.mayStart(path)})
-	}
-	return out, nil
-}
-
-// mayStart asks the workflow source whether an agent may start name.
-func (s *Server) mayStart(name string) bool {
-	if s.opts.Workflows == nil {
-		return true // the runtime decides at start
-	}
-	return s.opts.Workflows.AgentMayStart(name)
-}
-
-// resolveWorkflow maps what the agent passed to statewright_start to what
-// the runtime loads: a template name stays; a bare name of a project
-// workflow becomes its absolute path; anything else is passed through (the
-// runtime decides whether the agent may start it).
-func (s *Server) resolveWorkflow(name string) string {
-	if name == "" || workflow.IsTemplate(name) || s.opts.ProjectDir == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return name
-	}
-	dir := filepath.Join(s.opts.ProjectDir, projectWorkflowDir)
-	for _, ext := range workflowExts {
-		p := filepath.Join(dir, name+ext)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p
-		}
-	}
-	return name
-}
-
-// workflowNames renders the list for messages.
-func workflowNames(ws []WorkflowEntry) string {
-	names := make([]string, 0, len(ws))
-	for _, w := range ws {
-		if w.AgentMayStart {
-			names = append(names, w.Name)
-		}
-	}
-	return strings.Join(names, ", ")
 }

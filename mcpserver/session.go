@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/statewright-go/statewright/control"
 	"strings"
 )
 
@@ -10,7 +12,7 @@ import (
 // hands the MCP server the session a call belongs to. The hook adds it to
 // every mcp__statewright__* call with updatedInput, replacing whatever the
 // model put there.
-const StampKey = "statewright_session"
+const StampKey = control.StampKey
 
 // EnvSessionVar is the variable Claude Code sets in an MCP server's
 // environment when it spawns the server. It names the session the server

@@ -2,36 +2,29 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/control"
 	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/store"
 )
 
 // Tool names. The harness shows them to the model as
 // mcp__<server name>__<tool>, e.g. mcp__statewright__statewright_get_state.
 const (
-	ToolListWorkflows = "statewright_list_workflows"
-	ToolStart         = "statewright_start"
-	ToolLoadWorkflow  = "statewright_load_workflow" // alias of ToolStart (statewright's name)
-	ToolGetState      = "statewright_get_state"
-	ToolTransition    = "statewright_transition"
-	ToolGetStatus     = "statewright_get_status"
-	ToolPause         = "statewright_pause"
-	ToolDeactivate    = "statewright_deactivate"
-	ToolForceState    = "statewright_force_state"
+	ToolListWorkflows = control.ToolListWorkflows
+	ToolStart         = control.ToolStart
+	ToolLoadWorkflow  = control.ToolLoadWorkflow // alias of ToolStart (statewright's name)
+	ToolGetState      = control.ToolGetState
+	ToolTransition    = control.ToolTransition
+	ToolGetStatus     = control.ToolGetStatus
+	ToolPause         = control.ToolPause
+	ToolDeactivate    = control.ToolDeactivate
+	ToolForceState    = control.ToolForceState
 )
 
 // ToolNames lists every tool the server offers, in tools/list order.
-var ToolNames = []string{ToolListWorkflows, ToolStart, ToolLoadWorkflow, ToolGetState, ToolTransition,
-	ToolGetStatus, ToolPause, ToolDeactivate, ToolForceState}
+var ToolNames = control.ToolNames
 
 // Inputs. Every struct carries the stamp explicitly, because the SDK's
 // inferred schemas forbid additional properties.
@@ -104,37 +97,26 @@ func (s *Server) addTools() {
 }
 
 // jsonResult returns v as pretty JSON text content, and as structured content.
-func jsonResult(v any) (*mcp.CallToolResult, any, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
+func jsonResult(v any, err error) (*mcp.CallToolResult, any, error) {
 	if err != nil {
-		return nil, nil, fmt.Errorf("statewright: render result: %w", err)
+		return nil, nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}, nil, nil
+	text, err := control.Render(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: v}, nil, nil
 }
 
-// --- read-only tools ---
+// Each handler admits the call (store check, session) and runs the
+// operation in package control.
 
 func (s *Server) listWorkflows(ctx context.Context, _ *mcp.CallToolRequest, in NoArgs) (*mcp.CallToolResult, any, error) {
 	key, err := s.begin(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
 	}
-	ws, err := s.workflows()
-	if err != nil {
-		return nil, nil, fmt.Errorf("statewright: %w", err)
-	}
-	out := ListView{Workflows: []string{}, Details: ws}
-	for _, w := range ws {
-		out.Workflows = append(out.Workflows, w.Name)
-	}
-	v, err := s.rt.Status(ctx, key)
-	switch {
-	case err == nil && v != nil && v.Run != nil:
-		out.Active = &v.Run.WorkflowID
-	case err != nil && !errors.Is(err, runtime.ErrNoRun):
-		return nil, nil, s.storeError(err)
-	}
-	return jsonResult(out)
+	return jsonResult(s.ctl.ListWorkflows(ctx, key))
 }
 
 func (s *Server) getState(ctx context.Context, _ *mcp.CallToolRequest, in NoArgs) (*mcp.CallToolResult, any, error) {
@@ -142,11 +124,7 @@ func (s *Server) getState(ctx context.Context, _ *mcp.CallToolRequest, in NoArgs
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := s.rt.Status(ctx, key)
-	if err != nil {
-		return nil, nil, s.explain(ctx, key, err)
-	}
-	return jsonResult(stateView(key, v))
+	return jsonResult(s.ctl.State(ctx, key))
 }
 
 func (s *Server) getStatus(ctx context.Context, _ *mcp.CallToolRequest, in NoArgs) (*mcp.CallToolResult, any, error) {
@@ -154,50 +132,15 @@ func (s *Server) getStatus(ctx context.Context, _ *mcp.CallToolRequest, in NoArg
 	if err != nil {
 		return nil, nil, err
 	}
-	out := StatusView{Session: key, AvailableWorkflows: []string{}}
-	ws, err := s.workflows()
-	if err != nil {
-		return nil, nil, fmt.Errorf("statewright: %w", err)
-	}
-	for _, w := range ws {
-		out.AvailableWorkflows = append(out.AvailableWorkflows, w.Name)
-	}
-	v, err := s.rt.Status(ctx, key)
-	if err != nil {
-		if errors.Is(err, runtime.ErrNoRun) {
-			out.LastRun = s.lastRun(ctx, key)
-			return jsonResult(out)
-		}
-		return nil, nil, s.storeError(err)
-	}
-	sv := stateView(key, v)
-	out.ActiveWorkflow, out.RunID, out.Status, out.CurrentState = &sv.Workflow, &sv.RunID, &sv.Status, &sv.State
-	out.Iteration, out.IsFinal, out.PendingApproval = &sv.Iteration, &sv.IsFinal, sv.PendingApproval
-	return jsonResult(out)
+	return jsonResult(s.ctl.Status(ctx, key))
 }
-
-// --- tools that move the run ---
 
 func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartArgs) (*mcp.CallToolResult, any, error) {
 	key, err := s.begin(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
 	}
-	name := strings.TrimSpace(in.Name)
-	if name == "" {
-		return nil, nil, fmt.Errorf("name a workflow to start; workflows you may start: %s", s.startable())
-	}
-	v, err := s.rt.Start(ctx, key, s.resolveWorkflow(name), s.actor())
-	if err != nil {
-		return nil, nil, s.startError(ctx, key, name, err)
-	}
-	sv := stateView(key, v)
-	msg := fmt.Sprintf("Started workflow %s for this session; the run is in state '%s'.", sv.Workflow, sv.State)
-	if sv.Instructions != "" {
-		msg += " Instructions: " + sv.Instructions
-	}
-	return jsonResult(StartView{Loaded: true, Workflow: sv.Workflow, RunID: sv.RunID, InitialState: sv.State,
-		Message: msg, StateSnapshot: sv})
+	return jsonResult(s.ctl.Start(ctx, key, in.Name, s.actor()))
 }
 
 func (s *Server) transition(ctx context.Context, req *mcp.CallToolRequest, in TransitionArgs) (*mcp.CallToolResult, any, error) {
@@ -205,86 +148,32 @@ func (s *Server) transition(ctx context.Context, req *mcp.CallToolRequest, in Tr
 	if err != nil {
 		return nil, nil, err
 	}
-	event := strings.TrimSpace(in.Event)
-	if event == "" {
-		return nil, nil, s.withEvents(ctx, key, "name an event to send")
-	}
-	if len(event) >= len(engine.InterruptEventPrefix) && strings.EqualFold(event[:len(engine.InterruptEventPrefix)], engine.InterruptEventPrefix) {
-		// Interrupts fire when the runtime sees a matching edit; an agent
-		// that could fire them would jump into handler states at will.
-		return nil, nil, s.withEvents(ctx, key, "transition refused: "+engine.InterruptEventPrefix+"<name> events are not the agent's to send; "+
-			"an interrupt fires by itself when you edit a file it watches")
-	}
 	// The call's tool_use_id makes a retried call (a replica died before
 	// answering) replay the first result instead of moving the run twice.
-	res, err := s.rt.Transition(runtime.WithRequestID(ctx, toolUseID(req)), key, event, in.Data, s.actor())
-	if errors.Is(err, runtime.ErrApprovalPending) {
-		if out := s.stillPending(ctx, key, event); out != nil {
-			return jsonResult(out)
-		}
-	}
-	if err != nil {
-		return nil, nil, s.explain(ctx, key, err)
-	}
-	out := TransitionView{Transitioned: !res.Parked, From: res.From, To: res.To, RequiresApproval: res.Parked,
-		ApprovalID: res.ApprovalID, IsFinal: res.Final}
-	if v, err := s.rt.Status(ctx, key); err == nil {
-		out.StateSnapshot = stateView(key, v)
-	}
-	switch {
-	case res.Parked:
-		out.IsFinal = false
-		out.Message = fmt.Sprintf("Transition %s → %s needs a human's approval (approval id %s). A human must run `%s`. "+
-			"Until then the run stays in '%s' with its tools; call statewright_get_state to see whether it was granted.",
-			res.From, res.To, res.ApprovalID, approveCommand(key, res.ApprovalID), res.From)
-	case res.Final:
-		out.Message = fmt.Sprintf("Moved from '%s' to '%s', a final state: the workflow is complete.", res.From, res.To)
-	default:
-		out.Message = fmt.Sprintf("Moved from '%s' to '%s'.", res.From, res.To)
-		if out.StateSnapshot != nil && out.StateSnapshot.Instructions != "" {
-			out.Message += " Instructions: " + out.StateSnapshot.Instructions
-		}
-	}
-	if res.Message != "" {
-		out.Message += " Note from the workflow: " + res.Message
-	}
-	return jsonResult(out)
+	return jsonResult(s.ctl.Transition(runtime.WithRequestID(ctx, toolUseID(req)), key, in.Event, in.Data, s.actor()))
 }
-
-// stillPending answers a request for the very transition that already
-// awaits approval: not an error, the same answer as when it parked. (A
-// harness that asked its user about this call grants the approval when the
-// call completes: see runtime's Ask.) Another event, or no pending approval
-// to read, returns nil.
-func (s *Server) stillPending(ctx context.Context, key, event string) *TransitionView {
-	v, err := s.rt.Status(ctx, key)
-	if err != nil || v == nil || v.Run == nil || v.Run.PendingApproval == nil || !strings.EqualFold(v.Run.PendingApproval.Event, event) {
-		return nil
-	}
-	a := v.Run.PendingApproval
-	return &TransitionView{From: a.From, To: a.To, RequiresApproval: true, ApprovalID: a.ID, StateSnapshot: stateView(key, v),
-		Message: fmt.Sprintf("Transition %s → %s (event %s) already awaits a human's approval (approval id %s). If a person approved it "+
-			"in your harness's permission prompt just now, the run moves on as this call completes: call statewright_get_state to see. "+
-			"Otherwise a human must run `%s`; until then keep working with the tools of '%s'.",
-			a.From, a.To, a.Event, a.ID, approveCommand(key, a.ID), a.From)}
-}
-
-// --- requests a human grants ---
 
 func (s *Server) pause(ctx context.Context, req *mcp.CallToolRequest, in RequestArgs) (*mcp.CallToolResult, any, error) {
-	return s.request(ctx, req, in.Session, ToolPause, "pause", "", in.Reason)
+	return s.request(ctx, req, in.Session, control.Request{Action: control.ActionPause, Reason: in.Reason})
 }
 
 func (s *Server) deactivate(ctx context.Context, req *mcp.CallToolRequest, in RequestArgs) (*mcp.CallToolResult, any, error) {
-	return s.request(ctx, req, in.Session, ToolDeactivate, "deactivate", "", in.Reason)
+	return s.request(ctx, req, in.Session, control.Request{Action: control.ActionDeactivate, Reason: in.Reason})
 }
 
 func (s *Server) forceState(ctx context.Context, req *mcp.CallToolRequest, in ForceStateArgs) (*mcp.CallToolResult, any, error) {
-	target := strings.TrimSpace(in.State)
-	if target == "" {
-		return nil, nil, errors.New("name the state you ask a human to force")
+	return s.request(ctx, req, in.Session, control.Request{Action: control.ActionForceState, Target: in.State, Reason: in.Reason})
+}
+
+// request files an agent's request for a human-only operation (see
+// control.FileRequest), tied to the harness's tool_use_id of the call.
+func (s *Server) request(ctx context.Context, req *mcp.CallToolRequest, stamp string, r control.Request) (*mcp.CallToolResult, any, error) {
+	key, err := s.begin(ctx, stamp)
+	if err != nil {
+		return nil, nil, err
 	}
-	return s.request(ctx, req, in.Session, ToolForceState, "force-state", target, in.Reason)
+	r.ToolUseID = toolUseID(req)
+	return jsonResult(s.ctl.FileRequest(ctx, key, r, s.actor()))
 }
 
 // ToolUseIDMetaKey is the tools/call _meta key in which Claude Code passes
@@ -298,175 +187,4 @@ func toolUseID(req *mcp.CallToolRequest) string {
 	}
 	id, _ := req.Params.Meta[ToolUseIDMetaKey].(string)
 	return truncate(id, 200)
-}
-
-// humanCommand is the command a human runs to grant a request. statewright
-// has no command that forces a state: an operator ends the run instead.
-func humanCommand(action, session string) string {
-	if action == "force-state" {
-		return "statewright deactivate " + session
-	}
-	return "statewright " + action + " " + session
-}
-
-// request records an agent's request for a human-only operation as an
-// admin event in the session's log (with the harness's tool_use_id, which
-// ties it to the hook's decision on the same call) and changes nothing else.
-func (s *Server) request(ctx context.Context, req *mcp.CallToolRequest, stamp, tool, action, target, reason string) (*mcp.CallToolResult, any, error) {
-	key, err := s.begin(ctx, stamp)
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd := humanCommand(action, key)
-	data, err := json.Marshal(map[string]any{
-		"request": action, "status": "requested", "performed": false,
-		"target_state": target, "reason": truncate(reason, 2000), "actor": s.actor(), "grant_with": cmd,
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("statewright: encode request: %w", err)
-	}
-	out := RequestView{Requested: true, Action: action, Session: key, Command: cmd}
-	err = s.st.Update(ctx, key, func(tx store.Tx) error {
-		ev := &store.Event{Kind: store.KindAdmin, Tool: tool, Rule: "mcp.admin_request", ToolUseID: toolUseID(req),
-			Reason: "agent asked to " + action + " through MCP; not performed: a human must run `" + cmd + "`",
-			Data:   data}
-		if run := tx.Run(); run != nil {
-			ev.State = run.State
-		}
-		if err := tx.Append(ev); err != nil {
-			return err
-		}
-		out.State, out.EventSeq = ev.State, ev.Seq
-		return nil
-	})
-	if err != nil {
-		return nil, nil, s.storeError(err)
-	}
-	out.Message = fmt.Sprintf("Not done: an agent cannot %s its own run. Your request is recorded (event %d); "+
-		"a human must run `%s` to grant it.", action, out.EventSeq, cmd)
-	if action == "force-state" {
-		out.Message = fmt.Sprintf("Not done: an agent cannot force its run into another state. Your request for state '%s' "+
-			"is recorded (event %d); a human decides (statewright offers no way to force a state: an operator can end the run "+
-			"with `%s` and start another).", target, out.EventSeq, cmd)
-	}
-	if out.State != "" {
-		out.Message += fmt.Sprintf(" Meanwhile the run stays in '%s' and its rules still apply.", out.State)
-	} else {
-		out.Message += " This session has no live run."
-	}
-	return jsonResult(out)
-}
-
-// --- teaching errors ---
-
-// lastRun returns the session's newest run if it has ended (nil otherwise,
-// and on a store error: the summary is informational).
-func (s *Server) lastRun(ctx context.Context, key string) *EndedRun {
-	runs, err := s.st.Runs(ctx, store.RunFilter{SessionKey: key, Limit: 1})
-	if err != nil || len(runs) == 0 || runs[0].Status.Live() {
-		return nil
-	}
-	r := runs[0]
-	return &EndedRun{RunID: r.ID, Workflow: r.WorkflowID, State: r.State, Status: r.Status}
-}
-
-// known reports whether name is a listed workflow (by name or path) or an
-// existing file.
-func (s *Server) known(name string) bool {
-	ws, _ := s.workflows()
-	for _, w := range ws {
-		if w.Name == name || (w.Path != "" && w.Path == name) {
-			return true
-		}
-	}
-	_, err := os.Stat(name)
-	return err == nil
-}
-
-// startable renders the workflows an agent may start.
-func (s *Server) startable() string {
-	ws, _ := s.workflows()
-	return workflowNames(ws)
-}
-
-// storeError is the fail-closed message for an error the agent cannot fix.
-func (s *Server) storeError(err error) error {
-	return fmt.Errorf("statewright could not complete the call, so nothing was changed (a human should look at the store): %w", err)
-}
-
-// startError explains why a start was refused.
-func (s *Server) startError(ctx context.Context, key, name string, err error) error {
-	switch {
-	case errors.Is(err, runtime.ErrRunActive):
-		msg := "a run is already live for this session"
-		if v, e := s.rt.Status(ctx, key); e == nil && v != nil && v.Run != nil {
-			msg = fmt.Sprintf("a run of workflow %s is already live for this session (state '%s', %s)", v.Run.WorkflowID, v.Run.State, v.Run.Status)
-		}
-		return fmt.Errorf("cannot start %s: %s. An agent cannot replace or restart a live run: finish it (reach a final state) "+
-			"or ask a human to run `statewright deactivate %s`", name, msg, key)
-	case errors.Is(err, runtime.ErrNotAllowed):
-		if !s.known(name) {
-			return fmt.Errorf("cannot start %s: no workflow has that name. Workflows you may start: %s", name, s.startable())
-		}
-		return fmt.Errorf("cannot start %s: the project does not let an agent start this workflow (agents may start bundled "+
-			"templates and workflows in .statewright/workflows/). Workflows you may start: %s", name, s.startable())
-	case errors.Is(err, runtime.ErrWorkflow):
-		return fmt.Errorf("cannot start %s: %v. Workflows you may start: %s", name, err, s.startable())
-	}
-	return s.storeError(err)
-}
-
-// explain turns a runtime error about a live run into a message that says
-// what to do instead.
-func (s *Server) explain(ctx context.Context, key string, err error) error {
-	switch {
-	case errors.Is(err, runtime.ErrNoRun):
-		ended := ""
-		if r := s.lastRun(ctx, key); r != nil {
-			ended = fmt.Sprintf(" Its last run (workflow %s) ended in state '%s' (%s).", r.Workflow, r.State, r.Status)
-		}
-		return fmt.Errorf("no active workflow for this session (%s).%s Start one with statewright_start; workflows you may start: %s",
-			key, ended, s.startable())
-	case errors.Is(err, runtime.ErrApprovalPending):
-		if v, e := s.rt.Status(ctx, key); e == nil && v != nil && v.Run != nil && v.Run.PendingApproval != nil {
-			a := v.Run.PendingApproval
-			return fmt.Errorf("a transition (%s: %s → %s) is awaiting a human's approval (approval id %s); no other transition is "+
-				"possible until a human runs `%s` or rejects it. Keep working with the tools of '%s'",
-				a.Event, a.From, a.To, a.ID, approveCommand(key, a.ID), a.From)
-		}
-		return fmt.Errorf("a transition is awaiting a human's approval; no other transition is possible until it is decided: %w", err)
-	case errors.Is(err, runtime.ErrPaused):
-		return fmt.Errorf("the run is paused by a human; it moves again after `statewright resume %s`: %w", key, err)
-	}
-	var te *engine.TransitionError
-	if errors.As(err, &te) || errors.Is(err, runtime.ErrTransition) {
-		msg := "transition refused: " + err.Error()
-		if te != nil {
-			msg = "transition refused: " + te.Error()
-			if errors.Is(te, engine.ErrNoTransition) || errors.Is(te, engine.ErrAmbiguousEvent) || errors.Is(te, engine.ErrFinalState) {
-				return errors.New(msg) // the engine's message lists the events already
-			}
-		}
-		return s.withEvents(ctx, key, msg)
-	}
-	if errors.Is(err, runtime.ErrNotAllowed) {
-		return fmt.Errorf("not allowed: %w", err)
-	}
-	return s.storeError(err)
-}
-
-// withEvents appends the current state's events to msg.
-func (s *Server) withEvents(ctx context.Context, key, msg string) error {
-	v, err := s.rt.Status(ctx, key)
-	if err != nil || v == nil || v.Run == nil {
-		return errors.New(msg)
-	}
-	if len(v.NextEvents) == 0 {
-		return fmt.Errorf("%s. State '%s' has no events", msg, v.Run.State)
-	}
-	parts := make([]string, 0, len(v.NextEvents))
-	for _, e := range v.NextEvents {
-		parts = append(parts, e.String())
-	}
-	return fmt.Errorf("%s. Valid events from '%s': %s", msg, v.Run.State, strings.Join(parts, "; "))
 }

@@ -101,7 +101,7 @@ func (s *Service) implicitTx(tx store.Tx, run *store.Run, law *policy.Law, call 
 	if err != nil {
 		return policy.Decision{}, err
 	}
-	out, err := engine.Step(c.def, snap, d.Effects.Transition, nil)
+	out, err := engine.Step(c.Def, snap, d.Effects.Transition, nil)
 	switch {
 	case err != nil:
 		return deny(err.Error()), nil
@@ -295,7 +295,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		if err != nil {
 			return DecideResult{}, err
 		}
-		law = c.law
+		law = c.Law
 		if rs, err = runState(ended, tx.Now()); err != nil {
 			return DecideResult{}, err
 		}
@@ -308,7 +308,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		if err != nil {
 			return DecideResult{}, err
 		}
-		law = c.law
+		law = c.Law
 		if rs, err = runState(run, tx.Now()); err != nil {
 			return DecideResult{}, err
 		}

@@ -10,10 +10,15 @@ import (
 	"github.com/statewright-go/statewright/workflow"
 )
 
-// compiled is a run's workflow snapshot parsed and compiled once.
-type compiled struct {
-	def *workflow.Definition
-	law *policy.Law
+// Prepared is a run's workflow ready to use: the definition in force and
+// its compiled law, parsed, validated and compiled once per workflow
+// snapshot (see Service.Prepared). It is shared and must not be modified.
+type Prepared struct {
+	// Def is the workflow definition in force.
+	Def *workflow.Definition
+	// Law is Def compiled with the service's policy options (protected
+	// paths, --require-workflow, ...): the law every decision uses.
+	Law *policy.Law
 }
 
 // lawCache holds compiled snapshots keyed by the snapshot digest (and the
@@ -22,7 +27,7 @@ type compiled struct {
 // once; long-lived processes (MCP server, serve) compile once per workflow.
 type lawCache struct {
 	mu      sync.Mutex
-	byKey   map[string]*compiled
+	byKey   map[string]*Prepared
 	dormant *policy.Law
 }
 
@@ -42,9 +47,22 @@ func (s *Service) dormantLaw() (*policy.Law, error) {
 	return l, nil
 }
 
+// Prepared returns the run's workflow ready to use: the definition in
+// force and its law, parsed and compiled from the run's snapshot on first
+// use and cached by snapshot digest. Every reader of a run's workflow (the
+// gateway, the TUI, the dashboard, the MCP server, the agent runner) uses
+// it, so all of them see the law the runtime decides with.
+func (s *Service) Prepared(run *store.Run) (*Prepared, error) {
+	p, err := s.compiledFor(run)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	return p, nil
+}
+
 // compiledFor returns the run's compiled workflow, parsing and compiling
 // its snapshot on first use.
-func (s *Service) compiledFor(run *store.Run) (*compiled, error) {
+func (s *Service) compiledFor(run *store.Run) (*Prepared, error) {
 	if len(run.Snapshot) == 0 {
 		return nil, fmt.Errorf("%w: run %s has no workflow snapshot", ErrWorkflow, run.ID)
 	}
@@ -65,7 +83,7 @@ func (s *Service) compiledFor(run *store.Run) (*compiled, error) {
 	}
 	s.laws.mu.Lock()
 	if s.laws.byKey == nil {
-		s.laws.byKey = map[string]*compiled{}
+		s.laws.byKey = map[string]*Prepared{}
 	}
 	if prev := s.laws.byKey[key]; prev != nil {
 		c = prev
@@ -78,7 +96,7 @@ func (s *Service) compiledFor(run *store.Run) (*compiled, error) {
 
 // compile parses, validates and compiles workflow source bytes. A file
 // source is added to the law's protected paths.
-func (s *Service) compile(src []byte, source string) (*compiled, error) {
+func (s *Service) compile(src []byte, source string) (*Prepared, error) {
 	def, diags, err := workflow.Parse(src, workflow.ParseOptions{Source: source})
 	if err != nil {
 		return nil, fmt.Errorf("%w: parse %s: %w", ErrWorkflow, source, err)
@@ -95,7 +113,7 @@ func (s *Service) compile(src []byte, source string) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: compile %s: %w", ErrWorkflow, source, err)
 	}
-	return &compiled{def: def, law: law}, nil
+	return &Prepared{Def: def, Law: law}, nil
 }
 
 // firstError renders the first error diagnostic.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/store"
@@ -52,7 +51,7 @@ func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*R
 	if err != nil {
 		return nil, fmt.Errorf("runtime: start: %w", err)
 	}
-	def := c.def
+	def := c.Def
 	if def.States[def.Initial] == nil {
 		return nil, fmt.Errorf("runtime: start %s: %w: initial state %q is not defined", source, ErrWorkflow, def.Initial)
 	}
@@ -144,8 +143,8 @@ func event(kind store.EventKind, state string, data map[string]any) *store.Event
 // With a request id in ctx (WithRequestID) the transition is applied at
 // most once: a retry answers the first result.
 func (s *Service) Transition(ctx context.Context, session, ev string, data map[string]any, by Actor) (TransitionResult, error) {
-	if by.Kind != ActorHuman && strings.HasPrefix(ev, engine.InterruptEventPrefix) {
-		return TransitionResult{}, fmt.Errorf("runtime: transition %s %q: %w: interrupts fire on the edits that trigger them; only a person may fire one by name", session, ev, ErrNotAllowed)
+	if _, ok := engine.InterruptName(ev); ok && by.Kind != ActorHuman {
+		return TransitionResult{}, fmt.Errorf("runtime: transition %s %q: %w: %s<name> events are not the agent's to send; an interrupt fires by itself when you edit a file it watches (only a person may fire one by name)", session, ev, ErrNotAllowed, engine.InterruptEventPrefix)
 	}
 	var (
 		res     TransitionResult
@@ -178,7 +177,7 @@ func (s *Service) Transition(ctx context.Context, session, ev string, data map[s
 		if err != nil {
 			return err
 		}
-		out, err := engine.Step(c.def, snap, ev, data)
+		out, err := engine.Step(c.Def, snap, ev, data)
 		if err != nil {
 			refused = err
 			return tx.Append(event(store.KindTransition, run.State, map[string]any{
@@ -401,7 +400,7 @@ func (s *Service) approveTx(tx store.Tx, approvalID string, by Actor) (res Trans
 	if err != nil {
 		return res, nil, err
 	}
-	to := c.def.States[ap.To]
+	to := c.Def.States[ap.To]
 	if to == nil {
 		return res, nil, fmt.Errorf("%w: approved target '%s' is not a state", ErrWorkflow, ap.To)
 	}
@@ -592,16 +591,16 @@ func (s *Service) View(run *store.Run) (*RunView, error) {
 	return s.view(run, c), nil
 }
 
-func (s *Service) view(run *store.Run, c *compiled) *RunView {
+func (s *Service) view(run *store.Run, c *Prepared) *RunView {
 	v := &RunView{Run: run, NextEvents: []engine.EventInfo{}}
-	if st := c.def.States[run.State]; st != nil {
+	if st := c.Def.States[run.State]; st != nil {
 		v.IsFinal = st.IsFinal()
 		v.AllowedTools = st.AllowedTools
 		v.Instructions = st.Instructions
 		v.MaxIterations = st.MaxIterations
 		v.MaxEditLines = st.MaxEditLines
 		v.MaxFilesPerState = st.MaxFilesPerState
-		if ne := engine.NextEvents(c.def, run.State); ne != nil {
+		if ne := engine.NextEvents(c.Def, run.State); ne != nil {
 			v.NextEvents = ne
 		}
 	}

@@ -193,7 +193,7 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 			if err != nil {
 				return err
 			}
-			out, err := engine.Interrupt(c.def, snap, eff.FireInterrupt)
+			out, err := engine.Interrupt(c.Def, snap, eff.FireInterrupt)
 			switch {
 			case err == nil:
 				fired = &out

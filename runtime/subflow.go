@@ -53,7 +53,7 @@ func (s *Service) CompleteDeferred(ctx context.Context, session, ev string, chil
 		if err != nil {
 			return err
 		}
-		out, err := engine.Step(c.def, snap, ev, nil)
+		out, err := engine.Step(c.Def, snap, ev, nil)
 		if err == nil && out.Invoke == nil && out.Fork == nil {
 			err = fmt.Errorf("event %q in state '%s' is not an invoke or fork", ev, run.State)
 		}
@@ -68,7 +68,7 @@ func (s *Service) CompleteDeferred(ctx context.Context, session, ev string, chil
 				err = fmt.Errorf("the child work of %q failed and the transition has no on_fail", ev)
 			} else {
 				out.To = onFail
-				out.Final = c.def.States[onFail].IsFinal()
+				out.Final = c.Def.States[onFail].IsFinal()
 			}
 		}
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/statewright-go/statewright/internal/wfgraph"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/workflow"
 )
 
 // Snapshot is what the store view shows at one moment: the runs, and the
@@ -45,7 +44,7 @@ type Loader struct {
 	MaxEvents int
 
 	mu     sync.Mutex
-	graphs map[string]*wfgraph.Graph // by snapshot digest
+	graphs map[*runtime.Prepared]*wfgraph.Graph
 }
 
 // Load reads the runs and, when openRunID is set, that run's detail.
@@ -90,21 +89,22 @@ func (l *Loader) detail(ctx context.Context, runID string) (*Detail, error) {
 	return d, nil
 }
 
-// graph lays out the run's workflow snapshot, cached by its digest.
+// graph lays out the workflow in force in the run, cached per prepared
+// workflow (the runtime caches those by snapshot).
 func (l *Loader) graph(run *store.Run) *wfgraph.Graph {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if g, ok := l.graphs[run.SnapshotDigest]; ok && run.SnapshotDigest != "" {
-		return g
-	}
-	def, _, err := workflow.Parse(run.Snapshot, workflow.ParseOptions{Source: run.WorkflowSource})
+	p, err := l.Service.Prepared(run)
 	if err != nil {
 		return &wfgraph.Graph{}
 	}
-	g := wfgraph.Build(def)
-	if l.graphs == nil {
-		l.graphs = map[string]*wfgraph.Graph{}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if g, ok := l.graphs[p]; ok {
+		return g
 	}
-	l.graphs[run.SnapshotDigest] = g
+	g := wfgraph.Build(p.Def)
+	if l.graphs == nil {
+		l.graphs = map[*runtime.Prepared]*wfgraph.Graph{}
+	}
+	l.graphs[p] = g
 	return g
 }

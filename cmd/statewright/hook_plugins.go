@@ -10,13 +10,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/control"
 	"github.com/statewright-go/statewright/harness/jsplugin"
 	"github.com/statewright-go/statewright/harness/opencode"
 	"github.com/statewright-go/statewright/harness/pi"
-	"github.com/statewright-go/statewright/mcpserver"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
 )
@@ -184,40 +183,19 @@ func handlePlugin(ctx context.Context, a *jsplugin.Adapter, event jsplugin.Event
 	return jsplugin.Failure(event, "unhandled event "+string(event))
 }
 
-// callControl serves one control tool call from statewright's MCP server,
-// in-process, so a plugin-registered tool behaves exactly as the MCP tool.
+// callControl serves one control tool call through package control, as
+// statewright's MCP server would: the text is the result's JSON, or the
+// error that explains a refusal (isErr).
 func callControl(ctx context.Context, svc *runtime.Service, st store.Store, a *jsplugin.Adapter, in *jsplugin.Input,
 	workflows runtime.WorkflowSource, name string, args json.RawMessage) (string, bool, error) {
-	srv, err := mcpserver.New(svc, st, mcpserver.Options{
-		Harness: string(a.Harness), ProjectDir: in.Cwd, Workflows: workflows, Version: buildVersion(),
-	})
+	ctl, err := control.New(svc, st, control.Options{ProjectDir: in.Cwd, Workflows: workflows})
 	if err != nil {
 		return "", false, err
 	}
-	ct, stt := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, stt, nil)
+	res, err := ctl.Call(ctx, a.SessionKey(in.Session), name, args, in.CallID, a.Actor())
 	if err != nil {
-		return "", false, err
+		return err.Error(), true, nil
 	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "statewright-" + string(a.Harness) + "-plugin", Version: buildVersion()}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		return "", false, err
-	}
-	defer cs.Close()
-	var m map[string]any
-	if err := json.Unmarshal(args, &m); err != nil {
-		return "", false, err
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: m})
-	if err != nil {
-		return "", false, err
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError, nil
+	text, err := control.Render(res)
+	return text, false, err
 }

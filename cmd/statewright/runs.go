@@ -174,7 +174,7 @@ func newTransitionCmd() *cobra.Command {
 			// Firing an interrupt by name is for people only (the runtime
 			// refuses agents): prove it like approve does, never claim it.
 			by := runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli", Name: os.Getenv("USER")}
-			if strings.HasPrefix(args[1], engine.InterruptEventPrefix) {
+			if _, ok := engine.InterruptName(args[1]); ok {
 				if by, err = proveHuman(cmd, "Fire "+args[1]+" on "+key+"?", "yes"); err != nil {
 					return err
 				}

@@ -1,4 +1,4 @@
-package mcpserver
+package control
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/workflow"
 )
 
 // StateView is what statewright_get_state returns (and what start and
@@ -57,18 +56,18 @@ type Rules struct {
 	BlockedEnv       []string `json:"blocked_env,omitempty"`
 }
 
-// stateRules reads the current state's limits from the run's snapshot (the
-// definition the run started with). It is informational: a snapshot that
-// does not parse yields nil, and the runtime decides as always.
-func stateRules(r *store.Run) *Rules {
-	if r == nil || len(r.Snapshot) == 0 {
+// stateRules reads the current state's limits from the run's prepared
+// workflow (the definition in force). It is informational: a workflow that
+// cannot be prepared yields nil, and the runtime decides as always.
+func (c *Control) stateRules(r *store.Run) *Rules {
+	if r == nil {
 		return nil
 	}
-	def, _, err := workflow.Parse(r.Snapshot, workflow.ParseOptions{Source: r.WorkflowSource})
-	if err != nil || def == nil {
+	p, err := c.rt.Prepared(r)
+	if err != nil {
 		return nil
 	}
-	st := def.States[r.State]
+	st := p.Def.States[r.State]
 	if st == nil {
 		return nil
 	}
@@ -116,7 +115,7 @@ func approveCommand(session, id string) string {
 }
 
 // stateView renders a run view.
-func stateView(session string, v *runtime.RunView) *StateView {
+func (c *Control) stateView(session string, v *runtime.RunView) *StateView {
 	out := &StateView{Session: session, Transitions: []TransitionInfo{}}
 	if v == nil {
 		return out
@@ -134,7 +133,7 @@ func stateView(session string, v *runtime.RunView) *StateView {
 	}
 	out.Workflow, out.RunID, out.Status, out.State = r.WorkflowID, r.ID, r.Status, r.State
 	out.Iteration, out.Revision = r.Iterations, r.Revision
-	out.Rules = stateRules(r)
+	out.Rules = c.stateRules(r)
 	if a := r.PendingApproval; a != nil {
 		out.PendingApproval = &ApprovalView{ApprovalID: a.ID, Event: a.Event, FromState: a.From, ToState: a.To,
 			Message: a.Message, ExpiresAt: a.ExpiresAt, Command: approveCommand(session, a.ID)}
