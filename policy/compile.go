@@ -167,6 +167,9 @@ type compiledState struct {
 	maxFiles    int // -1 when unlimited
 	maxIter     int64
 	events      []string // sorted event names
+	// sandboxExec is the state's sandbox.exec: Exec-class commands run
+	// when the call is sandboxed.
+	sandboxExec bool
 }
 
 // interruptRule is a compiled interrupt.
@@ -338,6 +341,9 @@ func compileState(name string, st *workflow.State) (*compiledState, error) {
 	if st.MaxIterations != nil {
 		cs.maxIter = int64(*st.MaxIterations)
 	}
+	// Validation rejects sandbox.exec with edit limits; a definition that
+	// skipped validation gets the narrower reading.
+	cs.sandboxExec = st.Sandbox != nil && st.Sandbox.Exec && cs.maxEdit < 0 && cs.maxFiles < 0
 	for ev := range st.On {
 		cs.events = append(cs.events, ev)
 	}

@@ -299,6 +299,16 @@ func matchEntry(c *shell.Command, entry []string) bool {
 	return true
 }
 
+// sandboxNote says which wall decided an Exec deny in a phase that lets
+// Exec run inside the sandbox: the static law, because no sandbox is in
+// force for this call.
+func (cs *compiledState) sandboxNote(call *ToolCall, missing capSet) string {
+	if !cs.sandboxExec || missing&capExec == 0 || call.Sandboxed {
+		return ""
+	}
+	return " (this phase lets Exec run inside the OS sandbox, but no sandbox is in force for this call, so the static law decides)"
+}
+
 // isCompanion reports whether a command is a pure read filter that may join
 // a line whose other commands match allowed_commands (`pytest | tail -20`).
 func isCompanion(c *shell.Command) bool {
@@ -335,6 +345,12 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 			return &shellFinding{RuleAllowedCommands, "`" + commandText(c) + "` matches no entry of allowed_commands (" + strings.Join(cs.st.AllowedCommands, ", ") + ")"}
 		}
 	}
+	caps := cs.caps
+	if cs.sandboxExec && call.Sandboxed {
+		// The sandbox keeps whatever the code does inside the phase's
+		// write scope (DECISIONS 10), so Exec needs no capability here.
+		caps |= capExec
+	}
 	var union shell.Class
 	for i := range a.Commands {
 		c := &a.Commands[i]
@@ -347,15 +363,15 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 			// pytest -p, make SHELL=): that still needs Exec.
 			n &^= capExec
 		}
-		if missing := n &^ cs.caps; missing != 0 {
-			return &shellFinding{RuleShellCapability, fmt.Sprintf("`%s` does %s, which needs the %s capability", commandText(c), strings.Join(c.Classes.Names(), "+"), strings.Join(missing.names(), " and "))}
+		if missing := n &^ caps; missing != 0 {
+			return &shellFinding{RuleShellCapability, fmt.Sprintf("`%s` does %s, which needs the %s capability%s", commandText(c), strings.Join(c.Classes.Names(), "+"), strings.Join(missing.names(), " and "), cs.sandboxNote(call, missing))}
 		}
 	}
 	rest := needs(a.Classes &^ union)
 	if sc.background {
 		rest |= capBackground
 	}
-	if missing := rest &^ cs.caps; missing != 0 {
+	if missing := rest &^ caps; missing != 0 {
 		what := strings.Join((a.Classes &^ union).Names(), "+")
 		if sc.background {
 			what = strings.TrimPrefix(what+"+background", "+")

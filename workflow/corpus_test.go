@@ -159,7 +159,7 @@ func TestCorpusCoversEveryCode(t *testing.T) {
 		CodeUnknownForkState, CodeUnreachableState, CodePolicyVersion, CodePolicyState, CodePolicyParent,
 		CodeUnknownSafeNext, CodeUnknownInvokeState, CodeReturnOutside, CodeCannotReachFinal, CodeFinalTransitions,
 		CodeMaxIterationsZero, CodeGuardValue, CodeGuardCycle, CodeUnknownEvidence, CodeEvidenceType, CodeInvalidGlob,
-		CodeParallelState, CodeDeadlock, CodeReservedEvent,
+		CodeParallelState, CodeDeadlock, CodeReservedEvent, CodeSandboxExecLimits, CodeSandboxPath,
 		CodeSafetyFailedState, CodeSafetyFailPath, CodeSafetyInitialPrivilege, CodeSafetyNoApproval, CodeSafetyEscalation,
 		CodeCompatEventData, CodeCompatMaxIterations, CodeCompatAllowedCommands, CodeCompatDisallowedTools, CodeCompatBlockedEnv,
 	}

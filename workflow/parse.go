@@ -414,7 +414,7 @@ var stateKeys = []string{
 	"on", "type", "allowed_tools", "disallowed_tools", "instructions", "max_iterations", "safe_next",
 	"max_edit_lines", "allowed_commands", "allowed_commands_tool", "max_files_per_state",
 	"context_budget_bytes", "blocked_env", "deny_env", "env_overrides", "env", "model",
-	"thinking_level", "direct_execution", "model_ladder", "allowed_paths", "denied_paths",
+	"thinking_level", "direct_execution", "model_ladder", "allowed_paths", "denied_paths", "sandbox",
 }
 
 func (d *decoder) state(name string, n *node) *State {
@@ -503,6 +503,14 @@ func (d *decoder) state(name string, n *node) *State {
 			s.AllowedPaths = d.strList(m, where, s.fp, true)
 		case "denied_paths":
 			s.DeniedPaths = d.strList(m, where, s.fp, true)
+		case "sandbox":
+			s.fp["sandbox"] = m.val.pos
+			if m.val.kind == kNull {
+				continue
+			}
+			if d.object(m, where) {
+				s.Sandbox = d.sandbox(name, m.val)
+			}
 		default:
 			d.unknownKeyIn(m, where, stateKeys)
 		}
@@ -802,6 +810,20 @@ func (d *decoder) version(m *member, where string, fp fieldPos) uint32 {
 		return *p
 	}
 	return 0
+}
+
+func (d *decoder) sandbox(state string, n *node) *SandboxPolicy {
+	where := fmt.Sprintf("in the sandbox block of state %q", state)
+	p := &SandboxPolicy{Pos: n.pos, fp: fieldPos{}}
+	d.fields(n, where, handlers{
+		"writable": func(m *member) { p.Writable = d.strList(m, where, p.fp, true) },
+		"hidden":   func(m *member) { p.Hidden = d.strList(m, where, p.fp, true) },
+		"exec": func(m *member) {
+			p.Exec = d.boolean(m, where)
+			p.fp["exec"] = m.val.pos
+		},
+	})
+	return p
 }
 
 func (d *decoder) workspace(n *node) *WorkspacePolicy {

@@ -111,10 +111,34 @@ type State struct {
 	AllowedPaths []string `json:"allowed_paths,omitzero"`
 	// DeniedPaths forbids edits to paths matching one of these globs (extension).
 	DeniedPaths []string `json:"denied_paths,omitzero"`
+	// Sandbox tunes the OS sandbox that shell commands run under in this
+	// state (extension; docs/sandbox.md).
+	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
 
 	// Pos is where the state's object starts.
 	Pos Pos      `json:"-"`
 	fp  fieldPos // positions of individual fields, filled by Parse
+}
+
+// SandboxPolicy is a state's "sandbox" block: what the phase's OS sandbox
+// adds to the profile derived from its tools (docs/sandbox.md).
+type SandboxPolicy struct {
+	// Writable are further paths (project-relative or absolute, "~/" for
+	// the home directory; no globs) that commands may write in this state.
+	// A protected tree stays read-only whatever this says.
+	Writable []string `json:"writable,omitzero"`
+	// Hidden are further paths commands must not see in this state.
+	Hidden []string `json:"hidden,omitzero"`
+	// Exec lets Exec-class commands (interpreters, scripts, make, go run,
+	// unknown programs) run in this state when the sandbox is in force,
+	// because the sandbox keeps them inside the state's write scope. Without
+	// a sandbox they stay denied. Validation rejects it together with
+	// max_edit_lines or max_files_per_state, which a sandbox cannot count.
+	Exec bool `json:"exec,omitempty"`
+
+	// Pos is where the block starts.
+	Pos Pos      `json:"-"`
+	fp  fieldPos // positions of individual fields
 }
 
 // IsFinal reports whether s is a terminal state.

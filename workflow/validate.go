@@ -39,6 +39,11 @@ const (
 	CodeParallelState      = "parallel-state"
 	CodeDeadlock           = "deadlock"
 	CodeReservedEvent      = "reserved-event"
+	// CodeSandboxExecLimits: a state lets Exec run in the sandbox and also
+	// limits edits, which the sandbox cannot count (DECISIONS 10).
+	CodeSandboxExecLimits = "sandbox-exec-limits"
+	// CodeSandboxPath: a sandbox block path is empty or a glob.
+	CodeSandboxPath = "sandbox-path"
 
 	// Safety validator (privilege ladder).
 	CodeSafetyFailedState      = "safety-failed-state"
@@ -92,6 +97,36 @@ func (v *validator) eventsOf(s *State) []string {
 
 func (v *validator) add(sev Severity, pos Pos, code, format string, args ...any) {
 	v.diags = append(v.diags, Diagnostic{Severity: sev, Code: code, Message: fmt.Sprintf(format, args...), Pos: pos, Source: v.def.Source})
+}
+
+// sandboxPolicy checks a state's sandbox block: plain paths, and no exec
+// where edits are limited (the sandbox keeps writes in scope but cannot
+// count lines or files).
+func (v *validator) sandboxPolicy(sn string, s *State) {
+	if s == nil || s.Sandbox == nil {
+		return
+	}
+	sb := s.Sandbox
+	if sb.Exec {
+		for _, limit := range []struct {
+			key string
+			set bool
+		}{{"max_edit_lines", s.MaxEditLines != nil}, {"max_files_per_state", s.MaxFilesPerState != nil}} {
+			if limit.set {
+				v.errorf(sb.fp.at("exec", sb.Pos), CodeSandboxExecLimits, "state '%s' sets sandbox.exec and %s: code run through Exec escapes every line and file count, and the sandbox cannot count them; drop one of the two", sn, limit.key)
+			}
+		}
+	}
+	for _, field := range []struct {
+		key  string
+		list []string
+	}{{"writable", sb.Writable}, {"hidden", sb.Hidden}} {
+		for i, p := range field.list {
+			if strings.TrimSpace(p) == "" || strings.ContainsAny(p, "*?[{") {
+				v.errorf(sb.fp.at(fmt.Sprintf("%s[%d]", field.key, i), sb.Pos), CodeSandboxPath, "state '%s' sandbox.%s entry '%s' must be a plain path (project-relative, absolute or ~/…), not empty and not a glob", sn, field.key, p)
+			}
+		}
+	}
 }
 
 func (v *validator) errorf(pos Pos, code, format string, args ...any) {
@@ -529,6 +564,9 @@ func (v *validator) gaps() {
 				}
 			}
 		}
+	}
+	for _, sn := range v.states {
+		v.sandboxPolicy(sn, v.state(sn))
 	}
 	for _, name := range sortedKeys(def.Interrupts) {
 		in := def.Interrupts[name]

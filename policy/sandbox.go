@@ -1,0 +1,247 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/statewright-go/statewright/sandbox"
+)
+
+// ProtectedTrees returns the trees that stay read-only under the OS sandbox
+// in every phase, for a project and a home directory: the harness
+// configuration directories and their user-level twins, MCP and opencode
+// configuration, statewright's own directories, shell rc files, and git's
+// configuration and hooks. They are concrete paths (the sandbox binds them;
+// missing ones are skipped, never created). The static law guards the same
+// names by pattern (builtinProtected), in every phase too.
+func ProtectedTrees(project, home string) []string {
+	var out []string
+	if project != "" {
+		for _, rel := range projectProtected {
+			out = append(out, path.Join(project, rel))
+		}
+	}
+	if home != "" {
+		for _, rel := range homeProtected {
+			out = append(out, path.Join(home, rel))
+		}
+	}
+	return out
+}
+
+// projectProtected are ProtectedTrees' project-relative entries.
+var projectProtected = []string{
+	".claude", ".codex", ".cursor", ".opencode", ".pi", ".mcp.json", "opencode.json", "opencode.jsonc",
+	".statewright", ".envrc", ".git/config", ".git/hooks", ".git/modules",
+}
+
+// homeProtected are ProtectedTrees' home-relative entries.
+var homeProtected = []string{
+	".claude", ".claude.json", ".codex", ".cursor", ".opencode", ".config/opencode", ".pi", ".mcp.json",
+	".config/statewright",
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish",
+	".gitconfig", ".config/git",
+}
+
+// SecretPaths returns the paths hidden from sandboxed commands by default
+// besides statewright's own (DECISIONS 13): SSH and cloud credentials, the
+// GitHub CLI's tokens, and the harnesses' credentials and transcripts.
+func SecretPaths(home string) []string {
+	if home == "" {
+		return nil
+	}
+	out := make([]string, 0, len(homeSecrets))
+	for _, rel := range homeSecrets {
+		out = append(out, path.Join(home, rel))
+	}
+	return out
+}
+
+var homeSecrets = []string{
+	".ssh", ".aws", ".config/gh", ".claude/.credentials.json", ".claude/projects", ".codex/auth.json",
+	".config/statewright",
+}
+
+// runnerOutputs are the project-relative directories test runners write
+// (build trees, caches, coverage), writable wherever the phase has a shell
+// tool. Only those that exist are bound (nothing is created in the user's
+// tree); a runner that cannot write its cache carries on without it.
+var runnerOutputs = []string{
+	"target", ".pytest_cache", "__pycache__", "coverage", "htmlcov", ".coverage", ".nyc_output",
+	".vite", "node_modules/.vite", "node_modules/.cache", ".mypy_cache", ".ruff_cache", ".tox",
+}
+
+// SandboxEnv says where a profile's paths are on this host. The caller
+// (the hook, the launcher) fills it; SandboxProfile does no I/O.
+type SandboxEnv struct {
+	// ProjectDir is the project root (absolute).
+	ProjectDir string
+	// Home is the user's home directory.
+	Home string
+	// Store is the store file ("" for a PostgreSQL store); it and its side
+	// files are hidden.
+	Store string
+	// Secrets are further hidden paths: the operator token and tokens
+	// file, the signing key, the decider's socket directory.
+	Secrets []string
+	// SessionDir is the session's own directory (tmp, build and test
+	// caches), created by the caller; it is writable. Empty: none (a fresh
+	// /tmp and no caches).
+	SessionDir string
+	// CallDir is the call's own writable directory ("" for none).
+	CallDir string
+	// GoModCache is the user's real Go module cache. Commands never write
+	// it: they get a per-session GOMODCACHE that Go fills from it through
+	// GOPROXY=file://… (and from GoProxy where the phase grants Network).
+	GoModCache string
+	// GoProxy is the user's GOPROXY, used after the real cache where the
+	// phase grants Network.
+	GoProxy string
+}
+
+// SandboxProfile derives the OS sandbox profile of a phase (docs/sandbox.md):
+// the tree readable; the phase's write scope writable (the project, or the
+// literal directories of allowed_paths, when the phase can edit; runners'
+// outputs where it has a shell; the sandbox block's writable paths), plus
+// the session's tmp and caches; the protected trees read-only over that;
+// secrets, operator credentials and the store hidden; the network only
+// where the phase grants Network.
+func (l *Law) SandboxProfile(state string, env SandboxEnv) (sandbox.Profile, error) {
+	cs, ok := l.states[state]
+	if !ok {
+		return sandbox.Profile{}, fmt.Errorf("the workflow has no state %q", state)
+	}
+	p := sandbox.Profile{Phase: state, Network: cs.caps&capNetwork != 0 && !cs.final}
+	if env.ProjectDir != "" {
+		p.Visible = []string{env.ProjectDir}
+	}
+	abs := func(s string) string {
+		switch {
+		case s == "~" || strings.HasPrefix(s, "~/"):
+			if env.Home == "" {
+				return ""
+			}
+			return path.Join(env.Home, strings.TrimPrefix(s, "~"))
+		case strings.HasPrefix(s, "/"):
+			return path.Clean(s)
+		case env.ProjectDir == "":
+			return ""
+		}
+		return path.Join(env.ProjectDir, s)
+	}
+	add := func(list *[]string, s string) {
+		if a := abs(s); a != "" {
+			*list = append(*list, a)
+		}
+	}
+
+	if !cs.final {
+		if cs.caps&capWrite != 0 {
+			if len(cs.allowedPath) == 0 {
+				add(&p.Writable, env.ProjectDir)
+			}
+			for _, g := range cs.allowedPath {
+				add(&p.Writable, literalDir(g.pattern))
+			}
+			for _, g := range cs.deniedPath {
+				if !hasMeta(g.pattern) {
+					add(&p.ReadOnly, g.pattern)
+				}
+			}
+		}
+		if l.allowsShell(cs) {
+			for _, o := range runnerOutputs {
+				add(&p.Writable, o)
+			}
+		}
+		if sb := cs.st.Sandbox; sb != nil {
+			for _, w := range sb.Writable {
+				add(&p.Writable, w)
+			}
+		}
+	}
+	if sb := cs.st.Sandbox; sb != nil {
+		for _, h := range sb.Hidden {
+			add(&p.Hidden, h)
+		}
+	}
+
+	if env.SessionDir != "" {
+		s := env.SessionDir
+		p.Tmp = path.Join(s, "tmp")
+		p.Writable = append(p.Writable, path.Join(s, "cache"))
+		p.Env = append(p.Env,
+			"TMPDIR=/tmp",
+			"XDG_CACHE_HOME="+path.Join(s, "cache", "xdg"),
+			"GOCACHE="+path.Join(s, "cache", "go-build"),
+			"GOMODCACHE="+path.Join(s, "cache", "gomod"),
+			"npm_config_cache="+path.Join(s, "cache", "npm"),
+			"PIP_CACHE_DIR="+path.Join(s, "cache", "pip"),
+			"CARGO_HOME="+path.Join(s, "cache", "cargo"),
+		)
+		var proxies []string
+		if env.GoModCache != "" {
+			proxies = append(proxies, "file://"+path.Join(env.GoModCache, "cache", "download"))
+		}
+		if p.Network {
+			gp := env.GoProxy
+			if gp == "" {
+				gp = "https://proxy.golang.org,direct"
+			}
+			proxies = append(proxies, gp)
+		} else {
+			proxies = append(proxies, "off")
+		}
+		p.Env = append(p.Env, "GOPROXY="+strings.Join(proxies, ","))
+		if !p.Network {
+			p.Env = append(p.Env, "GOSUMDB=off")
+		}
+		// Other sessions' directories stay read-only.
+		p.ReadOnly = append(p.ReadOnly, path.Dir(s))
+	}
+	if env.CallDir != "" {
+		p.Writable = append(p.Writable, env.CallDir)
+	}
+
+	p.ReadOnly = append(p.ReadOnly, ProtectedTrees(env.ProjectDir, env.Home)...)
+	for _, pp := range l.opts.ProtectedPaths {
+		add(&p.ReadOnly, pp)
+	}
+
+	p.Hidden = append(p.Hidden, SecretPaths(env.Home)...)
+	for _, s := range env.Secrets {
+		add(&p.Hidden, s)
+	}
+	if env.Store != "" && !strings.Contains(env.Store, "://") {
+		st := abs(env.Store)
+		p.Hidden = append(p.Hidden, st, st+"-wal", st+"-shm", st+"-journal")
+	}
+	return p, nil
+}
+
+// allowsShell reports whether a phase may run a shell tool at all.
+func (l *Law) allowsShell(cs *compiledState) bool {
+	if cs.anyTool {
+		return true
+	}
+	return cs.allowed.tools&bit(kBash) != 0
+}
+
+// literalDir returns the directory part of a glob before its first
+// metacharacter ("src/**/*.go" -> "src", "**/*.go" -> "", "docs/a.md" ->
+// "docs/a.md").
+func literalDir(pattern string) string {
+	if !hasMeta(pattern) {
+		return pattern
+	}
+	i := strings.IndexAny(pattern, "*?[{\\")
+	d := pattern[:i]
+	if j := strings.LastIndex(d, "/"); j >= 0 {
+		return d[:j]
+	}
+	return ""
+}
+
+func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{\\") }

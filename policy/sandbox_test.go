@@ -1,0 +1,105 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/statewright-go/statewright/workflow"
+)
+
+func TestSandboxProfile(t *testing.T) {
+	src := `
+id: sb
+initial: planning
+states:
+  planning:
+    allowed_tools: [Read, Grep, Bash]
+    on: {GO: implementing}
+  implementing:
+    allowed_tools: [Read, Edit, Write, Bash]
+    sandbox: {writable: [~/.cache/tool, /opt/out], hidden: [.env]}
+    on: {GO: scoped}
+  scoped:
+    allowed_tools: [Edit, Network]
+    allowed_paths: ["src/**/*.go", "docs/a.md", "**/*.txt"]
+    denied_paths: [src/vendor, "src/**/*_gen.go"]
+    on: {GO: done}
+  done: {type: final}
+`
+	def, _, err := workflow.Parse([]byte(src), workflow.ParseOptions{Source: "sb.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Compile(def, Options{ProtectedPaths: []string{"/usr/local/bin/statewright", "workflows/sb.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := SandboxEnv{
+		ProjectDir: "/p", Home: "/h", Store: "/h/.local/state/statewright/state.db",
+		Secrets:    []string{"/h/.config/statewright/operator-token", "/run/sw"},
+		SessionDir: "/h/.cache/statewright/sandbox/s1", CallDir: "/h/.cache/statewright/sandbox/s1/calls/c1",
+		GoModCache: "/h/go/pkg/mod",
+	}
+	type want struct {
+		writable, notWritable, readOnly, hidden, env []string
+		network                                      bool
+	}
+	common := want{
+		readOnly: []string{"/p/.claude", "/p/.git/config", "/p/.git/hooks", "/p/.git/modules", "/h/.gitconfig", "/h/.bashrc",
+			"/p/.statewright", "/h/.config/statewright", "/usr/local/bin/statewright", "/p/workflows/sb.yaml", "/h/.cache/statewright/sandbox"},
+		hidden: []string{"/h/.ssh", "/h/.aws", "/h/.config/gh", "/h/.claude/.credentials.json", "/h/.claude/projects", "/h/.codex/auth.json",
+			"/h/.config/statewright/operator-token", "/run/sw", "/h/.local/state/statewright/state.db", "/h/.local/state/statewright/state.db-wal",
+			"/h/.local/state/statewright/state.db-shm", "/h/.local/state/statewright/state.db-journal"},
+	}
+	cases := map[string]want{
+		"planning": {
+			writable:    []string{"/p/target", "/p/.pytest_cache", "/h/.cache/statewright/sandbox/s1/cache", env.CallDir},
+			notWritable: []string{"/p"},
+			env:         []string{"GOPROXY=file:///h/go/pkg/mod/cache/download,off", "GOCACHE=/h/.cache/statewright/sandbox/s1/cache/go-build", "TMPDIR=/tmp"},
+		},
+		"implementing": {
+			writable: []string{"/p", "/h/.cache/tool", "/opt/out"},
+			hidden:   []string{"/p/.env"},
+		},
+		"scoped": {
+			writable:    []string{"/p/src", "/p/docs/a.md", "/p"},
+			notWritable: []string{"/p/target"},
+			readOnly:    []string{"/p/src/vendor"},
+			network:     true,
+			env:         []string{"GOPROXY=file:///h/go/pkg/mod/cache/download,https://proxy.golang.org,direct"},
+		},
+		"done": {notWritable: []string{"/p", "/p/target"}},
+	}
+	for state, w := range cases {
+		t.Run(state, func(t *testing.T) {
+			p, err := l.SandboxProfile(state, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Phase != state || p.Network != w.network || p.Tmp != "/h/.cache/statewright/sandbox/s1/tmp" {
+				t.Errorf("phase %q network %v tmp %q", p.Phase, p.Network, p.Tmp)
+			}
+			check := func(what string, list, want []string, in bool) {
+				for _, x := range want {
+					if slices.Contains(list, x) != in {
+						t.Errorf("%s: %s in=%v, want %v (%q)", what, x, !in, in, list)
+					}
+				}
+			}
+			check("writable", p.Writable, w.writable, true)
+			check("writable", p.Writable, w.notWritable, false)
+			check("read-only", p.ReadOnly, append(w.readOnly, common.readOnly...), true)
+			check("hidden", p.Hidden, append(w.hidden, common.hidden...), true)
+			check("env", p.Env, w.env, true)
+			for _, x := range p.Writable {
+				if strings.Contains(x, "*") {
+					t.Errorf("glob in writable: %s", x)
+				}
+			}
+		})
+	}
+	if _, err := l.SandboxProfile("nope", env); err == nil {
+		t.Error("unknown state: no error")
+	}
+}
