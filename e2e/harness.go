@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -171,8 +170,8 @@ func RunCommand(ctx context.Context, timeout time.Duration, dir string, env []st
 	cmd.Stdin = nil
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error { return killProcessGroup(cmd) }
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -180,7 +179,7 @@ func RunCommand(ctx context.Context, timeout time.Duration, dir string, env []st
 	}
 	err := cmd.Wait()
 	// Whatever the outcome, nothing of the group may survive.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = killProcessGroup(cmd)
 	r := &Run{Args: args, Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Elapsed: time.Since(start),
 		ExitCode: cmd.ProcessState.ExitCode(), TimedOut: ctx.Err() != nil}
 	var exit *exec.ExitError

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -168,7 +167,7 @@ func (s *Sandbox) Run(ctx context.Context, ws *Workspace, command string, lim Li
 		cmd.Dir = ws.Root
 		cmd.Env = commandEnv(home)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setProcessGroup(cmd)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	cmd.Stdin = nil
@@ -183,7 +182,7 @@ func (s *Sandbox) Run(ctx context.Context, ws *Workspace, command string, lim Li
 	case werr = <-done:
 	case <-ctx.Done():
 		timedOut = true
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killProcessGroup(cmd)
 		werr = <-done
 	}
 	res := CommandResult{TimedOut: timedOut}
