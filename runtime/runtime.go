@@ -128,11 +128,10 @@ func New(st store.Store, opts Options) *Service {
 	if opts.Workflows == nil {
 		opts.Workflows = DefaultWorkflows(opts.ProjectDir)
 	}
-	// The store file and SQLite's sidecar files are always protected from
-	// the agent's tools.
-	if p, ok := st.(interface{ Path() string }); ok && p.Path() != "" {
-		db := p.Path()
-		opts.Policy.ProtectedPaths = append(slices.Clone(opts.Policy.ProtectedPaths), db, db+"-wal", db+"-shm", db+"-journal", db+".lock")
+	// The files that make up the store (an SQLite file and its side
+	// files) are always protected from the agent's tools.
+	if files := st.Identity().Files; len(files) > 0 {
+		opts.Policy.ProtectedPaths = append(slices.Clone(opts.Policy.ProtectedPaths), files...)
 	}
 	return &Service{st: st, opts: opts}
 }

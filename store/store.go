@@ -118,7 +118,8 @@ type Run struct {
 	// WorkflowSource is where the definition was loaded from (a path, a template name).
 	WorkflowSource string `json:"workflow_source,omitempty"`
 	// Snapshot is the exact definition the run started with: the run keeps
-	// its law even when the file changes.
+	// its law even when the file changes. Its bytes are never modified in
+	// place: to change the workflow, set a new slice.
 	Snapshot []byte `json:"snapshot,omitempty"`
 	// SnapshotDigest is the sha256 (hex) of Snapshot, set by the store; the
 	// runtime may cache compiled definitions under it.
@@ -151,13 +152,14 @@ type Run struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Clone returns a deep copy of r (nil for nil).
+// Clone returns a copy of r (nil for nil) that shares nothing with r but
+// the snapshot: a snapshot's bytes are never changed in place (a new
+// workflow is a new slice), so copying it on every read would only cost.
 func (r *Run) Clone() *Run {
 	if r == nil {
 		return nil
 	}
 	c := *r
-	c.Snapshot = slices.Clone(r.Snapshot)
 	c.Context = slices.Clone(r.Context)
 	c.History = slices.Clone(r.History)
 	c.Evidence = slices.Clone(r.Evidence)
@@ -388,6 +390,15 @@ type Store interface {
 	// StoreID is the store's identity, created once with the store. A hook
 	// command names it so a deleted or recreated store is detected.
 	StoreID() string
+	// Identity says which store this is, where, and which local files
+	// make it up (so self-protection and the sandbox can guard them).
+	Identity() Identity
+	// CheckIdentity fails with ErrStoreMismatch once the store at the
+	// handle's location is no longer the one opened (an SQLite file
+	// removed or replaced, a PostgreSQL schema dropped and recreated):
+	// long-lived processes call it before serving, since writes through
+	// the old handle would reach a store nobody else reads.
+	CheckIdentity(ctx context.Context) error
 
 	// Update runs fn in one write transaction on sessionKey: it re-reads the
 	// session's live run, lets fn decide, and commits fn's writes atomically
@@ -427,4 +438,13 @@ type Store interface {
 
 	// Close releases the store.
 	Close() error
+}
+
+// SettlesAs returns the status a post record gives the reserved pre record
+// of the same call: failed for a failed call, settled otherwise.
+func (c *Call) SettlesAs() CallStatus {
+	if c.Status == CallFailed {
+		return CallFailed
+	}
+	return CallSettled
 }

@@ -42,7 +42,8 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/serve"
-	"github.com/statewright-go/statewright/store/sqlite"
+	"github.com/statewright-go/statewright/store"
+	_ "github.com/statewright-go/statewright/store/backends"
 )
 
 const workflowJSON = `{"id":"bench","initial":"work","states":{
@@ -90,7 +91,7 @@ func run(n, sessions int, duration time.Duration) error {
 	upHTTP := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	defer upHTTP.Close()
 
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
+	st, err := store.Open(ctx, filepath.Join(dir, "state.db"), store.Options{})
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,8 @@ import (
 	"time"
 
 	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/store/sqlite"
+	"github.com/statewright-go/statewright/store"
+	_ "github.com/statewright-go/statewright/store/backends"
 )
 
 func main() {
@@ -73,7 +74,7 @@ func run(n int, bin string, hold bool) error {
 	// A store with an active run for the session.
 	ctx := context.Background()
 	storePath := filepath.Join(dir, "state.db")
-	st, err := sqlite.Open(ctx, storePath, sqlite.Options{})
+	st, err := store.Open(ctx, storePath, store.Options{})
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func run(n int, bin string, hold bool) error {
 	}
 
 	// Every call was decided and recorded.
-	st, err = sqlite.Open(ctx, storePath, sqlite.Options{MustExist: true})
+	st, err = store.Open(ctx, storePath, store.Options{MustExist: true})
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func setup(dir string) error {
 	}
 	ctx := context.Background()
 	storePath := filepath.Join(dir, "state.db")
-	st, err := sqlite.Open(ctx, storePath, sqlite.Options{})
+	st, err := store.Open(ctx, storePath, store.Options{})
 	if err != nil {
 		return err
 	}

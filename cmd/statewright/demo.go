@@ -259,7 +259,7 @@ func demoSummary(ctx context.Context, out io.Writer, st store.Store, svc *runtim
 	fixed := strings.Contains(string(calc), "return a + b")
 	fmt.Fprintf(out, "disk:  calc.go fixed by the allowed edit only: %v; NOTES.md written in the final state: %v\n", fixed, notesErr == nil)
 	if keepHint != "" {
-		fmt.Fprintf(out, "\n%s statewright history --store %s %s\n", keepHint, st.(interface{ Path() string }).Path(), session)
+		fmt.Fprintf(out, "\n%s statewright history --store %s %s\n", keepHint, st.Identity().Location, session)
 	}
 
 	switch {

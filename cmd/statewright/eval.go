@@ -14,7 +14,6 @@ import (
 	"github.com/statewright-go/statewright/agent/events"
 	"github.com/statewright-go/statewright/agent/model"
 	"github.com/statewright-go/statewright/agent/tools"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() { register(newEvalCmd) }
@@ -55,7 +54,7 @@ report as JSON with --json. The exit status is 0 when the suite ran, whatever th
 				defer os.RemoveAll(dir)
 				storeFile = filepath.Join(dir, "eval.db")
 			}
-			st, err := sqlite.Open(ctx, storeFile, sqlite.Options{})
+			st, err := openStoreAt(ctx, storeFile, storeOptions{})
 			if err != nil {
 				return fmt.Errorf("open store: %w", err)
 			}

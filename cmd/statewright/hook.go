@@ -18,7 +18,6 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 func init() { register(newHookCmd) }
@@ -37,8 +36,8 @@ const (
 // most 40% of it, and never more than the store's default.
 func busyTimeoutFor(deadline time.Duration) time.Duration {
 	b := deadline * 2 / 5
-	if b > sqlite.DefaultBusyTimeout {
-		b = sqlite.DefaultBusyTimeout
+	if b > store.DefaultBusyTimeout {
+		b = store.DefaultBusyTimeout
 	}
 	if b < 10*time.Millisecond {
 		b = 10 * time.Millisecond

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/store"
-	"github.com/statewright-go/statewright/store/postgres"
-	"github.com/statewright-go/statewright/store/sqlite"
+	_ "github.com/statewright-go/statewright/store/backends" // every store backend store.Open picks from
 )
 
 // storeFlag is the name of the flag every store-using command takes.
@@ -41,41 +38,16 @@ func storePath(cmd *cobra.Command) (string, error) {
 }
 
 // storeOptions are the backend-neutral options for opening a store.
-type storeOptions struct {
-	// MustExist: never create the store (hooks, read-only commands).
-	MustExist bool
-	// ExpectID: the store must carry this id (a hook command names it).
-	ExpectID string
-	// BusyTimeout bounds a writer's wait for the store's locks (the
-	// backend's default when 0).
-	BusyTimeout time.Duration
-}
+type storeOptions = store.Options
 
-// openStoreAt opens the store at loc, a file path or a postgres:// URL:
-// the one place that picks the backend.
+// openStoreAt opens the store at loc, a file path or a postgres:// URL,
+// through the backend that claims it (store.Open).
 func openStoreAt(ctx context.Context, loc string, opts storeOptions) (store.Store, error) {
-	// Each branch returns a nil interface on error, never a typed nil.
-	if store.IsPostgresURL(loc) {
-		st, err := postgres.Open(ctx, loc, postgres.Options{MustExist: opts.MustExist, ExpectID: opts.ExpectID, BusyTimeout: opts.BusyTimeout})
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
-	}
-	st, err := sqlite.Open(ctx, loc, sqlite.Options{MustExist: opts.MustExist, ExpectID: opts.ExpectID, BusyTimeout: opts.BusyTimeout})
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	return store.Open(ctx, loc, opts)
 }
 
 // displayStore names a store location for messages: a URL without its password.
-func displayStore(loc string) string {
-	if store.IsPostgresURL(loc) {
-		return postgres.Redact(loc)
-	}
-	return loc
-}
+func displayStore(loc string) string { return store.Display(loc) }
 
 // openStore opens the store named by cmd's --store flag (or the default
 // location). With mustExist the store must already exist and be
@@ -105,10 +77,11 @@ func openStoreWith(ctx context.Context, cmd *cobra.Command, opts storeOptions) (
 	return st, nil
 }
 
-// storeFile returns the file of an SQLite store ("" for other backends).
+// storeFile returns the file of a store kept in a local file ("" for a
+// store on a server).
 func storeFile(st store.Store) string {
-	if s, ok := st.(*sqlite.Store); ok {
-		return s.Path()
+	if f := st.Identity().Files; len(f) > 0 {
+		return f[0]
 	}
 	return ""
 }
@@ -118,32 +91,5 @@ func storeFile(st store.Store) string {
 // PostgreSQL store dropped and recreated. Writes through the old handle
 // would reach a store nobody else reads.
 func sameStoreCheck(st store.Store) (func(context.Context) error, error) {
-	switch s := st.(type) {
-	case *sqlite.Store:
-		return sameFileCheck(s.Path())
-	case *postgres.Store:
-		return s.CheckID, nil
-	}
-	return func(context.Context) error { return nil }, nil
-}
-
-// sameFileCheck returns a check that fails once the file at path is no
-// longer the one open now: the store was removed or replaced while the
-// server ran, and writes through the old handle would reach a file nobody
-// else reads.
-func sameFileCheck(path string) (func(context.Context) error, error) {
-	first, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("stat the store: %w", err)
-	}
-	return func(context.Context) error {
-		now, err := os.Stat(path)
-		if err != nil {
-			return fmt.Errorf("the store %s is gone since the server started: %w", path, err)
-		}
-		if !os.SameFile(first, now) {
-			return fmt.Errorf("the store %s was replaced since the server started; restart the MCP server", path)
-		}
-		return nil
-	}, nil
+	return st.CheckIdentity, nil
 }

@@ -17,17 +17,13 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"embed"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,12 +35,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
 )
 
-// DefaultBusyTimeout is how long a writer waits for a lock (its session's,
-// or the event chain's) before failing with store.ErrBusy. It must stay
-// below the hook's own deadline, as on SQLite.
-const DefaultBusyTimeout = 2 * time.Second
+// DefaultBusyTimeout is how long a writer waits for a lock before failing
+// with store.ErrBusy (store.DefaultBusyTimeout).
+const DefaultBusyTimeout = store.DefaultBusyTimeout
 
 // IdleInTransactionTimeout is the idle_in_transaction_session_timeout the
 // store's connections set unless the URL names one: how long a transaction
@@ -54,21 +50,8 @@ const IdleInTransactionTimeout = 10 * time.Second
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// Options configure Open.
-type Options struct {
-	// MustExist makes Open fail with store.ErrNoStore when the schema holds
-	// no initialised store, instead of creating one. Hooks open with it.
-	MustExist bool
-	// ExpectID, when set, makes Open fail with store.ErrStoreMismatch unless
-	// the store's id equals it.
-	ExpectID string
-	// BusyTimeout bounds a writer's wait for a lock (DefaultBusyTimeout
-	// when 0): the connections' lock_timeout. Past it the write fails with
-	// store.ErrBusy.
-	BusyTimeout time.Duration
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-}
+// Options configure Open (see store.Options).
+type Options = store.Options
 
 // Store is a store.Store (and store.Watcher) on a PostgreSQL schema.
 type Store struct {
@@ -82,7 +65,7 @@ type Store struct {
 	closed  atomic.Bool
 
 	watchMu   sync.Mutex
-	hub       *store.Hub
+	hub       *backend.Hub
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
 }
@@ -119,13 +102,17 @@ func SchemaVersion() int {
 	return len(n)
 }
 
-func migrationFiles() ([]string, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	return names, nil
+func migrationFiles() ([]string, error) { return backend.Migrations(migrationFS) }
+
+func init() {
+	store.Register(store.Backend{Name: "postgres", Claims: IsURL, Display: Redact,
+		Open: func(ctx context.Context, loc string, opts store.Options) (store.Store, error) {
+			s, err := Open(ctx, loc, opts)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		}})
 }
 
 // Open connects to the PostgreSQL store at rawURL (a postgres:// URL; pgx
@@ -295,7 +282,7 @@ func (s *Store) migrate(ctx context.Context, schema string, want int, mustExist 
 		}
 	}
 	if v == 0 {
-		id, err := newID("st_", 16)
+		id, err := backend.NewID("st_", 16)
 		if err != nil {
 			return err
 		}
@@ -326,6 +313,14 @@ func (s *Store) Schema() string { return s.schema }
 
 // Location returns the store's URL without its password.
 func (s *Store) Location() string { return s.where }
+
+// Identity implements store.Store. A PostgreSQL store has no local files.
+func (s *Store) Identity() store.Identity {
+	return store.Identity{ID: s.id, Backend: "postgres", Location: s.where}
+}
+
+// CheckIdentity implements store.Store (CheckID).
+func (s *Store) CheckIdentity(ctx context.Context) error { return s.CheckID(ctx) }
 
 // CheckID re-reads the store's id and fails with store.ErrStoreMismatch
 // when it changed since Open (the schema was dropped and the store
@@ -419,12 +414,4 @@ func redactErr(err error, rawURL string) string {
 		}
 	}
 	return msg
-}
-
-func newID(prefix string, n int) (string, error) {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("store: random id: %w", err)
-	}
-	return prefix + hex.EncodeToString(b), nil
 }

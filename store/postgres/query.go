@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
 )
 
 // Run returns the run with this id.
@@ -19,7 +18,7 @@ func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
 	if err := s.check("run"); err != nil {
 		return nil, err
 	}
-	r, err := scanRun(s.pool.QueryRow(ctx, "SELECT "+runColumns+" FROM statewright_runs WHERE id = $1", id))
+	r, err := backend.ScanRun(s.pool.QueryRow(ctx, "SELECT "+backend.RunColumnList+" FROM statewright_runs WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: run %s: %w", id, store.ErrNotFound)
 	}
@@ -34,8 +33,8 @@ func (s *Store) LiveRun(ctx context.Context, sessionKey string) (*store.Run, err
 	if err := s.check("live run"); err != nil {
 		return nil, err
 	}
-	r, err := scanRun(s.pool.QueryRow(ctx,
-		"SELECT "+runColumns+" FROM statewright_runs WHERE session_key = $1 AND status IN "+liveStatusSQL, sessionKey))
+	r, err := backend.ScanRun(s.pool.QueryRow(ctx,
+		"SELECT "+backend.RunColumnList+" FROM statewright_runs WHERE session_key = $1 AND status IN "+backend.LiveStatusSQL, sessionKey))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: live run of %s: %w", sessionKey, store.ErrNotFound)
 	}
@@ -45,79 +44,19 @@ func (s *Store) LiveRun(ctx context.Context, sessionKey string) (*store.Run, err
 	return r, nil
 }
 
-// where collects a query's conditions; add numbers each ? placeholder.
-type where struct {
-	conds []string
-	args  []any
-}
-
-func (w *where) add(cond string, args ...any) {
-	var b strings.Builder
-	for _, r := range cond {
-		if r != '?' {
-			b.WriteRune(r)
-			continue
-		}
-		w.args = append(w.args, args[0])
-		args = args[1:]
-		b.WriteString("$" + strconv.Itoa(len(w.args)))
-	}
-	w.conds = append(w.conds, b.String())
-}
-
-// in adds "col IN (...)" for vals.
-func (w *where) in(col string, vals []string) {
-	args := make([]any, len(vals))
-	for i, v := range vals {
-		args[i] = v
-	}
-	w.add(col+" IN ("+strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",")+")", args...)
-}
-
-func (w *where) sql() string {
-	if len(w.conds) == 0 {
-		return ""
-	}
-	return " WHERE " + strings.Join(w.conds, " AND ")
-}
-
 // Runs lists runs, newest first.
 func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
 	if err := s.check("runs"); err != nil {
 		return nil, err
 	}
-	var w where
-	if f.SessionKey != "" {
-		w.add("session_key = ?", f.SessionKey)
-	}
-	if f.LiveOnly {
-		w.add("status IN " + liveStatusSQL)
-	}
-	if len(f.Statuses) > 0 {
-		st := make([]string, len(f.Statuses))
-		for i, x := range f.Statuses {
-			st[i] = string(x)
-		}
-		w.in("status", st)
-	}
-	q := "SELECT " + runColumns + " FROM statewright_runs" + w.sql() + " ORDER BY created_at DESC, ord DESC"
-	if f.Limit > 0 {
-		q += " LIMIT " + strconv.Itoa(f.Limit)
-	}
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	q, args := backend.RunsQuery(tables, f)
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, s.mapErr("runs", err)
 	}
 	defer rows.Close()
-	var out []*store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, s.mapErr("runs", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := backend.Collect(rows, backend.ScanRun)
+	if err != nil {
 		return nil, s.mapErr("runs", err)
 	}
 	return out, nil
@@ -144,43 +83,17 @@ func (s *Store) Calls(ctx context.Context, runID string) ([]store.Call, error) {
 	if err := s.check("calls"); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+callColumns+
+	rows, err := s.pool.Query(ctx, "SELECT "+backend.CallColumnList+
 		" FROM statewright_calls WHERE run_id = $1 ORDER BY created_at, tool_use_id, phase DESC", runID)
 	if err != nil {
 		return nil, s.mapErr("calls of "+runID, err)
 	}
 	defer rows.Close()
-	var out []store.Call
-	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
-			return nil, s.mapErr("calls of "+runID, err)
-		}
-		out = append(out, *c)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := backend.Collect(rows, backend.ScanCallValue)
+	if err != nil {
 		return nil, s.mapErr("calls of "+runID, err)
 	}
 	return out, nil
-}
-
-const eventColumns = `seq, run_id, session_key, time, kind, state, tool, input_digest, decision, rule, reason,
-	tool_use_id, data, prev_hash, hash`
-
-func scanEvent(row pgx.Row, e *store.Event) error {
-	var (
-		t    int64
-		kind string
-		data []byte
-	)
-	if err := row.Scan(&e.Seq, &e.RunID, &e.SessionKey, &t, &kind, &e.State, &e.Tool, &e.InputDigest,
-		&e.Decision, &e.Rule, &e.Reason, &e.ToolUseID, &data, &e.PrevHash, &e.Hash); err != nil {
-		return err
-	}
-	e.Time = store.FromNanos(t)
-	e.Kind = store.EventKind(kind)
-	e.Data = store.RawJSON(data)
-	return nil
 }
 
 // Events lists events matching f in Seq order.
@@ -188,52 +101,14 @@ func (s *Store) Events(ctx context.Context, f store.EventFilter) ([]store.Event,
 	if err := s.check("events"); err != nil {
 		return nil, err
 	}
-	var w where
-	if f.RunID != "" {
-		w.add("run_id = ?", f.RunID)
-	}
-	if f.SessionKey != "" {
-		w.add("session_key = ?", f.SessionKey)
-	}
-	if f.ToolUseID != "" {
-		w.add("tool_use_id = ?", f.ToolUseID)
-	}
-	if len(f.Kinds) > 0 {
-		k := make([]string, len(f.Kinds))
-		for i, x := range f.Kinds {
-			k[i] = string(x)
-		}
-		w.in("kind", k)
-	}
-	if f.AfterSeq > 0 {
-		w.add("seq > ?", f.AfterSeq)
-	}
-	if !f.Since.IsZero() {
-		w.add("time >= ?", f.Since.UnixNano())
-	}
-	q := "SELECT " + eventColumns + " FROM statewright_events" + w.sql()
-	if f.Newest && f.Limit > 0 {
-		q = "SELECT * FROM (" + q + " ORDER BY seq DESC LIMIT " + strconv.Itoa(f.Limit) + ") newest ORDER BY seq"
-	} else {
-		q += " ORDER BY seq"
-		if f.Limit > 0 {
-			q += " LIMIT " + strconv.Itoa(f.Limit)
-		}
-	}
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	q, args := backend.EventsQuery(tables, f)
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, s.mapErr("events", err)
 	}
 	defer rows.Close()
-	var out []store.Event
-	for rows.Next() {
-		var e store.Event
-		if err := scanEvent(rows, &e); err != nil {
-			return nil, s.mapErr("events", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := backend.Collect(rows, backend.ScanEventValue)
+	if err != nil {
 		return nil, s.mapErr("events", err)
 	}
 	return out, nil
@@ -256,7 +131,7 @@ func (s *Store) eachEvent(ctx context.Context, op string, start func(anchorSeq i
 		return s.mapErr(op+": anchor", err)
 	}
 	start(seq, hash)
-	rows, err := tx.Query(ctx, "SELECT "+eventColumns+" FROM statewright_events ORDER BY seq")
+	rows, err := tx.Query(ctx, "SELECT "+backend.EventColumnList+" FROM statewright_events ORDER BY seq")
 	if err != nil {
 		return s.mapErr(op, err)
 	}
@@ -264,7 +139,7 @@ func (s *Store) eachEvent(ctx context.Context, op string, start func(anchorSeq i
 	var e store.Event
 	for rows.Next() {
 		e = store.Event{}
-		if err := scanEvent(rows, &e); err != nil {
+		if err := backend.ScanEvent(rows, &e); err != nil {
 			return s.mapErr(op, err)
 		}
 		if err := fn(&e); err != nil {
@@ -282,7 +157,7 @@ func (s *Store) ExportJSONL(ctx context.Context, w io.Writer) error {
 	if err := s.check("export"); err != nil {
 		return err
 	}
-	return store.ExportStream(w, s.stream(ctx, "export"))
+	return backend.ExportStream(w, s.stream(ctx, "export"))
 }
 
 // VerifyChain verifies the whole event log from its anchor.
@@ -290,11 +165,11 @@ func (s *Store) VerifyChain(ctx context.Context) (store.ChainStatus, error) {
 	if err := s.check("verify"); err != nil {
 		return store.ChainStatus{}, err
 	}
-	return store.VerifyStream(s.stream(ctx, "verify"))
+	return backend.VerifyStream(s.stream(ctx, "verify"))
 }
 
-// stream is eachEvent as a store.EventStream.
-func (s *Store) stream(ctx context.Context, op string) store.EventStream {
+// stream is eachEvent as a backend.EventStream.
+func (s *Store) stream(ctx context.Context, op string) backend.EventStream {
 	return func(start func(int64, string), fn func(*store.Event) error) error {
 		return s.eachEvent(ctx, op, start, fn)
 	}
@@ -314,7 +189,7 @@ func (s *Store) Retention(ctx context.Context) (store.Retention, error) {
 	if err != nil {
 		return r, s.mapErr("retention", err)
 	}
-	return store.DecodeRetention(v)
+	return backend.DecodeRetention(v)
 }
 
 // SetRetention stores the retention setting.
@@ -322,7 +197,7 @@ func (s *Store) SetRetention(ctx context.Context, r store.Retention) error {
 	if err := s.check("set retention"); err != nil {
 		return err
 	}
-	if err := store.ValidRetention("set retention", r); err != nil {
+	if err := backend.ValidRetention("set retention", r); err != nil {
 		return err
 	}
 	b, err := json.Marshal(r)
@@ -346,7 +221,7 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	if err := s.check("prune"); err != nil {
 		return p, err
 	}
-	if err := store.ValidRetention("prune", r); err != nil {
+	if err := backend.ValidRetention("prune", r); err != nil {
 		return p, err
 	}
 	if r.MaxAge == 0 && r.Keep == 0 {
@@ -356,7 +231,7 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	if err != nil {
 		return p, s.mapErr("prune: connect", err)
 	}
-	t := &tx{ctx: ctx, s: s, conn: conn.Conn(), now: s.now().UTC()}
+	t := &tx{TxBase: backend.TxBase{At: s.now().UTC()}, ctx: ctx, s: s, conn: conn.Conn()}
 	committed := false
 	defer func() {
 		if !committed {
@@ -378,7 +253,7 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	var cut int64
 	if r.MaxAge > 0 {
 		if err := t.conn.QueryRow(ctx, "SELECT COALESCE(MAX(seq), 0) FROM statewright_events WHERE time < $1",
-			t.now.Add(-r.MaxAge).UnixNano()).Scan(&cut); err != nil {
+			t.At.Add(-r.MaxAge).UnixNano()).Scan(&cut); err != nil {
 			return p, s.mapErr("prune", err)
 		}
 	}
@@ -402,7 +277,7 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	}
 	if r.MaxAge > 0 {
 		tag, err := t.conn.Exec(ctx, `DELETE FROM statewright_calls WHERE created_at < $1 AND (status <> 'reserved'
-			OR run_id NOT IN (SELECT id FROM statewright_runs WHERE status IN `+liveStatusSQL+`))`, t.now.Add(-r.MaxAge).UnixNano())
+			OR run_id NOT IN (SELECT id FROM statewright_runs WHERE status IN `+backend.LiveStatusSQL+`))`, t.At.Add(-r.MaxAge).UnixNano())
 		if err != nil {
 			return p, s.mapErr("prune: delete calls", err)
 		}

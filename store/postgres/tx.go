@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,38 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
 )
 
-const runColumns = `id, session_key, workflow_id, workflow_source, snapshot, snapshot_digest, state,
-	context, history, iterations, counters, files_edited, pending_approval, status, audit_only,
-	evidence, revision, created_at, updated_at`
-
-const liveStatusSQL = `('active', 'awaiting_approval', 'paused')`
-
-func scanRun(row pgx.Row) (*store.Run, error) {
-	var (
-		r                              store.Run
-		ctxJSON, hist, counters, files []byte
-		approval, evidence             []byte
-		status                         string
-		created, updated               int64
-	)
-	if err := row.Scan(&r.ID, &r.SessionKey, &r.WorkflowID, &r.WorkflowSource, &r.Snapshot, &r.SnapshotDigest,
-		&r.State, &ctxJSON, &hist, &r.Iterations, &counters, &files, &approval, &status, &r.AuditOnly,
-		&evidence, &r.Revision, &created, &updated); err != nil {
-		return nil, err
-	}
-	r.Status = store.Status(status)
-	if len(r.Snapshot) == 0 {
-		r.Snapshot = nil
-	}
-	r.Context, r.History, r.Evidence = store.RawJSON(ctxJSON), store.RawJSON(hist), store.RawJSON(evidence)
-	r.CreatedAt, r.UpdatedAt = store.FromNanos(created), store.FromNanos(updated)
-	if err := store.DecodeRunColumns(&r, counters, files, approval); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
+// tables names the tables for the shared queries.
+var tables = backend.Tables{Runs: "statewright_runs", Events: "statewright_events", Calls: "statewright_calls",
+	RunsOrder: "ord DESC", Dollar: true}
 
 // Update runs fn in one transaction on sessionKey, holding the session's
 // advisory lock from before it reads the live run until it commits.
@@ -64,7 +37,7 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 	if err != nil {
 		return s.mapErr(op+": connect", err)
 	}
-	t := &tx{ctx: ctx, s: s, conn: conn.Conn(), key: sessionKey, now: s.now().UTC()}
+	t := &tx{TxBase: backend.TxBase{Key: sessionKey, At: s.now().UTC()}, ctx: ctx, s: s, conn: conn.Conn()}
 	committed := false
 	defer func() {
 		if !committed {
@@ -75,7 +48,7 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SELECT pg_advisory_xact_lock($1)", lockKey("session", s.schema, sessionKey))
-	b.Queue("SELECT "+runColumns+" FROM statewright_runs WHERE session_key = $1 AND status IN "+liveStatusSQL, sessionKey)
+	b.Queue("SELECT "+backend.RunColumnList+" FROM statewright_runs WHERE session_key = $1 AND status IN "+backend.LiveStatusSQL, sessionKey)
 	br := t.conn.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		br.Close()
@@ -85,7 +58,7 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 		br.Close()
 		return s.mapErr(op+": lock the session", err)
 	}
-	live, err := scanRun(br.QueryRow())
+	live, err := backend.ScanRun(br.QueryRow())
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -94,11 +67,10 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 	case err != nil:
 		return s.mapErr(op+": read run", err)
 	default:
-		t.live = live
-		t.runID = live.ID
+		t.Begin(live)
 	}
 	ferr := fn(t)
-	t.done = true
+	t.Done = true
 	if ferr != nil {
 		return ferr
 	}
@@ -110,14 +82,10 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 }
 
 type tx struct {
-	ctx   context.Context
-	s     *Store
-	conn  *pgx.Conn
-	key   string
-	now   time.Time
-	live  *store.Run // the live run as last read or written
-	runID string     // the run events and calls default to
-	done  bool
+	backend.TxBase
+	ctx  context.Context
+	s    *Store
+	conn *pgx.Conn
 
 	headLocked bool
 	headSeq    int64
@@ -178,47 +146,13 @@ func (t *tx) commit() error {
 	return br.Close()
 }
 
-// SessionKey implements store.Tx.
-func (t *tx) SessionKey() string { return t.key }
-
-// Now implements store.Tx.
-func (t *tx) Now() time.Time { return t.now }
-
-// Run implements store.Tx.
-func (t *tx) Run() *store.Run { return t.live.Clone() }
-
-func (t *tx) use(op string) error {
-	if t.done {
-		return fmt.Errorf("store: %s: %w: transaction is over", op, store.ErrInvalid)
-	}
-	return nil
-}
-
-const callColumns = `tool_use_id, phase, session_key, run_id, state, outcome, effects, status, created_at, settled_at`
-
-func scanCall(row pgx.Row) (*store.Call, error) {
-	var (
-		c                store.Call
-		phase, status    string
-		outcome, effects []byte
-		created, settled int64
-	)
-	if err := row.Scan(&c.ToolUseID, &phase, &c.SessionKey, &c.RunID, &c.State, &outcome, &effects, &status, &created, &settled); err != nil {
-		return nil, err
-	}
-	c.Phase, c.Status = store.Phase(phase), store.CallStatus(status)
-	c.Outcome, c.Effects = store.RawJSON(outcome), store.RawJSON(effects)
-	c.CreatedAt, c.SettledAt = store.FromNanos(created), store.FromNanos(settled)
-	return &c, nil
-}
-
 // Call implements store.Tx.
 func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
-	if err := t.use("call"); err != nil {
+	if err := t.Use("call"); err != nil {
 		return nil, err
 	}
-	c, err := scanCall(t.conn.QueryRow(t.ctx, "SELECT "+callColumns+
-		" FROM statewright_calls WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3", t.key, toolUseID, string(phase)))
+	c, err := backend.ScanCall(t.conn.QueryRow(t.ctx, "SELECT "+backend.CallColumnList+
+		" FROM statewright_calls WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3", t.Key, toolUseID, string(phase)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
 	}
@@ -231,13 +165,13 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 // Put implements store.Tx: insert, or update with compare-and-swap on
 // revision. Either statement also queues the run's NOTIFY for the commit.
 func (t *tx) Put(r *store.Run) error {
-	if err := t.use("put run"); err != nil {
+	if err := t.Use("put run"); err != nil {
 		return err
 	}
-	if err := store.PrepareRun(r, t.key); err != nil {
+	if err := backend.PrepareRun(r, t.Key); err != nil {
 		return err
 	}
-	cols, err := store.EncodeRunColumns(r)
+	cols, err := backend.EncodeRunColumns(r)
 	if err != nil {
 		return err
 	}
@@ -249,38 +183,32 @@ func (t *tx) Put(r *store.Run) error {
 	if err != nil {
 		return err
 	}
-	t.runID = r.ID
-	switch {
-	case r.Status.Live():
-		t.live = r.Clone()
-	case t.live != nil && t.live.ID == r.ID:
-		t.live = nil
-	}
+	t.Wrote(r)
 	return nil
 }
 
 // notifyPayload is the JSON a NOTIFY carries: the store.Change of the write.
 func notifyPayload(r *store.Run) (string, error) {
-	b, err := json.Marshal(store.ChangeOf(r))
+	b, err := json.Marshal(backend.ChangeOf(r))
 	return string(b), err
 }
 
-func (t *tx) insertRun(r *store.Run, c store.RunColumns) error {
-	id, err := newID("run_", 12)
+func (t *tx) insertRun(r *store.Run, c backend.RunColumns) error {
+	id, err := backend.NewID("run_", 12)
 	if err != nil {
 		return err
 	}
-	dg := store.SnapshotDigestOf(r.Snapshot)
+	dg := backend.SnapshotDigestOf(r.Snapshot)
 	w := r.Clone()
 	w.ID, w.Revision, w.SnapshotDigest = id, 1, dg
 	payload, err := notifyPayload(w)
 	if err != nil {
 		return fmt.Errorf("store: create run: %w", err)
 	}
-	n := t.now.UnixNano()
+	n := t.At.UnixNano()
 	var inserted int64
 	err = t.conn.QueryRow(t.ctx, `WITH i AS (
-		INSERT INTO statewright_runs (`+runColumns+`)
+		INSERT INTO statewright_runs (`+backend.RunColumnList+`)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,1,$17,$17)
 		ON CONFLICT DO NOTHING RETURNING 1)
 		SELECT count(*) FROM (SELECT pg_notify($18, $19) FROM i) n`,
@@ -288,27 +216,27 @@ func (t *tx) insertRun(r *store.Run, c store.RunColumns) error {
 		r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval, string(r.Status), r.AuditOnly, c.Evidence,
 		n, t.s.channel, payload).Scan(&inserted)
 	if err != nil {
-		return t.s.mapErr("create run for "+t.key, err)
+		return t.s.mapErr("create run for "+t.Key, err)
 	}
 	if inserted == 0 {
-		return fmt.Errorf("store: create run for %s: %w: the session already has a live run", t.key, store.ErrConflict)
+		return fmt.Errorf("store: create run for %s: %w: the session already has a live run", t.Key, store.ErrConflict)
 	}
-	r.ID, r.SnapshotDigest, r.Revision, r.CreatedAt, r.UpdatedAt = id, dg, 1, t.now, t.now
+	r.ID, r.SnapshotDigest, r.Revision, r.CreatedAt, r.UpdatedAt = id, dg, 1, t.At, t.At
 	return nil
 }
 
-func (t *tx) updateRun(r *store.Run, c store.RunColumns) error {
+func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
 	// Making a run live beside another live run of the session would break
 	// the unique index and abort the whole transaction: refuse it first
 	// (the session lock keeps the answer true until commit).
-	if r.Status.Live() && (t.live == nil || t.live.ID != r.ID) {
+	if r.Status.Live() && (t.Live == nil || t.Live.ID != r.ID) {
 		var (
 			rev   *int64
 			other bool
 		)
 		if err := t.conn.QueryRow(t.ctx, `SELECT (SELECT revision FROM statewright_runs WHERE id = $2 AND session_key = $1),
-			EXISTS (SELECT 1 FROM statewright_runs WHERE session_key = $1 AND status IN `+liveStatusSQL+` AND id <> $2)`,
-			t.key, r.ID).Scan(&rev, &other); err != nil {
+			EXISTS (SELECT 1 FROM statewright_runs WHERE session_key = $1 AND status IN `+backend.LiveStatusSQL+` AND id <> $2)`,
+			t.Key, r.ID).Scan(&rev, &other); err != nil {
 			return t.s.mapErr("update run "+r.ID, err)
 		}
 		if rev != nil && *rev == r.Revision && other {
@@ -316,11 +244,10 @@ func (t *tx) updateRun(r *store.Run, c store.RunColumns) error {
 		}
 	}
 	next := r.Revision + 1
-	sameSnapshot := t.live != nil && t.live.ID == r.ID && bytes.Equal(t.live.Snapshot, r.Snapshot) &&
-		t.live.WorkflowID == r.WorkflowID && t.live.WorkflowSource == r.WorkflowSource
-	dg := store.SnapshotDigestOf(r.Snapshot)
-	if sameSnapshot {
-		dg = t.live.SnapshotDigest
+	sameSnapshot := t.SameWorkflow(r)
+	dg := t.Live.SnapshotDigest
+	if !sameSnapshot {
+		dg = backend.SnapshotDigestOf(r.Snapshot)
 	}
 	w := r.Clone()
 	w.Revision, w.SnapshotDigest = next, dg
@@ -331,7 +258,7 @@ func (t *tx) updateRun(r *store.Run, c store.RunColumns) error {
 	const set = `state = $1, context = $2, history = $3, iterations = $4, counters = $5, files_edited = $6,
 		pending_approval = $7, status = $8, audit_only = $9, evidence = $10, revision = $11, updated_at = $12`
 	args := []any{r.State, c.Context, c.History, r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval,
-		string(r.Status), r.AuditOnly, c.Evidence, next, t.now.UnixNano(), r.ID, t.key, r.Revision, t.s.channel, payload}
+		string(r.Status), r.AuditOnly, c.Evidence, next, t.At.UnixNano(), r.ID, t.Key, r.Revision, t.s.channel, payload}
 	q := "UPDATE statewright_runs SET " + set
 	if !sameSnapshot {
 		// The snapshot rarely changes: rewrite it (and its digest) only when it did.
@@ -345,16 +272,16 @@ func (t *tx) updateRun(r *store.Run, c store.RunColumns) error {
 	}
 	if n == 0 {
 		var rev int64
-		err := t.conn.QueryRow(t.ctx, "SELECT revision FROM statewright_runs WHERE id = $1 AND session_key = $2", r.ID, t.key).Scan(&rev)
+		err := t.conn.QueryRow(t.ctx, "SELECT revision FROM statewright_runs WHERE id = $1 AND session_key = $2", r.ID, t.Key).Scan(&rev)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("store: update run %s: %w in session %s", r.ID, store.ErrNotFound, t.key)
+			return fmt.Errorf("store: update run %s: %w in session %s", r.ID, store.ErrNotFound, t.Key)
 		}
 		if err != nil {
 			return t.s.mapErr("update run "+r.ID, err)
 		}
 		return fmt.Errorf("store: update run %s: %w: revision %d is stale (stored %d)", r.ID, store.ErrConflict, r.Revision, rev)
 	}
-	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.now
+	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.At
 	return nil
 }
 
@@ -374,14 +301,14 @@ func (t *tx) lockHead() error {
 // Append implements store.Tx: each event is chained to the one before it
 // (Seq, PrevHash and Hash are set at once); the rows are written at commit.
 func (t *tx) Append(events ...*store.Event) error {
-	if err := t.use("append"); err != nil {
+	if err := t.Use("append"); err != nil {
 		return err
 	}
 	if len(events) == 0 {
 		return nil
 	}
 	for _, e := range events {
-		if err := store.PrepareEvent(e, t.runID, t.key, t.now); err != nil {
+		if err := backend.PrepareEvent(e, t.RunID, t.Key, t.At); err != nil {
 			return err
 		}
 	}
@@ -389,7 +316,7 @@ func (t *tx) Append(events ...*store.Event) error {
 		return err
 	}
 	for _, e := range events {
-		store.ChainEvent(e, t.headSeq, t.headHash)
+		backend.ChainEvent(e, t.headSeq, t.headHash)
 		t.events = append(t.events, *e)
 		t.headSeq, t.headHash = e.Seq, e.Hash
 	}
@@ -400,18 +327,18 @@ func (t *tx) Append(events ...*store.Event) error {
 // A duplicate is found with ON CONFLICT DO NOTHING, so it leaves the
 // transaction usable, as on SQLite.
 func (t *tx) Record(c *store.Call) error {
-	if err := t.use("record call"); err != nil {
+	if err := t.Use("record call"); err != nil {
 		return err
 	}
-	cols, err := store.PrepareCall(c, t.key, t.runID, t.now)
+	cols, err := backend.PrepareCall(c, t.Key, t.RunID, t.At)
 	if err != nil {
 		return err
 	}
 	outcome, effects, settled := cols.Outcome, cols.Effects, cols.SettledAt
-	insert := `INSERT INTO statewright_calls (` + callColumns + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+	insert := `INSERT INTO statewright_calls (` + backend.CallColumnList + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
 		ON CONFLICT DO NOTHING RETURNING 1`
 	args := []any{c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, outcome, effects, string(c.Status),
-		t.now.UnixNano(), settled}
+		t.At.UnixNano(), settled}
 	var q string
 	if c.Phase == store.PhasePost {
 		q = `WITH i AS (` + insert + `), u AS (UPDATE statewright_calls SET status = $11, settled_at = $10

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
 )
 
 // Watch implements store.Watcher with LISTEN/NOTIFY: every run write, by
@@ -28,7 +29,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Change, error) {
 	if s.hub == nil {
 		lctx, cancel := context.WithCancel(context.Background())
 		ready := make(chan error, 1)
-		hub, done := store.NewHub(), make(chan struct{})
+		hub, done := backend.NewHub(), make(chan struct{})
 		go s.listen(lctx, hub, ready, done)
 		select {
 		case err := <-ready:
@@ -53,7 +54,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Change, error) {
 
 // listen holds the LISTEN connection: it reports the first LISTEN's result
 // on ready, then publishes every notification until ctx is done.
-func (s *Store) listen(ctx context.Context, hub *store.Hub, ready chan<- error, done chan<- struct{}) {
+func (s *Store) listen(ctx context.Context, hub *backend.Hub, ready chan<- error, done chan<- struct{}) {
 	defer close(done)
 	first := true
 	backoff := 50 * time.Millisecond

@@ -14,19 +14,17 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,36 +32,24 @@ import (
 	sqlitedrv "modernc.org/sqlite"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
 )
 
 // DefaultBusyTimeout is how long a writer waits for the file lock before
-// failing with store.ErrBusy. It must stay below the hook's own deadline,
-// which stays below the harness's hook timeout.
-const DefaultBusyTimeout = 2 * time.Second
+// failing with store.ErrBusy (store.DefaultBusyTimeout).
+const DefaultBusyTimeout = store.DefaultBusyTimeout
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// Options configure Open.
-type Options struct {
-	// MustExist makes Open fail with store.ErrNoStore when the file does not
-	// exist or was never initialised, instead of creating it. Hooks open
-	// with MustExist: they must never silently start on a fresh, empty store.
-	MustExist bool
-	// ExpectID, when set, makes Open fail with store.ErrStoreMismatch unless
-	// the store's id equals it.
-	ExpectID string
-	// BusyTimeout bounds a writer's total wait for the write lock
-	// (DefaultBusyTimeout when 0); past it the write fails with store.ErrBusy.
-	BusyTimeout time.Duration
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-}
+// Options configure Open (see store.Options).
+type Options = store.Options
 
 // Store is a store.Store on one SQLite file.
 type Store struct {
 	db       *sql.DB
 	path     string
+	file     os.FileInfo // the file as opened (CheckIdentity)
 	id       string
 	now      func() time.Time
 	lockWait time.Duration // how long a writer queues on the lock file
@@ -72,7 +58,7 @@ type Store struct {
 	closed   atomic.Bool
 
 	watchMu   sync.Mutex // guards the poller behind Watch
-	hub       *store.Hub
+	hub       *backend.Hub
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
 }
@@ -88,18 +74,51 @@ func SchemaVersion() int {
 	return len(n)
 }
 
-func migrationFiles() ([]string, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
+func migrationFiles() ([]string, error) { return backend.Migrations(migrationFS) }
+
+func init() {
+	store.Register(store.Backend{Name: "sqlite", Claims: Claims,
+		Open: func(ctx context.Context, loc string, opts store.Options) (store.Store, error) {
+			s, err := Open(ctx, loc, opts)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		}})
+}
+
+// Claims reports whether location names an SQLite store: a file path, or
+// a file: URI (file:/abs/path or file:rel/path, without a query).
+func Claims(location string) bool {
+	if strings.HasPrefix(location, "file:") {
+		return true
 	}
-	sort.Strings(names)
-	return names, nil
+	i := strings.Index(location, "://")
+	return i < 0 || strings.ContainsAny(location[:i], `/\.`)
+}
+
+// filePath returns the path a location names (a file: URI's path).
+func filePath(location string) (string, error) {
+	if !strings.HasPrefix(location, "file:") {
+		return location, nil
+	}
+	u, err := url.Parse(location)
+	if err != nil || u.RawQuery != "" || (u.Host != "" && u.Host != "localhost") {
+		return "", fmt.Errorf("store: open %s: %w: an SQLite store is a path or file:PATH", location, store.ErrInvalid)
+	}
+	if u.Opaque != "" {
+		return filepath.FromSlash(u.Opaque), nil
+	}
+	return filepath.FromSlash(u.Path), nil
 }
 
 // Open opens (and, unless opts.MustExist, creates) the store at path. A new
 // file is created with mode 0600 in a directory created with mode 0700.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	path, err := filePath(path)
+	if err != nil {
+		return nil, err
+	}
 	if path == "" {
 		return nil, fmt.Errorf("store: open: %w: empty path", store.ErrInvalid)
 	}
@@ -107,7 +126,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := prepareFile(abs, opts.MustExist); err != nil {
+	fi, err := prepareFile(abs, opts.MustExist)
+	if err != nil {
 		return nil, err
 	}
 	busy := opts.BusyTimeout
@@ -129,7 +149,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	db := sql.OpenDB(connector{dsn: dsn(abs, sqlBusy)})
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
-	s := &Store{db: db, path: abs, now: now, lockWait: busy - sqlBusy}
+	s := &Store{db: db, path: abs, file: fi, now: now, lockWait: busy - sqlBusy}
 	if err := s.init(ctx, opts.MustExist); err != nil {
 		db.Close()
 		return nil, err
@@ -143,35 +163,37 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 // prepareFile makes sure the store file exists (creating it 0600 in a 0700
-// directory) or, with mustExist, that it does.
-func prepareFile(abs string, mustExist bool) error {
+// directory) or, with mustExist, that it does, and returns its FileInfo.
+func prepareFile(abs string, mustExist bool) (os.FileInfo, error) {
 	fi, err := os.Stat(abs)
 	switch {
 	case err == nil:
 		if fi.IsDir() {
-			return fmt.Errorf("store: open %s: %w: is a directory", abs, store.ErrCorrupt)
+			return nil, fmt.Errorf("store: open %s: %w: is a directory", abs, store.ErrCorrupt)
 		}
-		return nil
+		return fi, nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("store: open %s: %w", abs, err)
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	case mustExist:
-		return fmt.Errorf("store: open %s: %w: the file does not exist (run `statewright init`, or check --store / %s)",
+		return nil, fmt.Errorf("store: open %s: %w: the file does not exist (run `statewright init`, or check --store / %s)",
 			abs, store.ErrNoStore, store.EnvStore)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return fmt.Errorf("store: create directory for %s: %w", abs, err)
+		return nil, fmt.Errorf("store: create directory for %s: %w", abs, err)
 	}
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) { // another process created it first
-			return nil
+	if err != nil && !errors.Is(err, fs.ErrExist) { // ErrExist: another process created it first
+		return nil, fmt.Errorf("store: create %s: %w", abs, err)
+	}
+	if err == nil {
+		if err := f.Close(); err != nil {
+			return nil, fmt.Errorf("store: create %s: %w", abs, err)
 		}
-		return fmt.Errorf("store: create %s: %w", abs, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("store: create %s: %w", abs, err)
+	if fi, err = os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
-	return nil
+	return fi, nil
 }
 
 // dsn builds a file: URI with mode=rw, so SQLite never creates the file
@@ -319,7 +341,7 @@ func (s *Store) migrate(ctx context.Context, want int) error {
 		}
 	}
 	if v == 0 {
-		id, err := newID("st_", 16)
+		id, err := backend.NewID("st_", 16)
 		if err != nil {
 			return err
 		}
@@ -343,6 +365,34 @@ func (s *Store) StoreID() string { return s.id }
 
 // Path returns the store file's absolute path.
 func (s *Store) Path() string { return s.path }
+
+// Files returns the files an SQLite store at path is made of: the
+// database, its WAL, shared-memory and rollback journal, and the writers'
+// lock file.
+func Files(path string) []string {
+	return []string{path, path + "-wal", path + "-shm", path + "-journal", path + ".lock"}
+}
+
+// Identity implements store.Store.
+func (s *Store) Identity() store.Identity {
+	return store.Identity{ID: s.id, Backend: "sqlite", Location: s.path, Files: Files(s.path)}
+}
+
+// CheckIdentity implements store.Store: the file at the store's path must
+// be the one opened, and still carry the store's id.
+func (s *Store) CheckIdentity(ctx context.Context) error {
+	if err := s.check("check identity"); err != nil {
+		return err
+	}
+	now, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("store: the store %s is gone since the server started (%w): %w", s.path, store.ErrStoreMismatch, err)
+	}
+	if !os.SameFile(s.file, now) {
+		return fmt.Errorf("store: the store %s was replaced since the server started (%w); restart the server", s.path, store.ErrStoreMismatch)
+	}
+	return nil
+}
 
 // Close closes the database. Further calls fail with store.ErrClosed.
 func (s *Store) Close() error {
@@ -452,11 +502,3 @@ func mapErr(op string, err error) error {
 }
 
 func isConstraint(err error) bool { return sqliteCode(err) == codeConstraint }
-
-func newID(prefix string, n int) (string, error) {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("store: random id: %w", err)
-	}
-	return prefix + hex.EncodeToString(b), nil
-}

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
 )
 
 // Run returns the run with this id.
@@ -19,7 +19,7 @@ func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
 	if err := s.check("run"); err != nil {
 		return nil, err
 	}
-	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE id = ?", id))
+	r, err := backend.ScanRun(s.db.QueryRowContext(ctx, "SELECT "+backend.RunColumnList+" FROM runs WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: run %s: %w", id, store.ErrNotFound)
 	}
@@ -34,8 +34,8 @@ func (s *Store) LiveRun(ctx context.Context, sessionKey string) (*store.Run, err
 	if err := s.check("live run"); err != nil {
 		return nil, err
 	}
-	r, err := scanRun(s.db.QueryRowContext(ctx,
-		"SELECT "+runColumns+" FROM runs WHERE session_key = ? AND status IN "+liveStatusSQL, sessionKey))
+	r, err := backend.ScanRun(s.db.QueryRowContext(ctx,
+		"SELECT "+backend.RunColumnList+" FROM runs WHERE session_key = ? AND status IN "+backend.LiveStatusSQL, sessionKey))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: live run of %s: %w", sessionKey, store.ErrNotFound)
 	}
@@ -50,45 +50,14 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]*store.Run, erro
 	if err := s.check("runs"); err != nil {
 		return nil, err
 	}
-	var (
-		where []string
-		args  []any
-	)
-	if f.SessionKey != "" {
-		where = append(where, "session_key = ?")
-		args = append(args, f.SessionKey)
-	}
-	if f.LiveOnly {
-		where = append(where, "status IN "+liveStatusSQL)
-	}
-	if len(f.Statuses) > 0 {
-		where = append(where, "status IN ("+placeholders(len(f.Statuses))+")")
-		for _, st := range f.Statuses {
-			args = append(args, string(st))
-		}
-	}
-	q := "SELECT " + runColumns + " FROM runs"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY created_at DESC, rowid DESC"
-	if f.Limit > 0 {
-		q += " LIMIT " + strconv.Itoa(f.Limit)
-	}
+	q, args := backend.RunsQuery(tables, f)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, mapErr("runs", err)
 	}
 	defer rows.Close()
-	var out []*store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, mapErr("runs", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := backend.Collect(rows, backend.ScanRun)
+	if err != nil {
 		return nil, mapErr("runs", err)
 	}
 	return out, nil
@@ -115,46 +84,16 @@ func (s *Store) Calls(ctx context.Context, runID string) ([]store.Call, error) {
 	if err := s.check("calls"); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+callColumns+" FROM calls WHERE run_id = ? ORDER BY created_at, tool_use_id, phase DESC", runID)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+backend.CallColumnList+" FROM calls WHERE run_id = ? ORDER BY created_at, tool_use_id, phase DESC", runID)
 	if err != nil {
 		return nil, mapErr("calls of "+runID, err)
 	}
 	defer rows.Close()
-	var out []store.Call
-	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
-			return nil, mapErr("calls of "+runID, err)
-		}
-		out = append(out, *c)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := backend.Collect(rows, backend.ScanCallValue)
+	if err != nil {
 		return nil, mapErr("calls of "+runID, err)
 	}
 	return out, nil
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
-}
-
-const eventColumns = `seq, run_id, session_key, time, kind, state, tool, input_digest, decision, rule, reason,
-	tool_use_id, data, prev_hash, hash`
-
-func scanEvent(sc rowScanner, e *store.Event) error {
-	var (
-		t    int64
-		kind string
-		data []byte
-	)
-	if err := sc.Scan(&e.Seq, &e.RunID, &e.SessionKey, &t, &kind, &e.State, &e.Tool, &e.InputDigest,
-		&e.Decision, &e.Rule, &e.Reason, &e.ToolUseID, &data, &e.PrevHash, &e.Hash); err != nil {
-		return err
-	}
-	e.Time = store.FromNanos(t)
-	e.Kind = store.EventKind(kind)
-	e.Data = store.RawJSON(data)
-	return nil
 }
 
 // Events lists events matching f in Seq order.
@@ -162,63 +101,14 @@ func (s *Store) Events(ctx context.Context, f store.EventFilter) ([]store.Event,
 	if err := s.check("events"); err != nil {
 		return nil, err
 	}
-	var (
-		where []string
-		args  []any
-	)
-	if f.RunID != "" {
-		where = append(where, "run_id = ?")
-		args = append(args, f.RunID)
-	}
-	if f.SessionKey != "" {
-		where = append(where, "session_key = ?")
-		args = append(args, f.SessionKey)
-	}
-	if f.ToolUseID != "" {
-		where = append(where, "tool_use_id = ?")
-		args = append(args, f.ToolUseID)
-	}
-	if len(f.Kinds) > 0 {
-		where = append(where, "kind IN ("+placeholders(len(f.Kinds))+")")
-		for _, k := range f.Kinds {
-			args = append(args, string(k))
-		}
-	}
-	if f.AfterSeq > 0 {
-		where = append(where, "seq > ?")
-		args = append(args, f.AfterSeq)
-	}
-	if !f.Since.IsZero() {
-		where = append(where, "time >= ?")
-		args = append(args, f.Since.UnixNano())
-	}
-	q := "SELECT " + eventColumns + " FROM events"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	if f.Newest && f.Limit > 0 {
-		q += " ORDER BY seq DESC LIMIT " + strconv.Itoa(f.Limit)
-		q = "SELECT * FROM (" + q + ") ORDER BY seq"
-	} else {
-		q += " ORDER BY seq"
-		if f.Limit > 0 {
-			q += " LIMIT " + strconv.Itoa(f.Limit)
-		}
-	}
+	q, args := backend.EventsQuery(tables, f)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, mapErr("events", err)
 	}
 	defer rows.Close()
-	var out []store.Event
-	for rows.Next() {
-		var e store.Event
-		if err := scanEvent(rows, &e); err != nil {
-			return nil, mapErr("events", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := backend.Collect(rows, backend.ScanEventValue)
+	if err != nil {
 		return nil, mapErr("events", err)
 	}
 	return out, nil
@@ -255,7 +145,7 @@ func (s *Store) eachEvent(ctx context.Context, op string, start func(anchorSeq i
 			return mapErr(op+": anchor", err)
 		}
 		start(seq, hash)
-		rows, err := conn.QueryContext(ctx, "SELECT "+eventColumns+" FROM events ORDER BY seq")
+		rows, err := conn.QueryContext(ctx, "SELECT "+backend.EventColumnList+" FROM events ORDER BY seq")
 		if err != nil {
 			return mapErr(op, err)
 		}
@@ -263,7 +153,7 @@ func (s *Store) eachEvent(ctx context.Context, op string, start func(anchorSeq i
 		var e store.Event
 		for rows.Next() {
 			e = store.Event{}
-			if err := scanEvent(rows, &e); err != nil {
+			if err := backend.ScanEvent(rows, &e); err != nil {
 				return mapErr(op, err)
 			}
 			if err := fn(&e); err != nil {
@@ -282,7 +172,7 @@ func (s *Store) ExportJSONL(ctx context.Context, w io.Writer) error {
 	if err := s.check("export"); err != nil {
 		return err
 	}
-	return store.ExportStream(w, s.stream(ctx, "export"))
+	return backend.ExportStream(w, s.stream(ctx, "export"))
 }
 
 // VerifyChain verifies the whole event log from its anchor.
@@ -290,11 +180,11 @@ func (s *Store) VerifyChain(ctx context.Context) (store.ChainStatus, error) {
 	if err := s.check("verify"); err != nil {
 		return store.ChainStatus{}, err
 	}
-	return store.VerifyStream(s.stream(ctx, "verify"))
+	return backend.VerifyStream(s.stream(ctx, "verify"))
 }
 
-// stream is eachEvent as a store.EventStream.
-func (s *Store) stream(ctx context.Context, op string) store.EventStream {
+// stream is eachEvent as a backend.EventStream.
+func (s *Store) stream(ctx context.Context, op string) backend.EventStream {
 	return func(start func(int64, string), fn func(*store.Event) error) error {
 		return s.eachEvent(ctx, op, start, fn)
 	}
@@ -314,7 +204,7 @@ func (s *Store) Retention(ctx context.Context) (store.Retention, error) {
 	if err != nil {
 		return r, mapErr("retention", err)
 	}
-	return store.DecodeRetention(v)
+	return backend.DecodeRetention(v)
 }
 
 // SetRetention stores the retention setting.
@@ -322,7 +212,7 @@ func (s *Store) SetRetention(ctx context.Context, r store.Retention) error {
 	if err := s.check("set retention"); err != nil {
 		return err
 	}
-	if err := store.ValidRetention("set retention", r); err != nil {
+	if err := backend.ValidRetention("set retention", r); err != nil {
 		return err
 	}
 	b, err := json.Marshal(r)
@@ -352,7 +242,7 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	if err := s.check("prune"); err != nil {
 		return p, err
 	}
-	if err := store.ValidRetention("prune", r); err != nil {
+	if err := backend.ValidRetention("prune", r); err != nil {
 		return p, err
 	}
 	if r.MaxAge == 0 && r.Keep == 0 {
@@ -400,7 +290,7 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	}
 	if r.MaxAge > 0 {
 		res, err := sqlTx.ExecContext(ctx, `DELETE FROM calls WHERE created_at < ? AND (status <> 'reserved'
-			OR run_id NOT IN (SELECT id FROM runs WHERE status IN `+liveStatusSQL+`))`, now.Add(-r.MaxAge).UnixNano())
+			OR run_id NOT IN (SELECT id FROM runs WHERE status IN `+backend.LiveStatusSQL+`))`, now.Add(-r.MaxAge).UnixNano())
 		if err != nil {
 			return p, mapErr("prune: delete calls", err)
 		}
@@ -409,7 +299,7 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 	if p.Events > 0 || p.Calls > 0 {
 		data, _ := json.Marshal(map[string]any{"action": "prune", "events": p.Events, "calls": p.Calls,
 			"anchor_seq": p.AnchorSeq, "max_age": r.MaxAge.String(), "keep": r.Keep})
-		t := &tx{ctx: ctx, s: s, tx: sqlTx, key: "", now: now}
+		t := &tx{TxBase: backend.TxBase{At: now}, ctx: ctx, s: s, tx: sqlTx}
 		if err := t.Append(&store.Event{Kind: store.KindAdmin, Reason: "retention: pruned the event log", Data: data}); err != nil {
 			return p, err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
 )
 
 // WatchInterval is how often Watch polls the file for commits by other
@@ -34,7 +35,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan store.Change, error) {
 		if err != nil {
 			return nil, mapErr("watch", err)
 		}
-		p := &poller{s: s, conn: conn, hub: store.NewHub(), known: map[string]int64{}}
+		p := &poller{s: s, conn: conn, hub: backend.NewHub(), known: map[string]int64{}}
 		if err := p.poll(ctx, false); err != nil {
 			conn.Close()
 			return nil, err
@@ -70,7 +71,7 @@ func (s *Store) stopWatching() {
 type poller struct {
 	s       *Store
 	conn    *sql.Conn
-	hub     *store.Hub
+	hub     *backend.Hub
 	version int64
 	lastSeq int64
 	known   map[string]int64 // live run id -> revision at the last poll
@@ -113,7 +114,7 @@ func (p *poller) poll(ctx context.Context, publish bool) error {
 	}
 	p.version = v
 	live := map[string]store.Change{}
-	rows, err := p.conn.QueryContext(ctx, "SELECT "+changeColumns+" FROM runs WHERE status IN "+liveStatusSQL)
+	rows, err := p.conn.QueryContext(ctx, "SELECT "+changeColumns+" FROM runs WHERE status IN "+backend.LiveStatusSQL)
 	if err != nil {
 		return mapErr("watch: live runs", err)
 	}
@@ -184,7 +185,7 @@ func (p *poller) poll(ctx context.Context, publish bool) error {
 	return nil
 }
 
-func scanChange(row rowScanner) (store.Change, error) {
+func scanChange(row backend.Scanner) (store.Change, error) {
 	var (
 		c        store.Change
 		status   string

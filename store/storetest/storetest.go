@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite every store.Store backend
-// runs: store/sqlite today, a PostgreSQL backend later. It asserts what the
+// runs: store/sqlite and store/postgres. It asserts what the
 // store holds after each operation, not just what calls return.
 package storetest
 

@@ -1,13 +1,15 @@
-package store
+package backend
 
 import (
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/statewright-go/statewright/store"
 )
 
-func recv(t *testing.T, ch <-chan Change) Change {
+func recv(t *testing.T, ch <-chan store.Change) store.Change {
 	t.Helper()
 	select {
 	case c, ok := <-ch:
@@ -18,7 +20,7 @@ func recv(t *testing.T, ch <-chan Change) Change {
 	case <-time.After(10 * time.Second): // liveness bound
 		t.Fatal("no change")
 	}
-	return Change{}
+	return store.Change{}
 }
 
 func TestHubCoalescesPerRun(t *testing.T) {
@@ -31,10 +33,10 @@ func TestHubCoalescesPerRun(t *testing.T) {
 	}
 	// Nobody receives yet: three writes to run a, one to b, a stale one to a.
 	// The publisher never blocks.
-	h.Publish(Change{RunID: "a", Revision: 2})
-	h.Publish(Change{RunID: "b", Revision: 7})
-	h.Publish(Change{RunID: "a", Revision: 4, State: "review"})
-	h.Publish(Change{RunID: "a", Revision: 3})
+	h.Publish(store.Change{RunID: "a", Revision: 2})
+	h.Publish(store.Change{RunID: "b", Revision: 7})
+	h.Publish(store.Change{RunID: "a", Revision: 4, State: "review"})
+	h.Publish(store.Change{RunID: "a", Revision: 3})
 	// The receiver goroutine may already hold a's first change; after it,
 	// a arrives once at its newest revision, and b once.
 	got := map[string][]int64{}
@@ -52,7 +54,7 @@ func TestHubCoalescesPerRun(t *testing.T) {
 		t.Errorf("subscribers = %d", h.Subscribers())
 	}
 	// Resync has its own slot.
-	h.Publish(Change{})
+	h.Publish(store.Change{})
 	if c := recv(t, ch); !c.Resync() {
 		t.Errorf("got %+v, want a resync", c)
 	}
@@ -60,7 +62,7 @@ func TestHubCoalescesPerRun(t *testing.T) {
 	h.Close()
 	for range ch {
 	}
-	if _, err := h.Subscribe(ctx); !errors.Is(err, ErrClosed) {
+	if _, err := h.Subscribe(ctx); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Subscribe after Close: %v", err)
 	}
 }
@@ -82,13 +84,13 @@ func TestHubContextEndsSubscription(t *testing.T) {
 	if n := h.Subscribers(); n != 0 {
 		t.Errorf("subscribers after cancel = %d", n)
 	}
-	h.Publish(Change{RunID: "x", Revision: 1}) // no one left: must not block
+	h.Publish(store.Change{RunID: "x", Revision: 1}) // no one left: must not block
 }
 
 func TestChangeOf(t *testing.T) {
-	r := &Run{ID: "run_1", SessionKey: "cc:s", Revision: 3, Status: StatusAwaitingApproval, State: "review",
-		PendingApproval: &Approval{ID: "apr_1"}}
-	want := Change{RunID: "run_1", SessionKey: "cc:s", Revision: 3, Status: StatusAwaitingApproval, State: "review", ApprovalID: "apr_1"}
+	r := &store.Run{ID: "run_1", SessionKey: "cc:s", Revision: 3, Status: store.StatusAwaitingApproval, State: "review",
+		PendingApproval: &store.Approval{ID: "apr_1"}}
+	want := store.Change{RunID: "run_1", SessionKey: "cc:s", Revision: 3, Status: store.StatusAwaitingApproval, State: "review", ApprovalID: "apr_1"}
 	if got := ChangeOf(r); got != want {
 		t.Errorf("ChangeOf = %+v, want %+v", got, want)
 	}

@@ -1,39 +1,43 @@
-package store
+// Package backend holds what store/sqlite and store/postgres do the same
+// way: defaults and validation of what a Tx is given, the encoding and
+// scanning of runs, calls and events, the queries behind Store.Runs and
+// Store.Events, the bookkeeping of a transaction, and the fan-out of
+// watched changes. It is internal so that package store exports only what
+// the callers of a store use.
+package backend
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"time"
+
+	"github.com/statewright-go/statewright/store"
 )
 
-// This file holds what every backend does the same way before and after
-// touching its tables: defaults and validation of what a Tx is given, and
-// the encoding of a run's structured columns. store/sqlite and
-// store/postgres share it so their semantics cannot drift apart.
-
 // PrepareRun fills run's defaults for Tx.Put in a transaction on
-// sessionKey (SessionKey, Status) and validates it; errors wrap ErrInvalid.
-func PrepareRun(run *Run, sessionKey string) error {
+// sessionKey (SessionKey, Status) and validates it; errors wrap
+// store.ErrInvalid.
+func PrepareRun(run *store.Run, sessionKey string) error {
 	if run == nil {
-		return fmt.Errorf("store: put run: %w: nil run", ErrInvalid)
+		return fmt.Errorf("store: put run: %w: nil run", store.ErrInvalid)
 	}
 	if run.SessionKey == "" {
 		run.SessionKey = sessionKey
 	}
 	if run.SessionKey != sessionKey {
-		return fmt.Errorf("store: put run: %w: run session %q in a transaction on %q", ErrInvalid, run.SessionKey, sessionKey)
+		return fmt.Errorf("store: put run: %w: run session %q in a transaction on %q", store.ErrInvalid, run.SessionKey, sessionKey)
 	}
 	if run.Status == "" {
-		run.Status = StatusActive
+		run.Status = store.StatusActive
 	}
 	if !run.Status.Valid() {
-		return fmt.Errorf("store: put run: %w: unknown status %q", ErrInvalid, run.Status)
+		return fmt.Errorf("store: put run: %w: unknown status %q", store.ErrInvalid, run.Status)
 	}
 	if run.State == "" {
-		return fmt.Errorf("store: put run: %w: empty state", ErrInvalid)
+		return fmt.Errorf("store: put run: %w: empty state", store.ErrInvalid)
 	}
 	return nil
 }
@@ -49,8 +53,8 @@ type CallColumns struct {
 // PrepareCall fills call's defaults for Tx.Record in a transaction on
 // sessionKey whose run is runID at now (SessionKey, RunID, Status by phase,
 // CreatedAt, SettledAt unless reserved), validates it and encodes its
-// columns; errors wrap ErrInvalid.
-func PrepareCall(call *Call, sessionKey, runID string, now time.Time) (CallColumns, error) {
+// columns; errors wrap store.ErrInvalid.
+func PrepareCall(call *store.Call, sessionKey, runID string, now time.Time) (CallColumns, error) {
 	var cols CallColumns
 	if err := prepareCall(call, sessionKey, runID); err != nil {
 		return cols, err
@@ -63,69 +67,60 @@ func PrepareCall(call *Call, sessionKey, runID string, now time.Time) (CallColum
 		return cols, fmt.Errorf("store: record call: %w", err)
 	}
 	call.CreatedAt = now
-	if call.Status != CallReserved {
+	if call.Status != store.CallReserved {
 		call.SettledAt = now
 		cols.SettledAt = now.UnixNano()
 	}
 	return cols, nil
 }
 
-func prepareCall(call *Call, sessionKey, runID string) error {
+func prepareCall(call *store.Call, sessionKey, runID string) error {
 	if call == nil || call.ToolUseID == "" {
-		return fmt.Errorf("store: record call: %w: empty tool_use_id", ErrInvalid)
+		return fmt.Errorf("store: record call: %w: empty tool_use_id", store.ErrInvalid)
 	}
 	if call.SessionKey == "" {
 		call.SessionKey = sessionKey
 	}
 	if call.SessionKey != sessionKey {
-		return fmt.Errorf("store: record call: %w: call session %q in a transaction on %q", ErrInvalid, call.SessionKey, sessionKey)
+		return fmt.Errorf("store: record call: %w: call session %q in a transaction on %q", store.ErrInvalid, call.SessionKey, sessionKey)
 	}
 	if call.RunID == "" {
 		call.RunID = runID
 	}
 	switch call.Phase {
-	case PhasePre:
+	case store.PhasePre:
 		if call.Status == "" {
-			call.Status = CallReserved
+			call.Status = store.CallReserved
 		}
-	case PhasePost:
+	case store.PhasePost:
 		if call.Status == "" {
-			call.Status = CallSettled
+			call.Status = store.CallSettled
 		}
-		if call.Status == CallReserved {
-			return fmt.Errorf("store: record call: %w: a post record cannot be reserved", ErrInvalid)
+		if call.Status == store.CallReserved {
+			return fmt.Errorf("store: record call: %w: a post record cannot be reserved", store.ErrInvalid)
 		}
 	default:
-		return fmt.Errorf("store: record call: %w: unknown phase %q", ErrInvalid, call.Phase)
+		return fmt.Errorf("store: record call: %w: unknown phase %q", store.ErrInvalid, call.Phase)
 	}
 	switch call.Status {
-	case CallReserved, CallSettled, CallFailed, CallDone:
+	case store.CallReserved, store.CallSettled, store.CallFailed, store.CallDone:
 	default:
-		return fmt.Errorf("store: record call: %w: unknown status %q", ErrInvalid, call.Status)
+		return fmt.Errorf("store: record call: %w: unknown status %q", store.ErrInvalid, call.Status)
 	}
 	return nil
 }
 
-// SettlesAs returns the status a post record gives the reserved pre record
-// of the same call: failed for a failed call, settled otherwise.
-func (c *Call) SettlesAs() CallStatus {
-	if c.Status == CallFailed {
-		return CallFailed
-	}
-	return CallSettled
-}
-
 // PrepareEvent validates e for Tx.Append and fills its defaults: Data
 // compacted, RunID and SessionKey from the transaction, Time now (UTC).
-// The backend then assigns Seq, PrevHash and Hash (see ChainEvent).
-func PrepareEvent(e *Event, runID, sessionKey string, now time.Time) error {
+// The backend then links it into its chain (see Link).
+func PrepareEvent(e *store.Event, runID, sessionKey string, now time.Time) error {
 	if e == nil {
-		return fmt.Errorf("store: append: %w: nil event", ErrInvalid)
+		return fmt.Errorf("store: append: %w: nil event", store.ErrInvalid)
 	}
 	if e.Kind == "" {
-		return fmt.Errorf("store: append: %w: event without kind", ErrInvalid)
+		return fmt.Errorf("store: append: %w: event without kind", store.ErrInvalid)
 	}
-	data, err := CompactData(e.Data)
+	data, err := store.CompactData(e.Data)
 	if err != nil {
 		return fmt.Errorf("store: append %s event: %w", e.Kind, err)
 	}
@@ -145,10 +140,10 @@ func PrepareEvent(e *Event, runID, sessionKey string, now time.Time) error {
 
 // ChainEvent links e after the event (or anchor) at headSeq/headHash:
 // it sets Seq, PrevHash and Hash.
-func ChainEvent(e *Event, headSeq int64, headHash string) {
+func ChainEvent(e *store.Event, headSeq int64, headHash string) {
 	e.Seq = headSeq + 1
 	e.PrevHash = headHash
-	e.Hash = HashEvent(e)
+	e.Hash = store.HashEvent(e)
 }
 
 // SnapshotDigestOf returns the sha256 (hex) of a workflow snapshot ("" for none).
@@ -167,8 +162,8 @@ type RunColumns struct {
 }
 
 // EncodeRunColumns validates and encodes run's JSON and structured fields;
-// errors wrap ErrInvalid.
-func EncodeRunColumns(run *Run) (RunColumns, error) {
+// errors wrap store.ErrInvalid.
+func EncodeRunColumns(run *store.Run) (RunColumns, error) {
 	var (
 		c   RunColumns
 		err error
@@ -189,7 +184,7 @@ func EncodeRunColumns(run *Run) (RunColumns, error) {
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return fmt.Errorf("store: put run: %w: %s: %v", ErrInvalid, name, err)
+			return fmt.Errorf("store: put run: %w: %s: %v", store.ErrInvalid, name, err)
 		}
 		s := string(b)
 		*out = &s
@@ -208,33 +203,33 @@ func EncodeRunColumns(run *Run) (RunColumns, error) {
 }
 
 // DecodeRunColumns sets run's Counters, FilesEdited and PendingApproval from
-// their stored JSON (empty for NULL); errors wrap ErrCorrupt.
-func DecodeRunColumns(run *Run, counters, files, approval []byte) error {
+// their stored JSON (empty for NULL); errors wrap store.ErrCorrupt.
+func DecodeRunColumns(run *store.Run, counters, files, approval []byte) error {
 	if len(counters) > 0 {
 		if err := json.Unmarshal(counters, &run.Counters); err != nil {
-			return fmt.Errorf("%w: run %s counters: %v", ErrCorrupt, run.ID, err)
+			return fmt.Errorf("%w: run %s counters: %v", store.ErrCorrupt, run.ID, err)
 		}
 	}
 	if len(files) > 0 {
 		if err := json.Unmarshal(files, &run.FilesEdited); err != nil {
-			return fmt.Errorf("%w: run %s files_edited: %v", ErrCorrupt, run.ID, err)
+			return fmt.Errorf("%w: run %s files_edited: %v", store.ErrCorrupt, run.ID, err)
 		}
 	}
 	if len(approval) > 0 {
-		run.PendingApproval = new(Approval)
+		run.PendingApproval = new(store.Approval)
 		if err := json.Unmarshal(approval, run.PendingApproval); err != nil {
-			return fmt.Errorf("%w: run %s pending_approval: %v", ErrCorrupt, run.ID, err)
+			return fmt.Errorf("%w: run %s pending_approval: %v", store.ErrCorrupt, run.ID, err)
 		}
 	}
 	return nil
 }
 
 // JSONColumn validates and compacts a JSON column value (nil for NULL);
-// errors wrap ErrInvalid.
+// errors wrap store.ErrInvalid.
 func JSONColumn(name string, b json.RawMessage) (*string, error) {
-	c, err := CompactData(b)
+	c, err := store.CompactData(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, name, err)
+		return nil, fmt.Errorf("%w: %s: %v", store.ErrInvalid, name, err)
 	}
 	if c == nil {
 		return nil, nil
@@ -259,44 +254,55 @@ func FromNanos(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-// ValidRetention refuses a negative retention; the error wraps ErrInvalid.
-func ValidRetention(op string, r Retention) error {
+// ValidRetention refuses a negative retention; the error wraps store.ErrInvalid.
+func ValidRetention(op string, r store.Retention) error {
 	if r.MaxAge < 0 || r.Keep < 0 {
-		return fmt.Errorf("store: %s: %w: negative retention", op, ErrInvalid)
+		return fmt.Errorf("store: %s: %w: negative retention", op, store.ErrInvalid)
 	}
 	return nil
 }
 
-// EventStream streams a store's whole event log in Seq order from one
-// snapshot: it calls start once with the prune anchor, then fn for each
-// event, stopping at fn's first error.
-type EventStream func(start func(anchorSeq int64, anchorHash string), fn func(e *Event) error) error
-
-// ExportStream writes each event of the stream as one JSON line: a
-// backend's ExportJSONL.
-func ExportStream(w io.Writer, each EventStream) error {
-	return each(func(int64, string) {}, func(e *Event) error { return WriteEventJSONL(w, e) })
-}
-
-// VerifyStream verifies the stream's chain from its anchor: a backend's
-// VerifyChain.
-func VerifyStream(each EventStream) (ChainStatus, error) {
-	var v *ChainVerifier
-	err := each(func(seq int64, hash string) { v = NewChainVerifier(seq, hash) }, func(e *Event) error { return v.Next(e) })
-	if v == nil {
-		return ChainStatus{}, err
-	}
+// EncodeRetention encodes a retention setting for the meta table.
+func EncodeRetention(r store.Retention) (string, error) {
+	b, err := json.Marshal(r)
 	if err != nil {
-		return v.Status(), fmt.Errorf("store: verify: %w", err)
+		return "", fmt.Errorf("store: set retention: %w", err)
 	}
-	return v.Status(), nil
+	return string(b), nil
 }
 
-// DecodeRetention decodes a stored retention setting; errors wrap ErrCorrupt.
-func DecodeRetention(v string) (Retention, error) {
-	var r Retention
+// DecodeRetention decodes a stored retention setting; errors wrap store.ErrCorrupt.
+func DecodeRetention(v string) (store.Retention, error) {
+	var r store.Retention
 	if err := json.Unmarshal([]byte(v), &r); err != nil {
-		return Retention{}, fmt.Errorf("store: retention: %w: %v", ErrCorrupt, err)
+		return store.Retention{}, fmt.Errorf("store: retention: %w: %v", store.ErrCorrupt, err)
 	}
 	return r, nil
+}
+
+// PruneData is the data of the admin event a prune appends.
+func PruneData(p store.Pruned, r store.Retention) json.RawMessage {
+	data, _ := json.Marshal(map[string]any{"action": "prune", "events": p.Events, "calls": p.Calls,
+		"anchor_seq": p.AnchorSeq, "max_age": r.MaxAge.String(), "keep": r.Keep})
+	return data
+}
+
+// PruneCut returns the last Seq a prune with r removes from a log whose
+// newest event is head: cutByAge is the newest event older than r.MaxAge
+// (0 when MaxAge is 0 or none is).
+func PruneCut(r store.Retention, head, cutByAge int64) int64 {
+	cut := cutByAge
+	if r.Keep > 0 && head-r.Keep > cut {
+		cut = head - r.Keep
+	}
+	return cut
+}
+
+// NewID returns prefix followed by n random bytes in hex.
+func NewID(prefix string, n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("store: random id: %w", err)
+	}
+	return prefix + hex.EncodeToString(b), nil
 }

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultBusyTimeout is how long a writer waits for the store's locks
+// before failing with ErrBusy, when Options.BusyTimeout is zero. It must
+// stay below the hook's own deadline, which stays below the harness's hook
+// timeout.
+const DefaultBusyTimeout = 2 * time.Second
+
+// Options configure Open; every backend honours them.
+type Options struct {
+	// MustExist makes Open fail with ErrNoStore when the store does not
+	// exist or was never initialised, instead of creating it. Hooks open
+	// with MustExist: they must never silently start on a fresh, empty
+	// store (which would have no runs and so enforce nothing).
+	MustExist bool
+	// ExpectID, when set, makes Open fail with ErrStoreMismatch unless the
+	// store's id equals it.
+	ExpectID string
+	// BusyTimeout bounds a writer's total wait for the store's locks
+	// (DefaultBusyTimeout when 0); past it the write fails with ErrBusy.
+	BusyTimeout time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Identity says which store a handle is open on and what it is made of.
+type Identity struct {
+	// ID is the store's id (StoreID).
+	ID string `json:"id"`
+	// Backend names the backend ("sqlite", "postgres").
+	Backend string `json:"backend"`
+	// Location is where the store is, as messages may show it: an absolute
+	// file path, or a URL without its password.
+	Location string `json:"location"`
+	// Files are the local files that make up the store (SQLite: the
+	// database, its WAL, shared-memory, rollback journal and lock files,
+	// whether they exist yet or not); none for a store on a server. Self
+	// protection and the sandbox hide or protect exactly these.
+	Files []string `json:"files,omitempty"`
+}
+
+// Backend is a store implementation that Open picks by location. Backends
+// register themselves (Register) from their package's init; import
+// store/backends for every built-in one.
+type Backend struct {
+	// Name names the backend ("sqlite", "postgres").
+	Name string
+	// Claims reports whether location names a store of this backend.
+	Claims func(location string) bool
+	// Open opens (and, unless opts.MustExist, creates) the store at
+	// location.
+	Open func(ctx context.Context, location string, opts Options) (Store, error)
+	// Display returns location as messages may show it (a URL without its
+	// password); nil shows it as it is.
+	Display func(location string) string
+}
+
+var registry struct {
+	mu       sync.RWMutex
+	backends []Backend
+}
+
+// Register makes a backend available to Open. It panics when the name is
+// taken or a field is missing: registration happens at init.
+func Register(b Backend) {
+	if b.Name == "" || b.Claims == nil || b.Open == nil {
+		panic("store: Register: a backend needs Name, Claims and Open")
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	for _, o := range registry.backends {
+		if o.Name == b.Name {
+			panic("store: Register: backend " + b.Name + " registered twice")
+		}
+	}
+	registry.backends = append(registry.backends, b)
+}
+
+// Backends returns the names of the registered backends, in registration order.
+func Backends() []string {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	names := make([]string, len(registry.backends))
+	for i, b := range registry.backends {
+		names[i] = b.Name
+	}
+	return names
+}
+
+func backendFor(location string) (Backend, bool) {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	for _, b := range registry.backends {
+		if b.Claims(location) {
+			return b, true
+		}
+	}
+	return Backend{}, false
+}
+
+// Open opens the store at location (a file path, a file: URI, a
+// postgres:// URL, ...) through the backend that claims it. The caller
+// closes the store. Errors wrap the sentinels above (ErrNoStore for a
+// missing store with opts.MustExist, ErrStoreMismatch, ErrCorrupt, ...);
+// a location no registered backend claims is ErrInvalid.
+func Open(ctx context.Context, location string, opts Options) (Store, error) {
+	if location == "" {
+		return nil, fmt.Errorf("store: open: %w: empty location", ErrInvalid)
+	}
+	b, ok := backendFor(location)
+	if !ok {
+		return nil, fmt.Errorf("store: open %s: %w: no store backend claims this location (registered: %s)",
+			Display(location), ErrInvalid, strings.Join(Backends(), ", "))
+	}
+	st, err := b.Open(ctx, location, opts)
+	if err != nil {
+		return nil, err // a nil interface, never a typed nil
+	}
+	return st, nil
+}
+
+// Display returns location as messages may show it: a URL without its
+// password. An unclaimed location that looks like a URL is shown by its
+// scheme only.
+func Display(location string) string {
+	if b, ok := backendFor(location); ok {
+		if b.Display != nil {
+			return b.Display(location)
+		}
+		return location
+	}
+	if i := strings.Index(location, "://"); i > 0 {
+		return location[:i] + "://…"
+	}
+	return location
+}
