@@ -3,9 +3,11 @@ package policy
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/workflow"
 )
 
 // ProtectedTrees returns the trees that stay read-only under the OS sandbox
@@ -108,12 +110,38 @@ type SandboxEnv struct {
 // the session's tmp and caches; the protected trees read-only over that;
 // secrets, operator credentials and the store hidden; the network only
 // where the phase grants Network.
+//
+// State "" is a session with no run (dormant): the project writable and the
+// network open, as without statewright, but the protected trees read-only
+// and the secrets and store hidden, as in every phase (self-protection
+// holds when no run is active).
 func (l *Law) SandboxProfile(state string, env SandboxEnv) (sandbox.Profile, error) {
+	if state == "" {
+		return sandboxProfile(nil, l.opts.ProtectedPaths, env), nil
+	}
 	cs, ok := l.states[state]
 	if !ok {
 		return sandbox.Profile{}, fmt.Errorf("the workflow has no state %q", state)
 	}
-	p := sandbox.Profile{Phase: state, Network: cs.caps&capNetwork != 0 && !cs.final}
+	return sandboxProfile(cs, l.opts.ProtectedPaths, env), nil
+}
+
+func sandboxProfile(cs *compiledState, protectedPaths []string, env SandboxEnv) sandbox.Profile {
+	var (
+		state                   string
+		write, network, shell   bool
+		final                   bool
+		allowedPath, deniedPath []pathGlob
+		sb                      *workflow.SandboxPolicy
+	)
+	if cs == nil {
+		write, network, shell = true, true, true
+	} else {
+		state, final = cs.name, cs.final
+		write, network, shell = cs.caps&capWrite != 0, cs.caps&capNetwork != 0, cs.anyTool || cs.allowed.tools&bit(kBash) != 0
+		allowedPath, deniedPath, sb = cs.allowedPath, cs.deniedPath, cs.st.Sandbox
+	}
+	p := sandbox.Profile{Phase: state, Network: network && !final}
 	if env.ProjectDir != "" {
 		p.Visible = []string{env.ProjectDir}
 	}
@@ -137,36 +165,52 @@ func (l *Law) SandboxProfile(state string, env SandboxEnv) (sandbox.Profile, err
 		}
 	}
 
-	if !cs.final {
-		if cs.caps&capWrite != 0 {
-			if len(cs.allowedPath) == 0 {
+	if !final {
+		if write {
+			if len(allowedPath) == 0 {
 				add(&p.Writable, env.ProjectDir)
 			}
-			for _, g := range cs.allowedPath {
+			for _, g := range allowedPath {
 				add(&p.Writable, literalDir(g.pattern))
 			}
-			for _, g := range cs.deniedPath {
+			for _, g := range deniedPath {
 				if !hasMeta(g.pattern) {
 					add(&p.ReadOnly, g.pattern)
 				}
 			}
 		}
-		if l.allowsShell(cs) {
+		if shell {
 			for _, o := range runnerOutputs {
 				add(&p.Writable, o)
 			}
 		}
-		if sb := cs.st.Sandbox; sb != nil {
+		if sb != nil {
 			for _, w := range sb.Writable {
 				add(&p.Writable, w)
 			}
 		}
 	}
-	if sb := cs.st.Sandbox; sb != nil {
+	if sb != nil {
 		for _, h := range sb.Hidden {
 			add(&p.Hidden, h)
 		}
 	}
+
+	// The phase's writable paths never reach into a protected tree (a
+	// deeper writable mount would win over the read-only one).
+	protected := ProtectedTrees(env.ProjectDir, env.Home)
+	for _, pp := range protectedPaths {
+		add(&protected, pp)
+	}
+	p.Writable = slices.DeleteFunc(p.Writable, func(w string) bool {
+		for _, t := range protected {
+			if w == t || strings.HasPrefix(w, t+"/") {
+				return true
+			}
+		}
+		return false
+	})
+	p.ReadOnly = append(p.ReadOnly, protected...)
 
 	if env.SessionDir != "" {
 		s := env.SessionDir
@@ -205,11 +249,6 @@ func (l *Law) SandboxProfile(state string, env SandboxEnv) (sandbox.Profile, err
 		p.Writable = append(p.Writable, env.CallDir)
 	}
 
-	p.ReadOnly = append(p.ReadOnly, ProtectedTrees(env.ProjectDir, env.Home)...)
-	for _, pp := range l.opts.ProtectedPaths {
-		add(&p.ReadOnly, pp)
-	}
-
 	p.Hidden = append(p.Hidden, SecretPaths(env.Home)...)
 	for _, s := range env.Secrets {
 		add(&p.Hidden, s)
@@ -218,15 +257,7 @@ func (l *Law) SandboxProfile(state string, env SandboxEnv) (sandbox.Profile, err
 		st := abs(env.Store)
 		p.Hidden = append(p.Hidden, st, st+"-wal", st+"-shm", st+"-journal")
 	}
-	return p, nil
-}
-
-// allowsShell reports whether a phase may run a shell tool at all.
-func (l *Law) allowsShell(cs *compiledState) bool {
-	if cs.anyTool {
-		return true
-	}
-	return cs.allowed.tools&bit(kBash) != 0
+	return p
 }
 
 // literalDir returns the directory part of a glob before its first

@@ -18,7 +18,7 @@ states:
     on: {GO: implementing}
   implementing:
     allowed_tools: [Read, Edit, Write, Bash]
-    sandbox: {writable: [~/.cache/tool, /opt/out], hidden: [.env]}
+    sandbox: {writable: [~/.cache/tool, /opt/out, .claude/commands, .git/hooks], hidden: [.env]}
     on: {GO: scoped}
   scoped:
     allowed_tools: [Edit, Network]
@@ -59,8 +59,9 @@ states:
 			env:         []string{"GOPROXY=file:///h/go/pkg/mod/cache/download,off", "GOCACHE=/h/.cache/statewright/sandbox/s1/cache/go-build", "TMPDIR=/tmp"},
 		},
 		"implementing": {
-			writable: []string{"/p", "/h/.cache/tool", "/opt/out"},
-			hidden:   []string{"/p/.env"},
+			writable:    []string{"/p", "/h/.cache/tool", "/opt/out"},
+			notWritable: []string{"/p/.claude/commands", "/p/.git/hooks"},
+			hidden:      []string{"/p/.env"},
 		},
 		"scoped": {
 			writable:    []string{"/p/src", "/p/docs/a.md", "/p"},

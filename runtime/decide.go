@@ -12,6 +12,7 @@ import (
 
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/store"
 )
 
@@ -80,6 +81,8 @@ type decisionData struct {
 	PermissionMode string `json:"permission_mode,omitempty"`
 	// Grant is what a person's yes to an Ask would grant.
 	Grant *grant `json:"grant,omitempty"`
+	// Sandboxed: the call's command runs under the OS sandbox.
+	Sandboxed bool `json:"sandboxed,omitempty"`
 }
 
 // implicitTx applies the implicit transition d names and decides the call
@@ -230,6 +233,14 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 					return fmt.Errorf("runtime: decide %s: %w: tool_use_id already decided for another call", id, store.ErrInvalid)
 				}
 				res = o.result(true)
+				if res.Verdict == policy.Allow && call.Sandbox != nil {
+					// Replayed: the profile of the phase the run is in now.
+					prof, err := s.sandboxProfile(tx.Run(), ended, call.Sandbox)
+					if err != nil {
+						return err
+					}
+					res.Sandbox = prof
+				}
 				return nil
 			case !errors.Is(err, store.ErrNotFound):
 				return fmt.Errorf("runtime: decide %s: %w", id, err)
@@ -409,7 +420,8 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 	}
 
 	data := decisionData{Actor: call.Actor, Harness: call.Call.Harness, Canonical: d.Tool, Enforced: out.Enforced,
-		AuditOnly: audit, Files: reserved, Interrupt: eff.FireInterrupt, PermissionMode: call.PermissionMode, Grant: out.Grant}
+		AuditOnly: audit, Files: reserved, Interrupt: eff.FireInterrupt, PermissionMode: call.PermissionMode, Grant: out.Grant,
+		Sandboxed: call.Call.Sandboxed}
 	if out.Verdict != out.WouldBe {
 		data.Returned = out.Verdict.String()
 	}
@@ -430,5 +442,41 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 	if err := tx.Append(ev); err != nil {
 		return DecideResult{}, fmt.Errorf("append decision: %w", err)
 	}
-	return out.result(false), nil
+	res := out.result(false)
+	if out.Verdict == policy.Allow && call.Sandbox != nil {
+		if res.Sandbox, err = s.sandboxProfile(run, ended, call.Sandbox); err != nil {
+			return DecideResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// sandboxProfile derives the OS profile for a call decided on run (nil:
+// dormant, or decided in the ended run's final state).
+func (s *Service) sandboxProfile(run, ended *store.Run, env *policy.SandboxEnv) (*sandbox.Profile, error) {
+	if run == nil {
+		run = ended
+	}
+	var (
+		law   *policy.Law
+		state string
+	)
+	if run == nil {
+		l, err := s.dormantLaw()
+		if err != nil {
+			return nil, err
+		}
+		law = l
+	} else {
+		c, err := s.compiledFor(run)
+		if err != nil {
+			return nil, err
+		}
+		law, state = c.Law, run.State
+	}
+	p, err := law.SandboxProfile(state, *env)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox profile: %w", err)
+	}
+	return &p, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/store"
 )
 
@@ -176,6 +177,11 @@ type ToolCall struct {
 	// that confirmation grants it; otherwise an Ask becomes a deny naming
 	// the statewright command a person can run instead.
 	HumanPrompt bool
+	// Sandbox, when set, says the adapter runs the call's shell command
+	// under the OS sandbox (it also sets Call.Sandboxed, an input of the
+	// decision) and where the profile's paths are; an allowed call's
+	// DecideResult then carries the profile in force at the decision.
+	Sandbox *policy.SandboxEnv
 }
 
 // DecideResult is a decision plus what the adapter needs to answer the harness.
@@ -189,6 +195,10 @@ type DecideResult struct {
 	Replayed bool `json:"replayed"`
 	// State is the run's state at the decision ("" when dormant).
 	State string `json:"state"`
+	// Sandbox is the OS profile the call's command runs under: set for an
+	// allowed call when ToolCall.Sandbox asked for it, derived from the
+	// phase the call was decided in (after an implicit transition).
+	Sandbox *sandbox.Profile `json:"sandbox,omitempty"`
 }
 
 // ToolResult is what PostToolUse / PostToolUseFailure report about a call.

@@ -37,7 +37,9 @@ type Profile struct {
 	Writable []string `json:"writable,omitempty"`
 	// ReadOnly are trees kept read-only even inside a writable tree (the
 	// protected trees: harness settings, git config and hooks, shell rc
-	// files). Applied after Writable. Missing paths are skipped.
+	// files). A deeper Writable path inside one is writable again, so the
+	// caller leaves out writable paths inside protected trees (as
+	// policy.SandboxProfile does). Missing paths are skipped.
 	ReadOnly []string `json:"read_only,omitempty"`
 	// Hidden are paths the command must not see: a directory becomes an
 	// empty read-only tmpfs, a file reads as empty (/dev/null). Applied
@@ -168,11 +170,28 @@ func Args(p *Profile, dir string, argv []string) ([]string, error) {
 			args = append(args, "--ro-bind", v, v)
 		}
 	}
-	for _, w := range resolveAll(p.Writable) {
-		args = append(args, "--bind", w, w)
+	// Writable and read-only trees are mounted shallowest first, so the
+	// deeper one wins (a protected tree inside the project, the session's
+	// own directory inside the read-only sandbox root); for the same path
+	// read-only wins.
+	ro := resolveAll(p.ReadOnly)
+	isRO := make(map[string]bool, len(ro))
+	for _, r := range ro {
+		isRO[r] = true
 	}
-	for _, r := range resolveAll(p.ReadOnly) {
-		args = append(args, "--ro-bind", r, r)
+	binds := ro
+	for _, w := range resolveAll(p.Writable) {
+		if !isRO[w] {
+			binds = append(binds, w)
+		}
+	}
+	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i]) < depth(binds[j]) })
+	for _, b := range binds {
+		if isRO[b] {
+			args = append(args, "--ro-bind", b, b)
+		} else {
+			args = append(args, "--bind", b, b)
+		}
 	}
 	for _, h := range resolveAll(p.Hidden) {
 		fi, err := os.Stat(h)

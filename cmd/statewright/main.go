@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
 )
 
 // commandConstructors collects the subcommands. Each file of this package
@@ -103,6 +105,10 @@ func main() {
 	// still goes through cobra.
 	if a := os.Args; len(a) > 3 && a[1] == "hook" && a[2] == "claude-code" && a[3] != "-h" && a[3] != "--help" {
 		os.Exit(runHook(a[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	// The sandbox launcher runs every sandboxed shell call: no command tree.
+	if a := os.Args; len(a) > 3 && a[1] == "sandbox" && a[2] == "exec" && a[3] != "-h" && a[3] != "--help" {
+		os.Exit(sandboxcmd.RunExec(a[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,0 +1,104 @@
+// Package sandboxcmd is `statewright sandbox`: the launcher a harness's
+// rewritten shell command runs (`sandbox exec`), and `sandbox status`,
+// which says whether commands can run sandboxed here and why not.
+package sandboxcmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/statewright-go/statewright/sandbox"
+)
+
+// NoSandboxWarning is what doctor, SessionStart, status and the README say
+// where no sandbox is available (DECISIONS 9).
+const NoSandboxWarning = "no OS sandbox is available here, so only the static law holds: code the agent runs " +
+	"(tests, builds, interpreters) runs as you, and approvals, operator tokens and the store are NOT protected " +
+	"from it (same-user secrecy is impossible without a sandbox); install with --require-sandbox to deny shell calls instead"
+
+// NewCmdSandbox returns `statewright sandbox`.
+func NewCmdSandbox() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run commands under the phase's OS sandbox (the launcher hooks call), and report availability",
+	}
+	cmd.AddCommand(newCmdExec(), newCmdStatus())
+	return cmd
+}
+
+func newCmdExec() *cobra.Command {
+	return &cobra.Command{
+		Use:   "exec --call DIR (-c SCRIPT | -- ARGV...)",
+		Short: "Run one command under the profile a hook prepared in DIR (harnesses run this, not people)",
+		Long: "exec is the launcher: a hook that lets a shell call through rewrites it to run " +
+			"`statewright sandbox exec --call DIR -c SCRIPT`. It reads the profile in force at the decision from DIR, " +
+			"runs the command under bubblewrap in the current directory, records its exit status in DIR, and exits " +
+			"with it. It never runs a command unsandboxed: without a profile or a working bubblewrap it exits 126. See docs/sandbox.md.",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+				return cmd.Help()
+			}
+			os.Exit(RunExec(args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return nil
+		},
+	}
+}
+
+// RunExec runs `sandbox exec` with args (after "exec") and returns the exit
+// status. main calls it before building the command tree: it is on the
+// path of every shell call.
+func RunExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var callDir, script string
+	var argv []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--call" && i+1 < len(args):
+			i++
+			callDir = args[i]
+		case a == "-c" && i+1 < len(args):
+			i++
+			script = args[i]
+		case a == "--":
+			argv = args[i+1:]
+			i = len(args)
+		default:
+			fmt.Fprintf(stderr, "statewright sandbox exec: unexpected argument %q (usage: sandbox exec --call DIR (-c SCRIPT | -- ARGV...))\n", a)
+			return 2
+		}
+	}
+	if callDir == "" || (script == "") == (len(argv) == 0) {
+		fmt.Fprintln(stderr, "statewright sandbox exec: usage: sandbox exec --call DIR (-c SCRIPT | -- ARGV...)")
+		return 2
+	}
+	return sandbox.Launch(callDir, script, argv, stdin, stdout, stderr)
+}
+
+func newCmdStatus() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Say whether shell commands can run sandboxed here, and why not",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a := sandbox.Probe(cmd.Context())
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(map[string]any{"available": a.OK(), "bwrap": a.Bwrap, "why": a.Why})
+			}
+			if a.OK() {
+				fmt.Fprintln(out, "sandbox: "+a.String())
+				return nil
+			}
+			fmt.Fprintln(out, "sandbox: "+a.String())
+			fmt.Fprintln(out, "warning: "+NoSandboxWarning)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
