@@ -116,6 +116,23 @@ func (l *Law) Decide(run *RunState, call *ToolCall) (d Decision) {
 				}
 				p.call = &c
 			}
+			if field := sandboxEscape(m); field != "" {
+				// A call that asks the harness to skip its sandbox is
+				// decided as unsandboxed, and a person must agree to it
+				// (DECISIONS 7).
+				c := *p.call
+				c.Sandboxed = false
+				p.call = &c
+				d := l.decide(run, &p, true)
+				if d.Verdict != Allow {
+					return d
+				}
+				d.Verdict, d.Rule = Ask, RuleSandboxEscape
+				d.Reason = "The command asks to run outside the sandbox (" + field + "); only a person may allow that (rule sandbox-escape). " +
+					"Run it again without " + field + " to have it run inside the phase's sandbox."
+				d.Effects = Effects{CountIteration: true}
+				return d
+			}
 			src, argv, ok := shellCommand(m)
 			if ok && len(argv) >= 2 && (path.Base(argv[0]) == "apply_patch" || path.Base(argv[0]) == "applypatch") {
 				p.info = toolInfo{kind: kApplyPatch, canon: "Edit"}
@@ -162,6 +179,22 @@ func heredocPatch(src string) (string, bool) {
 }
 
 // decide runs the pipeline; suggest is false inside suggestion simulations.
+// sandboxEscape returns the input field by which a shell call asks its
+// harness to run it outside the harness's sandbox ("" for none): Claude
+// Code's dangerouslyDisableSandbox, Codex's escalation fields.
+func sandboxEscape(m map[string]any) string {
+	if b, _ := m["dangerouslyDisableSandbox"].(bool); b {
+		return "dangerouslyDisableSandbox"
+	}
+	if b, _ := m["with_escalated_permissions"].(bool); b {
+		return "with_escalated_permissions"
+	}
+	if s, _ := m["sandbox_permissions"].(string); s != "" && s != "use_default" {
+		return "sandbox_permissions: " + s
+	}
+	return ""
+}
+
 func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 	info := p.info
 	active := run != nil && run.Active

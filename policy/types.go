@@ -144,6 +144,10 @@ const (
 	RuleImplicitTransition Rule = "implicit-transition"
 	// RuleAllowMeta: a harness meta-tool (TodoWrite, AskUserQuestion, Task, ...); allowed in every non-final phase.
 	RuleAllowMeta Rule = "allow-meta"
+	// RuleSandboxEscape: a shell call asks its harness to run outside the
+	// sandbox (dangerouslyDisableSandbox, Codex escalation fields) and the
+	// static law would allow it; only a person may agree: ask.
+	RuleSandboxEscape Rule = "sandbox-escape"
 	// RuleInternal: the decision core failed (for example the shell analysis panicked); denied.
 	RuleInternal Rule = "internal-error"
 )
@@ -156,7 +160,7 @@ var AllRules = []Rule{
 	RuleDisallowedTool, RuleToolNotAllowed, RuleBadInput, RuleShellParseError,
 	RuleShellCapability, RuleAllowedCommands, RuleBlockedEnv, RuleMaxEditLines,
 	RuleMaxFiles, RulePathScope, RuleUnknownTarget, RuleMaxIterations,
-	RuleAllow, RuleAllowMeta, RuleImplicitTransition, RuleInternal,
+	RuleAllow, RuleAllowMeta, RuleImplicitTransition, RuleSandboxEscape, RuleInternal,
 }
 
 // Decision is the answer for one tool call.

@@ -87,6 +87,12 @@ func personCommand(op, session, approvalID string) string {
 func askFor(call *ToolCall, run *store.Run, session string, d policy.Decision) (policy.Decision, *grant) {
 	var g *grant
 	switch {
+	case d.Verdict == policy.Ask && d.Rule == policy.RuleSandboxEscape:
+		// Nothing to grant: a person's yes lets this one call run
+		// outside the sandbox, and the harness runs it only after that yes.
+		if call.HumanPrompt {
+			return d, nil
+		}
 	case d.Verdict == policy.Ask:
 		op := grantOps[d.Tool]
 		if op == "" || run == nil {

@@ -27,6 +27,7 @@ type checkFlags struct {
 	runState string
 	cwd      string
 	batch    bool
+	sandbox  string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -47,6 +48,10 @@ call is decided in a fresh run in STATE. {"active":false} decides with no run.
 With --batch, each stdin line is {"state","tool","input"[,"run_state","harness"]}
 and one decision line is printed for each, in order.
 
+--sandbox on decides as the hooks do where the call's shell command runs under
+the phase's OS sandbox (a phase with sandbox: {exec: true} then lets Exec-class
+commands run); the default, off, is the static verdict (DECISIONS 1).
+
 Exit status: 0 when a decision was printed (whatever it is), 2 for usage errors and
 unreadable input, 1 for an invalid workflow.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, f, args) },
@@ -57,6 +62,7 @@ unreadable input, 1 for an invalid workflow.`,
 	cmd.Flags().StringVar(&f.runState, "run-state", "", "run state as JSON, or @FILE")
 	cmd.Flags().StringVar(&f.cwd, "cwd", "", "working directory relative paths resolve against (default: the current directory)")
 	cmd.Flags().BoolVar(&f.batch, "batch", false, "read JSONL tool calls on stdin, print one decision line each")
+	cmd.Flags().StringVar(&f.sandbox, "sandbox", "off", "decide as if shell commands run under the phase's OS sandbox (on) or not (off: the static verdict)")
 	return cmd
 }
 
@@ -168,6 +174,10 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	} else if len(args) < 1 || len(args) > 2 {
 		return usagef("check: want TOOL [INPUT_JSON], got %d arguments", len(args))
 	}
+	if f.sandbox != "on" && f.sandbox != "off" {
+		return usagef("check: --sandbox must be on or off, got %q", f.sandbox)
+	}
+	sandboxed := f.sandbox == "on"
 	rs, err := parseRunState(f.runState)
 	if err != nil {
 		return usageError{err}
@@ -178,7 +188,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	}
 	cwd := workDir(f.cwd)
 	if f.batch {
-		return runBatch(cmd, law, h, f.state, rs, cwd)
+		return runBatch(cmd, law, h, f.state, rs, cwd, sandboxed)
 	}
 	input := "{}"
 	if len(args) == 2 {
@@ -188,6 +198,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	call.Sandboxed = sandboxed
 	return writeDecision(cmd.OutOrStdout(), law.Decide(run, call))
 }
 
@@ -226,9 +237,11 @@ type batchLine struct {
 	Input    json.RawMessage `json:"input"`
 	RunState json.RawMessage `json:"run_state"`
 	Harness  string          `json:"harness"`
+	// Sandboxed overrides --sandbox for this line.
+	Sandboxed *bool `json:"sandboxed"`
 }
 
-func runBatch(cmd *cobra.Command, law *policy.Law, h policy.Harness, defState string, defRun *policy.CaseRunState, cwd string) error {
+func runBatch(cmd *cobra.Command, law *policy.Law, h policy.Harness, defState string, defRun *policy.CaseRunState, cwd string, sandboxed bool) error {
 	sc := bufio.NewScanner(cmd.InOrStdin())
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	out := bufio.NewWriter(cmd.OutOrStdout())
@@ -241,7 +254,7 @@ func runBatch(cmd *cobra.Command, law *policy.Law, h policy.Harness, defState st
 		if len(line) == 0 {
 			continue
 		}
-		d, err := batchDecide(law, h, defState, defRun, cwd, line)
+		d, err := batchDecide(law, h, defState, defRun, cwd, line, sandboxed)
 		if err != nil {
 			bad++
 			fmt.Fprintf(cmd.ErrOrStderr(), "statewright: check --batch: line %d: %v\n", n, err)
@@ -261,7 +274,7 @@ func runBatch(cmd *cobra.Command, law *policy.Law, h policy.Harness, defState st
 	return nil
 }
 
-func batchDecide(law *policy.Law, h policy.Harness, defState string, defRun *policy.CaseRunState, cwd string, line []byte) (policy.Decision, error) {
+func batchDecide(law *policy.Law, h policy.Harness, defState string, defRun *policy.CaseRunState, cwd string, line []byte, sandboxed bool) (policy.Decision, error) {
 	var bl batchLine
 	if err := decodeJSONStrict(line, &bl); err != nil {
 		return policy.Decision{}, err
@@ -290,6 +303,10 @@ func batchDecide(law *policy.Law, h policy.Harness, defState string, defRun *pol
 	call, run, err := buildCall(law, h, state, bl.Tool, input, rs, cwd)
 	if err != nil {
 		return policy.Decision{}, err
+	}
+	call.Sandboxed = sandboxed
+	if bl.Sandboxed != nil {
+		call.Sandboxed = *bl.Sandboxed
 	}
 	return law.Decide(run, call), nil
 }
