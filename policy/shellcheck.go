@@ -135,39 +135,11 @@ func clip(s string, n int) string {
 	return string(r[:n-3]) + "..."
 }
 
-// readOnlySubcommands are statewright subcommands the agent may run from the shell.
-var readOnlySubcommands = map[string]bool{
-	"status": true, "runs": true, "explain": true, "check": true, "test": true, "version": true, "help": true,
-	"history": true, "validate": true, "doctor": true, "schema": true, "workflows": true,
-	"--help": true, "-h": true, "--version": true,
-}
-
-var readOnlyWorkflowsSub = map[string]bool{"list": true, "show": true, "validate": true, "schema": true, "": true}
-
 // statewrightMutates reports whether argv runs a statewright subcommand
-// other than the read-only ones.
+// other than the read-only ones (shell.StatewrightReadOnly: one table for
+// the shell analysis and the policy).
 func statewrightMutates(argv []string) bool {
-	var words []string
-	for _, w := range argv[1:] {
-		if strings.HasPrefix(w, "-") && w != "--help" && w != "-h" && w != "--version" {
-			continue
-		}
-		words = append(words, w)
-	}
-	if len(words) == 0 {
-		return false
-	}
-	if !readOnlySubcommands[words[0]] {
-		return true
-	}
-	if words[0] == "workflows" {
-		sub := ""
-		if len(words) > 1 {
-			sub = words[1]
-		}
-		return !readOnlyWorkflowsSub[sub]
-	}
-	return false
+	return !shell.StatewrightReadOnly(argv[1:])
 }
 
 // isStatewright reports whether a command runs the statewright binary.

@@ -35,8 +35,15 @@ var parserPool = sync.Pool{New: func() any {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash))
 }}
 
+var commentParserPool = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+}}
+
 // parse parses src as bash with a pooled parser.
 func parse(src string) (*syntax.File, error) {
+	if strings.Contains(src, "\\\n") && strings.Contains(src, "#") {
+		src = bashComments(src)
+	}
 	p := parserPool.Get().(*syntax.Parser)
 	defer parserPool.Put(p)
 	f, err := p.Parse(strings.NewReader(src), "")
@@ -44,6 +51,49 @@ func parse(src string) (*syntax.File, error) {
 		return nil, toParseError(err)
 	}
 	return f, nil
+}
+
+// bashComments makes comments end where bash ends them. mvdan.cc/sh joins
+// the next line into a comment that ends in a backslash (a line
+// continuation); bash ends every comment at the newline, so the next line
+// runs. The backslashes that end comments are replaced by spaces (inert in
+// a comment) until the parser sees the same comments bash does. Offsets
+// and line numbers are unchanged.
+func bashComments(src string) string {
+	p := commentParserPool.Get().(*syntax.Parser)
+	defer commentParserPool.Put(p)
+	for round := 0; round < 64; round++ {
+		f, err := p.Parse(strings.NewReader(src), "")
+		if err != nil {
+			return src
+		}
+		b := []byte(nil)
+		syntax.Walk(f, func(n syntax.Node) bool {
+			c, ok := n.(*syntax.Comment)
+			if !ok || !strings.Contains(c.Text, "\n") {
+				return true
+			}
+			start := int(c.Pos().Offset())
+			if start < 0 || start >= len(src) {
+				return true
+			}
+			// the first newline after the # ends the comment in bash
+			nl := strings.IndexByte(src[start:], '\n')
+			if nl <= 0 || src[start+nl-1] != '\\' {
+				return true
+			}
+			if b == nil {
+				b = []byte(src)
+			}
+			b[start+nl-1] = ' '
+			return true
+		})
+		if b == nil {
+			return src
+		}
+		src = string(b)
+	}
+	return src
 }
 
 func toParseError(err error) *ParseError {
@@ -222,9 +272,10 @@ func (w *walker) finish() {
 		for _, t := range c.Writes {
 			a.Writes, seenW = addTarget(a.Writes, seenW, t)
 		}
+		recursive := c.Classes&ClassSearch != 0 || recursiveReaders[c.Program]
 		for _, t := range c.Reads {
 			a.Reads, seenR = addTarget(a.Reads, seenR, t)
-			if isEnvironFile(t.Path) {
+			if ReadsEnvironment(t.Path) || recursive && ReadsEnvironmentTree(t.Path) {
 				a.DumpsEnv = true
 			}
 		}
@@ -259,10 +310,8 @@ func addTarget(list []Target, seen map[Target]bool, t Target) ([]Target, map[Tar
 	return append(list, t), seen
 }
 
-// isEnvironFile reports whether p is /proc/<pid>/environ (or a glob of it).
-func isEnvironFile(p string) bool {
-	return strings.HasPrefix(p, "/proc/") && strings.HasSuffix(p, "/environ")
-}
+// recursiveReaders read whole trees given as operands.
+var recursiveReaders = map[string]bool{"tar": true, "cp": true, "zip": true, "rsync": true, "cpio": true, "7z": true, "scp": true}
 
 func (w *walker) text(n syntax.Node) string {
 	s, e := int(n.Pos().Offset()), int(n.End().Offset())

@@ -42,10 +42,45 @@ var codeLoadingVars = map[string]bool{
 	"PERL5DB": true, "PYTHONBREAKPOINT": true, "CC": true, "CXX": true, "MAKEFLAGS": true, "SHELL": true,
 	"BASH_LOADABLES_PATH": true, "CDPATH": true, "HISTFILE": true, "PS0": true, "PS1": true, "PS2": true,
 	"PS3": true, "PS4": true, // prompts (PS4 under set -x) expand $(...)
+	// pagers and their key files, configs that name programs
+	"LESS": true, "LESSKEY": true, "LESSKEYIN": true, "LESSKEY_SYSTEM": true, "LESSKEYIN_SYSTEM": true,
+	"LESSEDIT": true, "LESSHISTFILE": true, "LESS_TERMCAP_mb": false, "BAT_PAGER": true, "BAT_CONFIG_PATH": true,
+	"BAT_OPTS": true, "SYSTEMD_PAGER": true, "SYSTEMD_LESS": true, "DELTA_PAGER": true, "GH_PAGER": true,
+	"MORE": true, "MANROFFOPT": true, "MANROFFSEQ": true, "AWKPATH": true, "AWKLIBPATH": true,
+	"RIPGREP_CONFIG_PATH": true, "TAR_OPTIONS": true, "GZIP": true, "XZ_OPT": true, "ZSTD_NBTHREADS": false,
+	"WGETRC": true, "CURL_HOME": true, "HOME": true, "XDG_CONFIG_HOME": true, "GIT_CONFIG_NOSYSTEM": false,
+	"INPUTRC": true, "PYTHONPATH": true, "PYTHONUSERBASE": true, "GEM_PATH": true, "GEM_HOME": true,
+	"CGO_CFLAGS": true, "CGO_CPPFLAGS": true, "CGO_CXXFLAGS": true, "CGO_FFLAGS": true, "CGO_LDFLAGS": true,
+	"RUSTFLAGS": true, "RUSTDOCFLAGS": true, "CARGO_ENCODED_RUSTFLAGS": true, "CARGO_HOME": true, "GOROOT": true,
+	"GOENV": true, "GOTOOLCHAIN": true, "JQ_LIBRARY_PATH": true, "FZF_DEFAULT_COMMAND": true, "SUDO_ASKPASS": true,
+	"TERMINFO": false, "PROMPT_DIRTRIM": false, "MAVEN_OPTS": true, "GRADLE_OPTS": true, "JAVA_OPTS": true,
+	"COMPOSER_HOME": true, "NPM_TOKEN": false, "BUNDLE_GEMFILE": true, "PIP_CONFIG_FILE": true,
+}
+
+// testPathVars change where an interpreter finds modules: running a test
+// runner with them runs the project's code, as the runner does anyway.
+var testPathVars = map[string]bool{"PYTHONPATH": true, "NODE_PATH": true, "RUBYLIB": true, "PERL5LIB": true, "GEM_PATH": true}
+
+// networkVars are variables that point a program at a host of the
+// caller's choosing (a module proxy, a package index, an HTTP proxy).
+var networkVars = map[string]bool{
+	"GOPROXY": true, "GOSUMDB": true, "GONOSUMDB": true, "GONOSUMCHECK": true, "GOPRIVATE": true, "GONOPROXY": true,
+	"GOINSECURE": true, "GOVCS": true, "GOTOOLCHAIN": true, "PIP_INDEX_URL": true, "PIP_EXTRA_INDEX_URL": true,
+	"PIP_FIND_LINKS": true, "PIP_TRUSTED_HOST": true, "PIP_PROXY": true, "UV_INDEX_URL": true, "UV_EXTRA_INDEX_URL": true,
+	"UV_INDEX": true, "UV_DEFAULT_INDEX": true, "HTTP_PROXY": true, "HTTPS_PROXY": true, "ALL_PROXY": true,
+	"http_proxy": true, "https_proxy": true, "all_proxy": true, "YARN_NPM_REGISTRY_SERVER": true, "YARN_REGISTRY": true,
+	"GEM_HOST": true, "RUBYGEMS_HOST": true, "COMPOSER_REPOSITORY": true, "CARGO_HTTP_PROXY": true, "GIT_PROXY_COMMAND": true,
+	"PYPI_URL": true, "POETRY_REPOSITORIES": true, "CONDA_CHANNELS": true,
+}
+
+func isNetworkVar(name string) bool {
+	return networkVars[name] || strings.HasPrefix(name, "CARGO_REGISTRIES_") || strings.HasPrefix(name, "CARGO_REGISTRY_") ||
+		strings.HasPrefix(name, "POETRY_REPOSITORIES_") || strings.HasPrefix(name, "UV_INDEX_") || strings.HasPrefix(name, "BUNDLE_MIRROR__")
 }
 
 func isCodeLoadingVar(name string) bool {
-	return codeLoadingVars[name] || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "LD_") ||
+	return codeLoadingVars[name] || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "CARGO_BUILD_") ||
+		strings.HasPrefix(name, "CARGO_TARGET_") || strings.HasPrefix(name, "LESSKEY") || strings.HasPrefix(name, "LD_") ||
 		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
 		strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "NPM_CONFIG_") ||
 		strings.HasPrefix(name, "npm_config_")
@@ -74,19 +109,25 @@ func stdinOf(redirs []*syntax.Redirect) *stdinInfo {
 func (w *walker) mkWord(wd *syntax.Word) word {
 	v, lit := wordValue(wd)
 	if !lit {
-		return word{val: w.text(wd), split: splittable(wd)}
+		return word{val: w.text(wd), split: splittable(wd), dash: mayDash(wd)}
 	}
 	return word{val: v, lit: true}
 }
 
 func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 	var assigns []string
-	dangerous := false
+	dangerous, dangerousAlways, netVar := false, false, false
 	for _, as := range ce.Assigns {
 		assigns = append(assigns, w.text(as))
 		w.assignEval(as)
 		if as.Name != nil && isCodeLoadingVar(as.Name.Value) {
 			dangerous = true
+			if !testPathVars[as.Name.Value] {
+				dangerousAlways = true
+			}
+		}
+		if as.Name != nil && isNetworkVar(as.Name.Value) {
+			netVar = true
 		}
 	}
 	idx := len(w.a.Commands)
@@ -118,8 +159,11 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 	x.run()
 	x.evalArgs()
 	ensureTarget(&c)
-	if dangerous {
+	if dangerousAlways || dangerous && c.Classes&ClassTest == 0 {
 		c.Classes |= ClassExec
+	}
+	if netVar {
+		c.Classes |= ClassNetwork
 	}
 	c.Argv = make([]string, len(x.args))
 	for i, a := range x.args {
@@ -438,10 +482,15 @@ func (x *cmdCtx) classify(name string) {
 		// not a runner: skip the argv copy
 	} else if argv := literal(x.args); IsTestRunner(argv) {
 		x.add(ClassTest)
-		if testRunnerExec(argv) {
-			x.add(ClassExec)
+		if !x.runnerOptions() {
+			if testRunnerExec(argv) {
+				x.add(ClassExec)
+			}
+			x.runnerWrites(argv)
+			if len(argv) < len(x.args) {
+				x.add(ClassExec | ClassUnknown) // a dynamic word may be any option
+			}
 		}
-		x.runnerWrites(argv)
 		if ops := dropOpts(argv[1:]); len(ops) > 0 && !standaloneRunners[name] {
 			x.c.Subcommand = ops[0]
 		}
@@ -465,10 +514,15 @@ func (x *cmdCtx) classify(name string) {
 // generic applies a table entry without a custom function.
 func (x *cmdCtx) generic(sp spec) {
 	x.add(sp.class)
-	if sp.ops == opNone && len(sp.execOpts) == 0 && !sp.sensitive {
+	if sp.ops == opNone && len(sp.execOpts) == 0 && !sp.sensitive && sp.g == "" {
 		return
 	}
-	p := getopt(x.rest(), sp.short, sp.long, false)
+	var p parsed
+	if sp.g != "" {
+		p, _ = x.gopt(sp.g)
+	} else {
+		p = getopt(x.rest(), sp.short, sp.long, false)
+	}
 	ops := p.ops
 	switch sp.ops {
 	case opRead:

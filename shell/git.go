@@ -288,6 +288,10 @@ func progGit(x *cmdCtx) {
 		}
 	case "rm", "mv":
 		x.write(p.ops...)
+	case "symbolic-ref":
+		if len(p.ops) <= 1 && !has("d", "--delete") {
+			x.c.Classes = x.c.Classes&^ClassGitWrite | ClassGitRead // reads where HEAD points
+		}
 	case "hash-object":
 		if has("w") {
 			x.add(ClassGitWrite)

@@ -277,7 +277,7 @@ var pkgVerbs = map[string]map[string]pkgKind{
 		"exec": kRunner, "dlx": kRunner},
 	"yarn": {"": kInstall, "install": kInstall, "add": kInstall, "remove": kInstall, "upgrade": kInstall, "up": kInstall,
 		"list": kRead, "info": kRead, "why": kRead, "--version": kRead, "-v": kRead, "dlx": kRunner, "exec": kRunner},
-	"pip": {"install": kInstall, "uninstall": kInstall, "download": kInstall, "wheel": kInstall,
+	"pip": {"install": kInstall, "uninstall": kInstall, "download": kInstall, "wheel": kInstall, "index": kInstall,
 		"list": kRead, "show": kRead, "freeze": kRead, "check": kRead, "--version": kRead, "-V": kRead, "help": kRead},
 	"pipx":       {"install": kInstall, "upgrade": kInstall, "uninstall": kInstall, "inject": kInstall, "list": kRead},
 	"uv":         {"add": kInstall, "remove": kInstall, "sync": kInstall, "lock": kInstall, "venv": kInstall, "pip": kInstall, "tool": kInstall, "python": kInstall, "run": kRunner, "--version": kRead, "version": kRead, "tree": kRead},
@@ -326,12 +326,12 @@ func pkgVerb(x *cmdCtx, table string, valueOpts []string) {
 		x.add(ClassExec) // runs a package script or an unknown verb
 		return
 	}
+	if table == "pip" {
+		pipLike(x, literal(args[i:]))
+		return
+	}
 	switch kind {
 	case kInstall:
-		if table == "pip" {
-			pipLike(x, literal(args[i:]))
-			return
-		}
 		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
 	case kRead:
 		x.add(ClassRead)
@@ -347,13 +347,33 @@ func pkgVerb(x *cmdCtx, table string, valueOpts []string) {
 	}
 }
 
+// pipHostOpts are pip options that pick the index or a proxy.
+var pipHostOpts = []string{"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host", "--proxy",
+	"--index", "--default-index", "--cert", "--client-cert", "--keyring-provider"}
+
 // pipLike classifies pip's verbs (args start at the verb).
 func pipLike(x *cmdCtx, args []string) {
 	if len(args) == 0 {
 		x.add(ClassExec)
 		return
 	}
+	for _, a := range args {
+		name, _, _ := strings.Cut(a, "=")
+		if contains(pipHostOpts, name) || strings.HasPrefix(a, "-i") && len(a) > 2 && !strings.HasPrefix(a, "--") ||
+			strings.HasPrefix(a, "--ind") || strings.HasPrefix(a, "--extra-") || strings.HasPrefix(a, "--find-") {
+			x.add(ClassNetwork) // an index of the caller's choosing
+		}
+		if a == "-o" || a == "--outdated" || a == "-u" || a == "--uptodate" {
+			x.add(ClassNetwork) // queries the index
+		}
+		if a == "--config-file" || strings.HasPrefix(a, "--config-file=") {
+			x.add(ClassExec)
+		}
+	}
 	switch args[0] {
+	case "index", "search":
+		x.add(ClassNetwork | ClassRead)
+		return
 	case "list", "show", "freeze", "check", "help", "--version":
 		x.add(ClassRead)
 	case "install", "uninstall", "download", "wheel":
@@ -364,7 +384,47 @@ func pipLike(x *cmdCtx, args []string) {
 }
 
 func progNpm(x *cmdCtx) {
+	_, p := x.gopt("npm")
+	ops := p.ops()
+	if len(ops) > 0 && ops[0].lit {
+		switch ops[0].val {
+		case "run", "run-script", "rum", "urn":
+			if len(ops) > 1 && ops[1].lit && ops[1].val == "env" {
+				x.w.a.DumpsEnv = true // npm's built-in env script
+			}
+			if len(ops) == 1 {
+				x.c.Subcommand = ops[0].val
+				x.add(ClassRead) // lists the scripts
+				return
+			}
+		case "view", "info", "show", "v", "outdated", "search", "s", "se", "find", "audit", "ping", "dist-tag", "owner":
+			for _, o := range ops[1:] {
+				if pkgSpecNamesHost(o) {
+					x.add(ClassNetwork) // a package fetched from a host of the caller's choosing
+				}
+			}
+			if ops[0].val == "ping" || ops[0].val == "audit" && len(ops) > 1 && ops[1].lit && ops[1].val == "fix" {
+				x.add(ClassNetwork)
+			}
+		}
+	}
 	pkgVerb(x, x.c.Program, []string{"--prefix", "-C", "--dir", "--filter", "-w", "--workspace", "--cwd"})
+}
+
+// pkgSpecNamesHost reports whether a package spec names where to fetch it
+// from: a URL, a git or hosted-git spec, a GitHub user/repo shorthand.
+func pkgSpecNamesHost(o word) bool {
+	if !o.lit {
+		return true
+	}
+	v := o.val
+	for _, pre := range []string{"git+", "git:", "github:", "gitlab:", "bitbucket:", "gist:", "http:", "https:", "ssh:", "npm:"} {
+		if strings.HasPrefix(v, pre) {
+			return true
+		}
+	}
+	return strings.Contains(v, "://") || !strings.HasPrefix(v, "@") && !strings.HasPrefix(v, ".") &&
+		!strings.HasPrefix(v, "/") && strings.Contains(v, "/")
 }
 
 func progLangPkg(x *cmdCtx) {
@@ -447,28 +507,41 @@ func progCargo(x *cmdCtx) {
 }
 
 func progGo(x *cmdCtx) {
-	ops := literal(x.rest())
-	skipped := 0
-	for len(ops) > 1 && ops[0] == "-C" {
-		ops = ops[2:] // go -C dir ...
-		skipped += 2
+	args := x.rest()
+	for len(args) > 1 && args[0].lit && args[0].val == "-C" {
+		args = args[2:] // go -C dir ...
 	}
-	if len(ops) == 0 {
+	if len(args) == 0 {
 		x.add(ClassRead)
 		return
 	}
-	sub := ops[0]
+	if !args[0].lit {
+		x.add(ClassExec | ClassUnknown) // any subcommand
+		return
+	}
+	sub := args[0].val
 	x.c.Subcommand = sub
-	rest := ops[1:]
+	rest := args[1:]
+	lit := literal(rest)
+	parse := func(name string) *ParsedArgs {
+		g := grammars()[name]
+		p := g.parse(rest)
+		x.applyOptions(g, p)
+		for _, o := range p.ops() {
+			if o.lit && strings.Contains(o.val, "@") && !strings.HasPrefix(o.val, "@") {
+				x.add(ClassNetwork) // a module at a version: fetched from its host or a proxy
+			}
+		}
+		return p
+	}
 	switch sub {
-	case "get":
+	case "get", "install":
 		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
-	case "install":
-		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
+		parse("go install")
 	case "mod":
 		m := ""
-		if len(rest) > 0 {
-			m = rest[0]
+		if len(lit) > 0 {
+			m = lit[0]
 		}
 		switch m {
 		case "graph", "why", "verify", "help":
@@ -481,37 +554,36 @@ func progGo(x *cmdCtx) {
 		}
 	case "vet":
 		x.add(ClassTest)
-		if testRunnerExec(rest) {
-			x.add(ClassExec) // -vettool runs any program
-		}
+		parse("go vet")
 	case "build":
 		x.add(ClassWrite)
-		p := getopt(x.rest()[skipped+1:], "o", nil, false)
-		if o, ok := p.get("o"); ok {
-			x.write(o)
-		} else {
+		p := parse("go build")
+		if !p.Has("o") {
 			x.writeDyn("go build output")
-		}
-		if testRunnerExec(rest) {
-			x.add(ClassExec)
 		}
 	case "fmt":
 		x.add(ClassModify)
 		x.writeDyn("go fmt")
 	case "env":
-		if contains(rest, "-w") || contains(rest, "-u") {
+		if contains(lit, "-w") || contains(lit, "-u") {
 			x.add(ClassWrite)
 			x.writeDyn("go env file")
 		} else {
 			x.add(ClassRead)
-			if len(dropOpts(rest)) == 0 {
+			if len(dropOpts(lit)) == 0 {
 				x.w.a.DumpsEnv = true
 			}
 		}
-	case "version", "list", "doc", "help":
+		if len(lit) < len(rest) {
+			x.add(ClassExec | ClassUnknown)
+		}
+	case "list":
 		x.add(ClassRead)
-		if testRunnerExec(rest) {
-			x.add(ClassExec) // go list -export -toolexec=PROG
+		parse("go list")
+	case "version", "doc", "help":
+		x.add(ClassRead)
+		if len(lit) < len(rest) {
+			x.add(ClassExec | ClassUnknown)
 		}
 	case "clean":
 		x.add(ClassDelete)
@@ -519,6 +591,9 @@ func progGo(x *cmdCtx) {
 	case "work":
 		x.add(ClassWrite)
 		x.writeDyn("go.work")
+	case "test":
+		x.add(ClassTest) // reached through a dynamic word the runner check stops at
+		x.runnerOptions()
 	default: // run, generate, tool
 		x.add(ClassExec)
 	}
@@ -526,6 +601,11 @@ func progGo(x *cmdCtx) {
 
 func progMake(x *cmdCtx) {
 	args := literal(x.rest())
+	for _, a := range args {
+		if a == "--print-data-base" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'p') {
+			x.w.a.DumpsEnv = true // the database holds the environment's variables
+		}
+	}
 	if testRunnerExec(append([]string{"make"}, args...)) {
 		x.add(ClassExec) // make -n still evaluates --eval and other makefiles
 		return

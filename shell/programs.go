@@ -438,23 +438,62 @@ func progAgent(x *cmdCtx) {
 	x.add(ClassNestedAgent | ClassExec)
 }
 
-func progStatewright(x *cmdCtx) {
-	ops := getopt(x.rest(), "", []string{"store", "config", "workflow", "dir"}, true).ops
-	if len(ops) == 0 || !ops[0].lit {
-		x.add(ClassRead)
-		if len(ops) > 0 {
-			x.add(ClassExec | ClassUnknown)
+// statewrightReadOnly are the statewright subcommands that only read:
+// the one table the shell analysis and the policy share.
+var statewrightReadOnly = map[string]bool{
+	"status": true, "runs": true, "explain": true, "check": true, "test": true, "version": true, "help": true,
+	"history": true, "validate": true, "doctor": true, "schema": true, "completion": true, "graph": true,
+	"--help": true, "-h": true, "--version": true, "workflows": true,
+}
+
+// statewrightWorkflowsReadOnly are the read-only verbs of `statewright workflows`.
+var statewrightWorkflowsReadOnly = map[string]bool{"": true, "list": true, "show": true, "validate": true, "schema": true, "graph": true}
+
+// StatewrightReadOnly reports whether args (the words after the statewright
+// program) run a read-only subcommand: status, runs, explain, check, test,
+// history, validate, doctor, schema, version, help, workflows list/show,
+// or nothing (usage). Options are skipped; a word that is not literal is
+// never read-only.
+func StatewrightReadOnly(args []string) bool {
+	var words []string
+	for _, w := range args {
+		if strings.HasPrefix(w, "-") && !statewrightReadOnly[w] {
+			continue
 		}
+		words = append(words, w)
+	}
+	if len(words) == 0 {
+		return true
+	}
+	if !statewrightReadOnly[words[0]] {
+		return false
+	}
+	if words[0] == "workflows" {
+		sub := ""
+		if len(words) > 1 {
+			sub = words[1]
+		}
+		return statewrightWorkflowsReadOnly[sub]
+	}
+	return true
+}
+
+func progStatewright(x *cmdCtx) {
+	args := literal(x.rest())
+	if len(args) < len(x.rest()) {
+		x.add(ClassExec | ClassUnknown)
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			x.c.Subcommand = a
+			break
+		}
+	}
+	if StatewrightReadOnly(args) {
+		x.add(ClassRead)
 		return
 	}
-	sub := ops[0].val
-	x.c.Subcommand = sub
-	switch sub {
-	case "version", "help", "explain", "validate", "status", "history", "show", "list", "doctor", "schema", "completion":
-		x.add(ClassRead)
-	default:
-		x.add(ClassExec)
-	}
+	x.add(ClassExec)
 }
 
 func progSqlite(x *cmdCtx) {
@@ -469,9 +508,25 @@ func progSqlite(x *cmdCtx) {
 
 func progDate(x *cmdCtx) {
 	x.add(ClassRead)
-	p := getopt(x.rest(), "dfrIR", []string{"date", "file", "reference"}, false)
-	if p.has("s", "--set") {
-		x.add(ClassPrivilege)
+	p, _ := x.gopt("date")
+	if p.has("s", "--set") || len(p.ops) > 0 && p.ops[0].lit && !strings.HasPrefix(p.ops[0].val, "+") {
+		x.add(ClassPrivilege) // date MMDDhhmm sets the clock
+	}
+}
+
+// progInfo: info -o FILE writes the node to FILE, --dribble records keys.
+func progInfo(x *cmdCtx) {
+	x.add(ClassRead)
+	x.gopt("info")
+}
+
+// progMan: -P/-H/-p and a troff pipeline run programs; -l reads local
+// files.
+func progMan(x *cmdCtx) {
+	x.add(ClassRead)
+	p, _ := x.gopt("man")
+	if p.has("l", "--local-file") {
+		x.read(p.ops...)
 	}
 }
 
@@ -480,6 +535,10 @@ func progSystemctl(x *cmdCtx) {
 	if len(ops) > 0 {
 		x.c.Subcommand = ops[0]
 		switch {
+		case ops[0] == "show-environment":
+			x.add(ClassRead)
+			x.w.a.DumpsEnv = true
+			return
 		case ops[0] == "status", ops[0] == "show", ops[0] == "cat", strings.HasPrefix(ops[0], "list-"), strings.HasPrefix(ops[0], "is-"):
 			x.add(ClassRead)
 			return
@@ -662,7 +721,7 @@ func progScp(x *cmdCtx) {
 
 // progMv: sources are moved away (modify), the destination written.
 func progMv(x *cmdCtx) {
-	p := getopt(x.rest(), "tS", []string{"target-directory", "suffix"}, false)
+	p, _ := x.gopt("mv")
 	x.add(ClassWrite | ClassModify)
 	ops := p.ops
 	if t, ok := p.get("t", "--target-directory"); ok {
@@ -674,11 +733,8 @@ func progMv(x *cmdCtx) {
 }
 
 func progInstall(x *cmdCtx) {
-	p := getopt(x.rest(), "gmoSt", []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}, false)
+	p, _ := x.gopt("install")
 	x.add(ClassWrite)
-	if p.has("--strip-program") {
-		x.add(ClassExec)
-	}
 	if p.has("d", "--directory") {
 		x.write(p.ops...)
 		return
@@ -730,11 +786,13 @@ func progMktemp(x *cmdCtx) {
 }
 
 func progSplit(x *cmdCtx) {
-	p := getopt(x.rest(), "abClnf", []string{"suffix-length", "bytes", "line-bytes", "lines", "number", "prefix", "filter", "additional-suffix"}, false)
-	x.add(ClassWrite)
-	if p.has("--filter") {
-		x.add(ClassExec)
+	var p parsed
+	if x.c.Program == "split" {
+		p, _ = x.gopt("split")
+	} else {
+		p = getopt(x.rest(), "bfn", []string{"prefix", "suffix-format", "digits"}, false)
 	}
+	x.add(ClassWrite)
 	if len(p.ops) > 0 {
 		x.read(p.ops[0])
 	}
@@ -768,7 +826,7 @@ func progDd(x *cmdCtx) {
 	x.add(ClassRead)
 	for _, a := range x.rest() {
 		if !a.lit {
-			if strings.HasPrefix(a.val, "of=") || a.split {
+			if strings.HasPrefix(a.val, "of=") || a.dash {
 				x.add(ClassWrite | ClassDelete)
 				x.writeDyn(a.val)
 			}
@@ -791,7 +849,7 @@ func progDd(x *cmdCtx) {
 }
 
 func progTee(x *cmdCtx) {
-	p := getopt(x.rest(), "", []string{"output-error"}, false)
+	p, _ := x.gopt("tee")
 	x.add(ClassRead)
 	for _, o := range p.ops {
 		if o.lit && harmlessDevice(o.val) {
@@ -819,17 +877,13 @@ func outputOpt(x *cmdCtx, short, long string, p parsed) {
 	}
 }
 
-func progSort(x *cmdCtx) {
-	p := getopt(x.rest(), "ktoSTy", []string{"key", "field-separator", "output", "buffer-size", "temporary-directory",
-		"parallel", "files0-from", "random-source", "sort", "compress-program", "batch-size"}, false)
-	if p.has("--compress-program") {
-		x.add(ClassExec)
+// progFilter reads its operands; what its options do comes from its grammar.
+func progFilter(name string) func(*cmdCtx) {
+	return func(x *cmdCtx) {
+		p, _ := x.gopt(name)
+		x.add(ClassRead)
+		x.read(p.ops...)
 	}
-	outputOpt(x, "o", "--output", p)
-}
-
-func progShuf(x *cmdCtx) {
-	outputOpt(x, "o", "--output", getopt(x.rest(), "inoe", []string{"input-range", "head-count", "output", "random-source"}, false))
 }
 
 func progIconv(x *cmdCtx) {
@@ -840,12 +894,16 @@ func progTree(x *cmdCtx) {
 	outputOpt(x, "o", "", getopt(x.rest(), "LPIo", []string{"filelimit", "timefmt", "charset", "sort"}, false))
 }
 
-func progSdiff(x *cmdCtx) {
-	outputOpt(x, "o", "--output", getopt(x.rest(), "oIw", []string{"output", "ignore-matching-lines", "width", "diff-program"}, false))
-}
-
 func progUniq(x *cmdCtx) {
-	inputOutputFilter(x, getopt(x.rest(), "fsw", []string{"skip-fields", "skip-chars", "check-chars", "group", "all-repeated"}, false))
+	p, pa := x.gopt("uniq")
+	if pa.multi(2) {
+		// uniq data/*.csv: the glob may give two files, the second written
+		x.add(ClassRead | ClassWrite)
+		x.read(p.ops...)
+		x.c.Writes = append(x.c.Writes, Target{Path: p.ops[len(p.ops)-1].val, Dynamic: true})
+		return
+	}
+	inputOutputFilter(x, p)
 }
 
 func progXxd(x *cmdCtx) {
@@ -958,13 +1016,10 @@ func progTar(x *cmdCtx) {
 	if len(args) > 0 && args[0].lit && !strings.HasPrefix(args[0].val, "-") && args[0].val != "" {
 		args = append([]word{{val: "-" + args[0].val, lit: true}}, args[1:]...)
 	}
-	p := getopt(args, "fCTXbgKLNVI", []string{"file", "directory", "files-from", "exclude-from", "to-command",
-		"use-compress-program", "checkpoint-action", "info-script", "new-volume-script", "rsh-command", "exclude",
-		"transform", "xform", "owner", "group", "mode", "newer", "after-date", "label", "format", "blocking-factor"}, false)
-	if p.has("--to-command", "I", "--use-compress-program", "--checkpoint-action", "--info-script",
-		"F", "--new-volume-script", "--rsh-command") {
-		x.add(ClassExec)
-	}
+	g := grammars()["tar"]
+	pa := g.parse(args)
+	x.applyOptions(g, pa)
+	p := pa.legacy()
 	archive, hasArchive := p.get("f", "--file")
 	switch {
 	case p.has("x", "--extract", "--get"):
@@ -1092,7 +1147,7 @@ func progFind(x *cmdCtx) {
 		if a.lit && (strings.HasPrefix(a.val, "-") || a.val == "(" || a.val == "!" || a.val == ")") {
 			break
 		}
-		if a.split {
+		if a.dash {
 			x.add(ClassExec | ClassUnknown) // may expand to -exec/-delete
 		}
 		roots = append(roots, a)
@@ -1106,7 +1161,7 @@ func progFind(x *cmdCtx) {
 	for ; i < len(args); i++ {
 		a := args[i]
 		if !a.lit {
-			if a.split {
+			if a.dash {
 				x.add(ClassExec | ClassUnknown)
 			}
 			continue
@@ -1163,21 +1218,18 @@ func progFd(x *cmdCtx) {
 // run shell commands.
 func progPager(x *cmdCtx) {
 	x.add(ClassRead)
-	p := getopt(x.rest(), "bhjkoOpPtTxyz#", []string{"log-file", "LOG-FILE", "tag", "pattern", "prompt", "tabs", "shift", "max-back-scroll", "max-forw-scroll", "window", "lesskey-file"}, false)
+	p, _ := x.gopt("less")
 	for _, o := range p.ops {
 		if o.lit && strings.HasPrefix(o.val, "+") {
-			if strings.ContainsAny(o.val, "!|") {
-				x.add(ClassExec)
+			if strings.ContainsAny(o.val, "!|sE") || o.val == "+" {
+				x.add(ClassExec) // commands: ! and | run a shell, s saves to a file, E edits
 			}
 			continue
 		}
+		if !o.lit && o.dash {
+			x.add(ClassExec | ClassUnknown) // may be +!cmd
+		}
 		x.read(o)
-	}
-	for _, o := range p.all("o", "O", "--log-file", "--LOG-FILE") {
-		x.writeFile(o)
-	}
-	if p.has("k", "--lesskey-file") {
-		x.add(ClassExec | ClassUnknown)
 	}
 }
 
@@ -1266,6 +1318,64 @@ func progSetsVars(x *cmdCtx) {
 	for _, n := range names {
 		if !n.lit || isCodeLoadingVar(strings.SplitN(n.val, "[", 2)[0]) || injects(n.val) {
 			x.add(ClassExec) // read 'a[$(cmd)]' runs cmd
+		}
+	}
+}
+
+// progJq: the filter's env and $ENV read the environment; -f reads a
+// filter nobody sees (it may too).
+func progJq(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "fL", []string{"arg", "argjson", "slurpfile", "rawfile", "indent", "from-file", "args", "jsonargs", "tab"}, false)
+	ops := p.ops
+	// --arg NAME VALUE takes two words; getopt took one
+	var filter *word
+	if p.has("f", "--from-file") {
+		x.w.a.DumpsEnv = true
+		for _, f := range p.all("f", "--from-file") {
+			x.read(f)
+		}
+	} else if len(ops) > 0 {
+		filter = &ops[0]
+		ops = ops[1:]
+	}
+	for _, o := range p.all("--slurpfile", "--rawfile") {
+		_ = o
+	}
+	if filter != nil {
+		if !filter.lit {
+			x.w.a.DumpsEnv = true // any filter
+		} else {
+			names, dumps := jqEnv(filter.val)
+			for _, n := range names {
+				x.w.ref(n)
+			}
+			if dumps {
+				x.w.a.DumpsEnv = true
+			}
+		}
+	}
+	if p.has("--args", "--jsonargs") {
+		return // the operands are values
+	}
+	for _, o := range ops {
+		if o.lit && !strings.Contains(o.val, "/") && !strings.Contains(o.val, ".") {
+			continue // likely the value of --arg NAME VALUE
+		}
+		x.read(o)
+	}
+}
+
+// progPs: BSD-style "e" shows each process's environment.
+func progPs(x *cmdCtx) {
+	x.add(ClassRead)
+	for _, a := range x.rest() {
+		if !a.lit {
+			x.w.a.DumpsEnv = true
+			continue
+		}
+		if !strings.HasPrefix(a.val, "-") && strings.ContainsRune(a.val, 'e') && !strings.ContainsAny(a.val, "=,") {
+			x.w.a.DumpsEnv = true
 		}
 	}
 }

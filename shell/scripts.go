@@ -184,73 +184,16 @@ func scanSed(s string) sedEffects {
 
 func progSed(x *cmdCtx) {
 	x.add(ClassRead)
-	args := x.rest()
+	_, pa := x.gopt("sed")
 	var scripts []word
-	var ops []word
-	inplace, sandbox, scriptFile, dyn := false, false, false, false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !a.lit {
-			if a.split {
-				dyn = true
-			}
-			ops = append(ops, a)
-			continue
-		}
-		v := a.val
-		switch {
-		case v == "--":
-			ops = append(ops, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(v, "--"):
-			name, val, eq := strings.Cut(v[2:], "=")
-			switch name {
-			case "in-place":
-				inplace = true
-			case "sandbox":
-				sandbox = true
-			case "expression", "file", "line-length":
-				if !eq && i+1 < len(args) {
-					i++
-					val, eq = args[i].val, args[i].lit
-					if !args[i].lit {
-						dyn = true
-					}
-				}
-				if name == "expression" {
-					scripts = append(scripts, word{val: val, lit: eq})
-				}
-				if name == "file" {
-					scriptFile = true
-					x.read(word{val: val, lit: eq})
-				}
-			}
-		case len(v) > 1 && v[0] == '-':
-		flags:
-			for j := 1; j < len(v); j++ {
-				switch v[j] {
-				case 'i':
-					inplace = true
-					break flags // the rest is a backup suffix
-				case 'e', 'f', 'l':
-					var val word
-					if j+1 < len(v) {
-						val = word{val: v[j+1:], lit: true}
-					} else if i+1 < len(args) {
-						i++
-						val = args[i]
-					}
-					if v[j] == 'e' {
-						scripts = append(scripts, val)
-					} else if v[j] == 'f' {
-						scriptFile = true
-						x.read(val)
-					}
-					break flags
-				}
-			}
-		default:
-			ops = append(ops, a)
+	ops := pa.ops()
+	inplace := pa.Has("i")
+	sandbox := pa.Has("sandbox")
+	scriptFile := pa.Has("f")
+	dyn := pa.Hidden
+	for _, o := range pa.Options {
+		if o.Known && o.Name == "e" && o.HasValue {
+			scripts = append(scripts, word{val: o.Value.Value, lit: o.Value.Literal})
 		}
 	}
 	if len(scripts) == 0 && !scriptFile && len(ops) > 0 {
@@ -435,19 +378,21 @@ func scanAwk(s string) awkEffects {
 
 func progAwk(x *cmdCtx) {
 	x.add(ClassRead)
-	p := getopt(x.rest(), "FvfieElW", []string{"field-separator", "assign", "file", "include", "source", "exec", "load"}, false)
+	name := "gawk"
+	if x.c.Program == "mawk" || x.c.Program == "nawk" {
+		name = "mawk"
+	}
+	p, pa := x.gopt(name)
 	ops := p.ops
 	inplace := false
 	for _, o := range p.all("i", "--include") {
-		if o.val == "inplace" || o.val == "inplace.awk" {
+		if o.lit && (o.val == "inplace" || o.val == "inplace.awk") {
 			inplace = true
 		} else {
-			x.add(ClassExec | ClassUnknown)
+			x.add(ClassExec | ClassUnknown) // an awk source file
 		}
 	}
-	if p.has("f", "--file", "E", "--exec", "l", "--load") {
-		x.add(ClassExec | ClassUnknown) // program text not visible
-	}
+	_ = pa
 	var progs []word
 	progs = append(progs, p.all("e", "--source")...)
 	if len(progs) == 0 && !p.has("f", "--file", "E", "--exec") && len(ops) > 0 {

@@ -12,7 +12,16 @@ import (
 type word struct {
 	val   string // the literal value, or the source text when !lit
 	lit   bool   // the value is known statically
-	split bool   // unquoted expansion or glob: may become several words or options
+	split bool   // unquoted expansion or glob: may become several words
+	dash  bool   // a dynamic word that may expand to a word starting with "-" (an option)
+}
+
+// opt reports whether the word is, or may expand to, an option.
+func (a word) opt() bool {
+	if a.lit {
+		return len(a.val) > 1 && a.val[0] == '-'
+	}
+	return a.dash
 }
 
 // wordValue returns the value of a word after quote removal, and whether it
@@ -71,6 +80,61 @@ func splittable(wd *syntax.Word) bool {
 				return true
 			}
 		case *syntax.SglQuoted, *syntax.DblQuoted:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// mayDash reports whether a dynamic word may expand to a word that starts
+// with "-": an unquoted expansion anywhere (word splitting can start a new
+// word with anything), or a leading part whose first character is not
+// fixed (a quoted expansion, a glob character, brace expansion, an
+// extended glob). A glob with a literal first character other than "-"
+// (src/*.py, ./*, data/*.csv) cannot.
+func mayDash(wd *syntax.Word) bool {
+	for _, p := range wd.Parts {
+		switch p.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ExtGlob:
+			return true // unquoted: split or (at the start) any first character
+		}
+	}
+	for _, p := range wd.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			v := x.Value
+			if v == "" {
+				continue
+			}
+			switch v[0] {
+			case '-', '*', '?', '[', '{':
+				return true
+			case '\\':
+				return len(v) > 1 && v[1] == '-'
+			}
+			return false
+		case *syntax.SglQuoted:
+			v := x.Value
+			if x.Dollar {
+				v = ansiC(v)
+			}
+			if v == "" {
+				continue
+			}
+			return v[0] == '-'
+		case *syntax.ProcSubst:
+			return false // /dev/fd/N
+		case *syntax.DblQuoted:
+			for _, dp := range x.Parts {
+				l, ok := dp.(*syntax.Lit)
+				if !ok {
+					return true
+				}
+				if v := dqUnescape(l.Value); v != "" {
+					return v[0] == '-'
+				}
+			}
 		default:
 			return true
 		}
@@ -273,7 +337,7 @@ func getopt(args []word, short string, long []string, posix bool) parsed {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.lit {
-			if a.split {
+			if a.dash {
 				p.dyn = true
 			}
 			p.ops = append(p.ops, a)
