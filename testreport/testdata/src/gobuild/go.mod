@@ -1,0 +1,3 @@
+module example.com/gobuild
+
+go 1.22

@@ -1,0 +1,5 @@
+package x
+
+import "testing"
+
+func TestX(t *testing.T) { undefined() }

@@ -1,0 +1,120 @@
+package testrun
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/statewright-go/statewright/testreport"
+)
+
+// goModule writes a module with two packages of tests into a temp dir.
+func goModule(t *testing.T, failing bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, body string) {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/m\n\ngo 1.22\n")
+	write("a/a_test.go", "package a\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {}\nfunc TestB(t *testing.T) {}\n")
+	body := "package b\n\nimport \"testing\"\n\nfunc TestC(t *testing.T) {}\n"
+	if failing {
+		body = "package b\n\nimport \"testing\"\n\nfunc TestC(t *testing.T) { t.Fatal(\"boom\") }\n"
+	}
+	write("b/b_test.go", body)
+	return dir
+}
+
+func run(t *testing.T, dir, cmdline string) (testreport.Evidence, int, string) {
+	t.Helper()
+	argv := strings.Fields(cmdline)
+	p, ok := testreport.New(argv, os.Environ(), testreport.Project{FS: os.DirFS(dir)})
+	if !ok {
+		t.Fatalf("%q is no test command", cmdline)
+	}
+	var out, errOut bytes.Buffer
+	ev, code, err := Run(context.Background(), p, Options{Dir: dir, Stdout: &out, Stderr: &errOut, Env: append(os.Environ(), "GOFLAGS=-count=1")})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return ev, code, out.String() + errOut.String()
+}
+
+func TestRunGoTest(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go toolchain") // never counted: the Go tests need go anyway
+	}
+	dir := goModule(t, false)
+	ev, code, out := run(t, dir, "go test ./...")
+	if code != 0 || !ev.Passed || ev.Counts.Run != 3 || ev.Narrowed {
+		t.Errorf("whole suite: code %d evidence %+v\n%s", code, ev, out)
+	}
+	if strings.Contains(out, `"Action"`) || !strings.Contains(out, "ok  \texample.com/m/a") {
+		t.Errorf("the agent should see go test's text, got:\n%s", out)
+	}
+
+	ev, code, out = run(t, dir, "go test -run NoSuchTest ./...")
+	if code != 0 || ev.Passed || ev.Counts.Run != 0 || !ev.Narrowed || ev.Reason != "no test ran" {
+		t.Errorf("zero-test run: code %d evidence %+v\n%s", code, ev, out)
+	}
+
+	ev, _, _ = run(t, dir, "go test ./a")
+	if !ev.Passed || !ev.Narrowed || ev.Counts.Run != 2 {
+		t.Errorf("package subset: evidence %+v", ev)
+	}
+
+	dir = goModule(t, true)
+	ev, code, out = run(t, dir, "go test ./...")
+	if code == 0 || ev.Passed || ev.Counts.Failed != 1 || !strings.Contains(out, "boom") {
+		t.Errorf("failing suite: code %d evidence %+v\n%s", code, ev, out)
+	}
+}
+
+func TestRunWithoutReport(t *testing.T) {
+	bin := t.TempDir()
+	fake := filepath.Join(bin, "cargo")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho 'test result: ok. 3 passed; 0 failed'\n"), 0o755)
+	p, _ := testreport.New([]string{fake, "test"}, nil, testreport.Project{})
+	var out bytes.Buffer // one writer for both streams, as a launcher may pass
+	w := &syncWriter{w: &out}
+	ev, code, err := Run(context.Background(), p, Options{Stdout: w, Stderr: w})
+	if err != nil || code != 0 || ev.Passed || !strings.Contains(ev.Reason, "stable toolchain") || !strings.Contains(out.String(), "3 passed") {
+		t.Errorf("Run = %+v, %d, %v; output %q", ev, code, err, out.String())
+	}
+}
+
+// A runner that writes no report (here: a fake "go" that only prints)
+// never passes, whatever it prints.
+func TestRunForgedOutput(t *testing.T) {
+	bin := t.TempDir()
+	fake := filepath.Join(bin, "go")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho 'ok  \texample.com/m\t0.1s'\necho '--- PASS: TestX (0.00s)'\n"), 0o755)
+	p, _ := testreport.New([]string{fake, "test", "./..."}, nil, testreport.Project{})
+	ev, code, err := Run(context.Background(), p, Options{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+	if err != nil || code != 0 || ev.Passed {
+		t.Errorf("forged output: %+v, %d, %v", ev, code, err)
+	}
+}
+
+// syncWriter is one writer for stdout and stderr: exec copies each stream
+// in its own goroutine.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
