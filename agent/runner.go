@@ -24,6 +24,7 @@ import (
 	"github.com/statewright-go/statewright/agent/tools"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/workflow"
 )
@@ -605,7 +606,26 @@ func (r *runner) call(ctx context.Context, c model.ToolCall) (events.RunEnd, boo
 	}
 	inJSON, _ := json.Marshal(input)
 	pcall := policy.ToolCall{Harness: policy.ClaudeCode, Tool: ptool, Input: inJSON, Cwd: r.cfg.Tools.WS.Root, ProjectDir: r.cfg.Tools.WS.Root, ToolUseID: c.ID}
-	res, err := r.cfg.Service.Decide(ctx, runtime.ToolCall{Session: r.session, Call: pcall, Actor: agentActor})
+	tc := runtime.ToolCall{Session: r.session, Call: pcall, Actor: agentActor}
+	if r.cfg.Tools.Sandboxed(c.Name) {
+		// The command runs under the profile of the phase it is decided
+		// in; the sandbox is an input of the decision.
+		env := *r.cfg.Tools.SandboxEnv
+		if env.SessionDir == "" {
+			root, err := sandbox.DefaultRoot()
+			if err == nil {
+				env.SessionDir = sandbox.SessionDir(root, r.session)
+			}
+		}
+		if env.SessionDir != "" {
+			if err := sandbox.PrepareSession(env.SessionDir); err != nil {
+				env.SessionDir = ""
+			}
+		}
+		tc.Sandbox, tc.Call.Sandboxed = &env, true
+		pcall.Sandboxed = true
+	}
+	res, err := r.cfg.Service.Decide(ctx, tc)
 	if err != nil {
 		// Fail closed: an error is a deny.
 		r.emit(events.Event{Type: events.TypeDecision, Decision: &events.Decision{ID: c.ID, Name: c.Name, Verdict: "deny", Rule: string(policy.RuleInternal), Reason: err.Error(), Enforced: true}})
@@ -630,7 +650,13 @@ func (r *runner) call(ctx context.Context, c model.ToolCall) (events.RunEnd, boo
 		r.result(c, tools.Result{Output: "statewright denied this call: " + why + r.eventsLine(), Failed: true})
 		return events.RunEnd{}, false
 	}
-	out := r.cfg.Tools.Exec(ctx, c.Name, args)
+	if tc.Sandbox != nil && res.Sandbox == nil {
+		// Allowed, but without its profile: never run it unconfined.
+		r.result(c, tools.Result{Output: "statewright could not derive this phase's sandbox profile, so the command did not run", Failed: true})
+		r.failed()
+		return events.RunEnd{}, false
+	}
+	out := r.cfg.Tools.ExecIn(ctx, c.Name, args, res.Sandbox)
 	if c.Name == tools.EditFile || c.Name == tools.WriteFile {
 		clear(r.readCounts) // the file changed: reading it again is not a loop
 	}

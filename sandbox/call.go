@@ -86,14 +86,8 @@ type callFile struct {
 // earlier call with the same id is replaced.
 func PrepareCall(sessionDir, id string, a Availability, p *Profile) (Call, error) {
 	c := CallDir(sessionDir, id)
-	dirs := []string{filepath.Join(sessionDir, "tmp")}
-	for _, d := range CacheDirs {
-		dirs = append(dirs, filepath.Join(sessionDir, "cache", d))
-	}
-	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return Call{}, fmt.Errorf("sandbox: %w", err)
-		}
+	if err := PrepareSession(sessionDir); err != nil {
+		return Call{}, err
 	}
 	if err := os.RemoveAll(c.Dir); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
@@ -109,6 +103,20 @@ func PrepareCall(sessionDir, id string, a Availability, p *Profile) (Call, error
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	return c, nil
+}
+
+// PrepareSession creates a session's directories: tmp and the caches.
+func PrepareSession(sessionDir string) error {
+	dirs := []string{filepath.Join(sessionDir, "tmp")}
+	for _, d := range CacheDirs {
+		dirs = append(dirs, filepath.Join(sessionDir, "cache", d))
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return nil
 }
 
 // Quote quotes s as one word for a POSIX shell.

@@ -8,23 +8,30 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/sandbox"
 )
 
-// Sandbox says how commands run.
+// Sandbox says how commands run: under package sandbox's bubblewrap
+// profile when one is available, directly in the workspace otherwise.
 type Sandbox struct {
 	// Bwrap is the bubblewrap binary when commands run under it, "" when
 	// they run directly in the workspace.
 	Bwrap string
 	// Why says why there is no sandbox (empty when there is one).
 	Why string
-	// Writable are further directories commands may write (build caches such
-	// as GOCACHE); everything outside the workspace and these is read-only.
+	// Writable are further directories commands may write (a cache of the
+	// runner's own); used by the default profile only.
 	Writable []string
 	// ReadOnly are paths inside the workspace commands must not write
-	// (.statewright, a store file kept in the workspace).
+	// (.statewright, a store file kept in the workspace); used by the
+	// default profile only.
 	ReadOnly []string
+	// Hidden are paths commands must not see (the store, tokens), in every
+	// profile.
+	Hidden []string
 }
 
 // String is "bwrap" or "none: <why>".
@@ -35,35 +42,33 @@ func (s *Sandbox) String() string {
 	return "none: " + s.Why
 }
 
-// bwrapBase are the arguments every sandboxed command gets: the whole
-// filesystem read-only, fresh /dev, /proc and /tmp, every namespace
-// unshared (no network), killed with the runner, in a new session (no
-// terminal injection).
-var bwrapBase = []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-	"--unshare-all", "--die-with-parent", "--new-session"}
+// DetectSandbox reports whether commands can run under bubblewrap here
+// (sandbox.Detect); without it, Why says what failed.
+func DetectSandbox(context.Context) Sandbox {
+	a := sandbox.Detect()
+	if !a.OK() {
+		return Sandbox{Why: a.Why}
+	}
+	return Sandbox{Bwrap: a.Bwrap}
+}
 
-// DetectSandbox finds bubblewrap and checks that the kernel lets it create
-// its namespaces (unprivileged user namespaces may be disabled, or a
-// container may forbid them). Without it, Why says what failed.
-func DetectSandbox(ctx context.Context) Sandbox {
-	bw, err := exec.LookPath("bwrap")
-	if err != nil {
-		return Sandbox{Why: "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"}
+// availability is s as package sandbox sees it.
+func (s *Sandbox) availability() sandbox.Availability {
+	if s.Bwrap == "" {
+		return sandbox.Availability{Why: s.Why}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	args := append(append([]string{}, bwrapBase...), "--", "/bin/sh", "-c", "exit 0")
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bw, args...)
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return Sandbox{Why: "bubblewrap cannot create namespaces here: " + msg}
-	}
-	return Sandbox{Bwrap: bw}
+	return sandbox.Availability{Bwrap: s.Bwrap}
+}
+
+// defaultProfile is the profile of a command run without a phase's
+// (the eval's own test run, tools used outside a run): the workspace and
+// Writable writable, ReadOnly and the protected trees read-only, Hidden
+// hidden, no network.
+func (s *Sandbox) defaultProfile(ws *Workspace) *sandbox.Profile {
+	p := &sandbox.Profile{Visible: []string{ws.Root}, Hidden: s.Hidden}
+	p.Writable = append([]string{ws.Root}, s.Writable...)
+	p.ReadOnly = append(append([]string{}, s.ReadOnly...), policy.ProtectedTrees(ws.Root, "")...)
+	return p
 }
 
 // CommandResult is what a command did.
@@ -126,9 +131,16 @@ func headTail(out []byte, max int) (string, int) {
 	return string(out[:half]) + fmt.Sprintf("\n… [%d bytes cut] …\n", cut) + string(out[len(out)-half:]), cut
 }
 
-// Run runs command with bash in the workspace, under the sandbox when
-// there is one.
+// Run runs command with bash in the workspace, under the default profile
+// when there is a sandbox.
 func (s *Sandbox) Run(ctx context.Context, ws *Workspace, command string, lim Limits) (CommandResult, error) {
+	return s.RunIn(ctx, ws, nil, command, lim)
+}
+
+// RunIn runs command with bash in the workspace under prof, the profile of
+// the phase the call was decided in (nil: the default profile), when there
+// is a sandbox; directly in the workspace when there is none.
+func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profile, command string, lim Limits) (CommandResult, error) {
 	if lim.Timeout <= 0 {
 		lim.Timeout = 120 * time.Second
 	}
@@ -139,24 +151,23 @@ func (s *Sandbox) Run(ctx context.Context, ws *Workspace, command string, lim Li
 	defer cancel()
 	var cmd *exec.Cmd
 	if s.Bwrap != "" {
-		args := append([]string{}, bwrapBase...)
-		args = append(args, "--bind", ws.Root, ws.Root)
+		if prof == nil {
+			prof = s.defaultProfile(ws)
+		} else {
+			p := *prof
+			p.Hidden = append(append([]string{}, p.Hidden...), s.Hidden...)
+			prof = &p
+		}
 		for _, d := range s.Writable {
-			if d == "" {
-				continue
-			}
-			if err := os.MkdirAll(d, 0o755); err == nil {
-				args = append(args, "--bind", d, d)
+			if d != "" {
+				_ = os.MkdirAll(d, 0o755)
 			}
 		}
-		for _, p := range s.ReadOnly {
-			if _, err := os.Lstat(p); err == nil {
-				args = append(args, "--ro-bind", p, p)
-			}
+		var err error
+		cmd, err = sandbox.Command(context.Background(), s.availability(), prof, ws.Root, []string{"/bin/bash", "-c", command}, commandEnv("/tmp"))
+		if err != nil {
+			return CommandResult{}, fmt.Errorf("run: %w", err)
 		}
-		args = append(args, "--chdir", ws.Root, "--", "/bin/bash", "-c", command)
-		cmd = exec.Command(s.Bwrap, args...)
-		cmd.Env = commandEnv("/tmp")
 	} else {
 		home, err := os.MkdirTemp("", "statewright-agent-home-")
 		if err != nil {

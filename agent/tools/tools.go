@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/statewright-go/statewright/agent/model"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/sandbox"
 )
 
 // Tool names the model sees.
@@ -75,6 +77,15 @@ type Set struct {
 	TestCommand string
 	// Limits bound commands.
 	Limits Limits
+	// SandboxEnv, when set (and Sandbox has bubblewrap), makes commands
+	// run under the profile of the phase each call is decided in: the
+	// runner asks the runtime for it and passes it to ExecIn.
+	SandboxEnv *policy.SandboxEnv
+}
+
+// Sandboxed reports whether name's commands run under a phase's profile.
+func (s *Set) Sandboxed(name string) bool {
+	return (name == RunCommand || name == RunTest) && s.SandboxEnv != nil && s.Sandbox != nil && s.Sandbox.Bwrap != ""
 }
 
 // Result is a tool's answer to the model.
@@ -162,8 +173,15 @@ func (s *Set) PolicyCall(name string, a Args) (tool string, input map[string]any
 	return "", nil, fmt.Errorf("unknown tool %q", name)
 }
 
-// Exec carries out a call the runtime allowed.
+// Exec carries out a call the runtime allowed, commands under the default
+// profile.
 func (s *Set) Exec(ctx context.Context, name string, a Args) Result {
+	return s.ExecIn(ctx, name, a, nil)
+}
+
+// ExecIn carries out a call the runtime allowed, commands under prof (the
+// profile of the phase the call was decided in; nil: the default profile).
+func (s *Set) ExecIn(ctx context.Context, name string, a Args, prof *sandbox.Profile) Result {
 	switch name {
 	case ReadFile:
 		return s.readFile(a)
@@ -184,7 +202,7 @@ func (s *Set) Exec(ctx context.Context, name string, a Args) Result {
 		if a.TimeoutSeconds > 0 && time.Duration(a.TimeoutSeconds)*time.Second < lim.Timeout {
 			lim.Timeout = time.Duration(a.TimeoutSeconds) * time.Second
 		}
-		r, err := s.Sandbox.Run(ctx, s.WS, c, lim)
+		r, err := s.Sandbox.RunIn(ctx, s.WS, prof, c, lim)
 		if err != nil {
 			return fail("%v", err)
 		}

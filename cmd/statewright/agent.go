@@ -17,6 +17,7 @@ import (
 	"github.com/statewright-go/statewright/agent/events"
 	"github.com/statewright-go/statewright/agent/model"
 	"github.com/statewright-go/statewright/agent/tools"
+	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 )
@@ -122,6 +123,8 @@ func runAgentCmd(cmd *cobra.Command, f agentFlags) error {
 		return usageError{err}
 	}
 	sb := agentSandbox(ctx, ws, storeFile(st))
+	// Commands run under the profile of the phase each is decided in.
+	sbEnv := sandboxcmd.HostEnv(ws.Root, storeFile(st))
 	svc := runtime.New(st, runtime.Options{ProjectDir: ws.Root, Policy: policy.Options{ProtectedPaths: agentProtected()}})
 	var sink events.Sink
 	if f.events == "jsonl" {
@@ -139,7 +142,8 @@ func runAgentCmd(cmd *cobra.Command, f agentFlags) error {
 		NewClient: func(e model.Endpoint) model.Client {
 			return model.New(e, model.Options{APIKey: apiKey})
 		},
-		Tools:         &tools.Set{WS: ws, Sandbox: &sb, TestCommand: f.testCmd, Limits: tools.Limits{Timeout: time.Duration(f.cmdTimeout) * time.Second, OutputCap: f.outputCap}},
+		Tools: &tools.Set{WS: ws, Sandbox: &sb, TestCommand: f.testCmd, Limits: tools.Limits{Timeout: time.Duration(f.cmdTimeout) * time.Second, OutputCap: f.outputCap},
+			SandboxEnv: &sbEnv},
 		MaxSteps:      f.maxSteps,
 		MaxTokens:     f.maxTokens,
 		Timeout:       f.timeout,
@@ -184,19 +188,19 @@ func agentProtected() []string {
 	return out
 }
 
-// agentSandbox detects bubblewrap and configures it for ws: the Go build
-// cache is writable (so `go test` does not rebuild the world), the
-// workspace's .statewright directory and a store kept inside it are not.
+// agentSandbox detects bubblewrap and configures it for ws: the
+// workspace's .statewright directory and a store kept inside it are
+// read-only, the store itself hidden. Each command then runs under the
+// profile of the phase it was decided in (per-session caches, never the
+// user's: DECISIONS 12).
 func agentSandbox(ctx context.Context, ws *tools.Workspace, storePath string) tools.Sandbox {
 	sb := tools.DetectSandbox(ctx)
-	if c := tools.GoBuildCache(); c != "" {
-		sb.Writable = append(sb.Writable, c)
-	}
 	sb.ReadOnly = append(sb.ReadOnly, filepath.Join(ws.Root, ".statewright"))
 	if storePath != "" {
 		if real, err := filepath.EvalSymlinks(filepath.Dir(storePath)); err == nil && strings.HasPrefix(real+"/", ws.Root+"/") {
 			sb.ReadOnly = append(sb.ReadOnly, real)
 		}
+		sb.Hidden = append(sb.Hidden, storePath, storePath+"-wal", storePath+"-shm", storePath+"-journal")
 	}
 	return sb
 }

@@ -1,0 +1,33 @@
+package sandboxcmd
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/statewright-go/statewright/policy"
+)
+
+// HostEnv says where a sandbox profile's paths are on this host, for a
+// project and a store file ("" or a URL for none): the home directory,
+// statewright's configuration directory (operator token, tokens file,
+// pinned ids: hidden whole), the user's Go module cache and proxy. The
+// session and call directories are the caller's.
+func HostEnv(projectDir, store string) policy.SandboxEnv {
+	env := policy.SandboxEnv{ProjectDir: projectDir, Store: store, GoProxy: os.Getenv("GOPROXY")}
+	home, _ := os.UserHomeDir()
+	env.Home = home
+	if dir := os.Getenv("XDG_CONFIG_HOME"); dir != "" && filepath.IsAbs(dir) {
+		env.Secrets = append(env.Secrets, filepath.Join(dir, "statewright"))
+	}
+	env.GoModCache = os.Getenv("GOMODCACHE")
+	if env.GoModCache == "" {
+		gopath := os.Getenv("GOPATH")
+		if gopath == "" && home != "" {
+			gopath = filepath.Join(home, "go")
+		}
+		if gopath != "" {
+			env.GoModCache = filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod")
+		}
+	}
+	return env
+}
