@@ -189,6 +189,11 @@ type Law struct {
 	interrupts []interruptRule
 	protected  []string // Options.ProtectedPaths, cleaned and lower-cased
 	markers    []string // substrings that mark a protected path in shell text
+	fences     Fences   // the host's protected and secret sets with this workflow's secret rules
+	protect    fenceSet // fences.Protected, compiled
+	secret     fenceSet // fences.Secret, compiled
+	anchors    []string // the literal protected trees (lower-cased), for ancestor checks
+	lawNames   []string // names a glob must not be able to spell (".claude", ...)
 	// autoImplicit is meta.implicit_transitions: auto.
 	autoImplicit bool
 }
@@ -237,7 +242,18 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 			l.autoImplicit = true
 		}
 	}
-	l.markers = append(l.markers, builtinMarkers...)
+	l.markers = append(l.markers, protectedMarkers...)
+	var rules SecretRules
+	if sec := def.Secrets; sec != nil {
+		rules.NoDefaults = sec.Defaults != nil && !*sec.Defaults
+		rules.Paths = sec.Paths
+		for _, p := range sec.Paths {
+			if !doublestar.ValidatePattern(strings.TrimPrefix(p, "~/")) {
+				return nil, fmt.Errorf("policy: secrets: invalid pattern %q", p)
+			}
+		}
+	}
+	l.fences = HostFences(opts.Host, rules)
 	for _, p := range opts.ProtectedPaths {
 		if p == "" {
 			continue
@@ -248,7 +264,17 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 		if b := baseName(c); len(b) >= 4 && b != c {
 			l.markers = append(l.markers, b)
 		}
+		if strings.HasPrefix(c, "/") {
+			l.fences.Protected = append(l.fences.Protected, Fence{Path: cleanPath(p), What: "a protected path"})
+		} else {
+			// A relative protected path protects that path below any directory.
+			l.fences.Protected = append(l.fences.Protected, Fence{Path: "**/" + strings.TrimPrefix(cleanPath(p), "./"), Pattern: true, What: "a protected path"})
+		}
 	}
+	l.protect = compileFences(l.fences.Protected, nil)
+	l.secret = compileFences(l.fences.Secret, l.fences.NotSecret)
+	l.anchors = append(l.anchors, l.protect.trees...)
+	l.lawNames = l.protect.names()
 	return l, nil
 }
 
@@ -260,6 +286,11 @@ func MustCompile(def *workflow.Definition, opts Options) *Law {
 	}
 	return l
 }
+
+// Fences returns the host's protected and secret sets with this workflow's
+// secret rules: what the sandbox mounts read-only and hides for a phase of
+// this workflow. Callers must not mutate it.
+func (l *Law) Fences() Fences { return l.fences }
 
 // Definition returns the workflow the Law was compiled from.
 func (l *Law) Definition() *workflow.Definition { return l.def }

@@ -23,6 +23,9 @@ type prepared struct {
 	sh       *shellCall
 	edit     *editInfo
 	editErr  error
+	// deferred is a self-protection block that applies only if nothing
+	// else denies the call (a target that could reach the law).
+	deferred *block
 }
 
 func (p *prepared) input() (map[string]any, error) {
@@ -110,7 +113,7 @@ func (l *Law) Decide(run *RunState, call *ToolCall) (d Decision) {
 			// Codex's shell tools carry their own working directory.
 			if wd, ok := str(m, "workdir", "cwd"); ok && wd != "" {
 				c := *call
-				c.Cwd = resolvePath(call, wd)
+				c.Cwd = l.absPath(call, wd)
 				if c.ProjectDir == "" {
 					c.ProjectDir = call.Cwd
 				}
@@ -205,8 +208,10 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 
 	// 1. Self-protection, in every state and when dormant.
 	if suggest {
-		if what, hit, bad := l.selfProtect(p); hit {
-			return l.deny(cs, run, p, RuleSelfProtect, what, false)
+		if b, bad := l.selfProtect(p); b != nil && !b.deferred {
+			return l.deny(cs, run, p, b.rule, b.reason, false)
+		} else if b != nil {
+			p.deferred = b
 		} else if bad != nil {
 			return l.deny(cs, run, p, RuleBadInput, bad.Error(), false)
 		}
@@ -239,6 +244,9 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 			return l.deny(nil, run, p, RuleNoWorkflow, "no run is active, so there is nothing to transition; start a workflow first", false)
 		case l.opts.RequireWorkflow:
 			return l.deny(nil, run, p, RuleNoWorkflow, "no workflow run is active and this hook requires one; start a workflow first", false)
+		}
+		if b := p.deferred; b != nil {
+			return l.deny(nil, run, p, b.rule, b.reason, false)
 		}
 		return Decision{Verdict: Allow, Rule: RuleDormant, Reason: "no run is active", AllowedTools: emptyList, NextEvents: emptyList, Tool: info.canon}
 	}
@@ -313,7 +321,7 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		}
 		files := make([]string, 0, len(ei.paths))
 		for _, t := range ei.paths {
-			files = append(files, resolvePath(p.call, t))
+			files = append(files, l.editPath(p.call, t))
 		}
 		if f := l.checkFiles(cs, run, p.call, files); f != nil {
 			return l.deny(cs, run, p, f.rule, f.reason, suggest)
@@ -330,6 +338,9 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		return l.deny(cs, run, p, RuleMaxIterations, fmt.Sprintf("max_iterations (%d) is reached; transition now", cs.maxIter), suggest)
 	}
 
+	if b := p.deferred; b != nil {
+		return l.deny(cs, run, p, b.rule, b.reason, false)
+	}
 	if len(eff.FilesEdited) > 0 {
 		l.interruptFor(cs, run, p.call, &eff)
 	}
@@ -349,7 +360,7 @@ func (l *Law) allow(cs *compiledState, rule Rule, reason string, info toolInfo) 
 // history stack or the run is already in its target state.
 func (l *Law) interruptFor(cs *compiledState, run *RunState, call *ToolCall, eff *Effects) {
 	for _, f := range eff.FilesEdited {
-		rel := relPath(call, f)
+		rel := l.relTo(call, f)
 		for _, in := range l.interrupts {
 			if in.target == cs.name || engine.Active(run.History, in.name) {
 				continue
@@ -362,81 +373,27 @@ func (l *Law) interruptFor(cs *compiledState, run *RunState, call *ToolCall, eff
 	}
 }
 
-// readGate reports whether a read-type call's raw input could name an
-// operator credential; only then is it decoded (the hot path stays
-// allocation-free).
-func readGate(call *ToolCall) bool {
-	if len(call.ResolvedPaths) > 0 {
-		return true
-	}
-	s := unsafeString(call.Input)
-	// A JSON \u escape could hide either needle.
-	if strings.Contains(s, `\u`) {
-		return true
-	}
-	// Anchor on rare letters with the vectorised IndexByte: the 'w' of
-	// "statewright" and the 'k' of "operator-token", in either case.
-	return anchored(s, 'w', 5, "statewright") || anchored(s, 'W', 5, "statewright") ||
-		anchored(s, 'k', 11, "operator-token") || anchored(s, 'K', 11, "operator-token")
-}
-
-// anchored reports whether s contains needle (ASCII case-insensitively)
-// with byte c at offset off of the needle.
-func anchored(s string, c byte, off int, needle string) bool {
-	base := 0
-	for {
-		i := strings.IndexByte(s[base:], c)
-		if i < 0 {
-			return false
-		}
-		at := base + i - off
-		if at >= 0 && hasFoldAt(s, at, needle) {
-			return true
-		}
-		base += i + 1
-	}
-}
-
-// hasFoldAt reports whether s[i:] starts with the lower-case ASCII needle,
-// ignoring case.
-func hasFoldAt(s string, i int, needle string) bool {
-	if len(s)-i < len(needle) {
-		return false
-	}
-	for j := 0; j < len(needle); j++ {
-		c := s[i+j]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != needle[j] {
-			return false
-		}
-	}
-	return true
-}
-
 // selfProtect applies pipeline step 1. bad is set when the input cannot be
 // checked (fail closed).
-func (l *Law) selfProtect(p *prepared) (what string, hit bool, bad error) {
+func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 	call := p.call
 	switch k := p.info.kind; {
 	case k == kControl:
-		return "", false, nil
+		return nil, nil
 	case k == kBash:
 		sc, err := p.shell()
 		if err != nil {
-			return "", false, err
+			return nil, err
 		}
-		what, hit = l.shellSelfProtect(call, sc)
-		return what, hit, nil
+		return l.shellSelfProtect(call, sc), nil
 	case isEditKind(k):
 		ei, err := p.editInfo()
 		if err != nil {
-			return "", false, err
+			return nil, err
 		}
 		for _, t := range ei.paths {
-			if isSecret(t) || l.isProtected(resolvePath(call, t)) {
-				return canonOrRaw(p) + " would change " + t + ", which is protected: agents cannot edit statewright's store, workflows, binary, harness settings and hooks, shell rc files or .git/config and .git/hooks", true, nil
+			if b := l.nativeWriteBlock(call, t, canonOrRaw(p)); b != nil {
+				return b, nil
 			}
 		}
 	case k == kOther && writeishName(call.Tool):
@@ -445,34 +402,111 @@ func (l *Law) selfProtect(p *prepared) (what string, hit bool, bad error) {
 		// is checked.
 		m, err := p.input()
 		if err != nil {
-			return "", false, nil
+			return nil, nil
 		}
 		for _, v := range m {
-			if t, ok := v.(string); ok && t != "" && len(t) < 4096 && !strings.ContainsAny(t, "\n") && l.isProtected(resolvePath(call, t)) {
-				return call.Tool + " would change " + t + ", which is protected", true, nil
+			if t, ok := v.(string); ok && t != "" && len(t) < 4096 && !strings.ContainsAny(t, "\n") {
+				if b := l.writeBlock(call, l.resolve(call, t), false, call.Tool+" would change"); b != nil {
+					return b, nil
+				}
 			}
 		}
-		fallthrough
+		return l.readToolBlock(p), nil
 	case isReadKind(k) || k == kBashAux || k == kWebFetch:
-		if !readGate(call) {
-			return "", false, nil
-		}
-		m, err := p.input()
-		if err != nil {
-			return "", false, nil // not a path-bearing input; later steps decide
-		}
-		for _, t := range readTargets(m) {
-			if isSecret(t) || isSecret(resolvePath(call, t)) {
-				return canonOrRaw(p) + " would read " + t + ", an operator credential", true, nil
+		return l.readToolBlock(p), nil
+	}
+	return nil, nil
+}
+
+// readToolBlock keeps read tools away from secrets: Read of a secret file,
+// Grep over a directory whose walk reaches one, Glob and LS inside a secret
+// directory, an MCP tool handed a secret's path.
+func (l *Law) readToolBlock(p *prepared) *block {
+	call := p.call
+	k := p.info.kind
+	if k == kRead || k == kGrep || k == kGlob || k == kLS {
+		// The common case without allocation: one plain path field.
+		raw, ok := rawString(call.Input, pathKeys...)
+		if ok && call.Resolver == nil && len(call.ResolvedPaths) == 0 && (k == kRead || raw != "") && !strings.HasPrefix(raw, "~") {
+			abs := raw
+			if !strings.HasPrefix(raw, "/") && call.Cwd != "" {
+				abs = l.absPath(call, raw)
 			}
-		}
-		for _, r := range call.ResolvedPaths {
-			if isSecret(r) {
-				return canonOrRaw(p) + " would read " + r + ", an operator credential", true, nil
+			if _, hit := l.secretBy(abs); !hit {
+				return nil
 			}
 		}
 	}
-	return "", false, nil
+	m, err := p.input()
+	if err != nil {
+		return nil // not a path-bearing input; later steps decide
+	}
+	verb := canonOrRaw(p) + " would read"
+	switch k {
+	case kRead:
+		if t, ok := str(m, pathKeys...); ok && t != "" {
+			return l.readBlock(l.resolve(call, t), verb)
+		}
+	case kGrep:
+		t, _ := str(m, "path", "dir_path", "directory", "file_path")
+		if t == "" {
+			t = call.Cwd
+		}
+		if t == "" {
+			return nil
+		}
+		// Claude Code's Grep is ripgrep: it honours .gitignore; it is taken
+		// to enter hidden files.
+		return l.reachBlock(call, l.resolve(call, t), Walk{Hidden: true}, verb)
+	case kGlob, kLS:
+		t, _ := str(m, "path", "dir_path", "directory")
+		if t == "" {
+			t = call.Cwd
+		}
+		if t != "" {
+			return l.readBlock(l.resolve(call, t), canonOrRaw(p)+" would list")
+		}
+	case kWebFetch:
+		if u, ok := str(m, "url"); ok && strings.HasPrefix(strings.ToLower(u), "file://") {
+			return l.readBlock(l.resolve(call, u[len("file://"):]), verb)
+		}
+	default:
+		for _, v := range m {
+			t, ok := v.(string)
+			if !ok || len(t) > 4096 || strings.ContainsAny(t, "\n") || !looksLikePath(t) {
+				continue
+			}
+			r := l.resolve(call, t)
+			if b := l.readBlock(r, verb); b != nil {
+				return b
+			}
+			if searchishName(call.Tool) {
+				if b := l.reachBlock(call, r, Walk{Hidden: true, Ignored: true}, verb); b != nil {
+					return b
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// looksLikePath reports whether an argument of a tool without canonical
+// form names a path.
+func looksLikePath(s string) bool {
+	return strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "./") ||
+		strings.HasPrefix(s, "../") || s == "." || s == ".." || strings.HasPrefix(strings.ToLower(s), "file://")
+}
+
+// searchishName reports whether a tool without canonical form looks like
+// it reads a directory tree (search_files, directory_tree, grep, ...).
+func searchishName(tool string) bool {
+	lt := strings.ToLower(tool)
+	for _, w := range []string{"search", "grep", "find", "tree", "directory", "glob", "read_multiple"} {
+		if strings.Contains(lt, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeishName reports whether a tool without canonical form looks like it

@@ -7,37 +7,6 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// builtinProtected are the paths self-protection guards in every project
-// (DESIGN.md pipeline step 1), as doublestar patterns over lower-cased paths.
-// They are matched case-insensitively because macOS and Windows file
-// systems are.
-var builtinProtected = []string{
-	"**/.statewright", "**/.statewright/**",
-	"**/.config/statewright", "**/.config/statewright/**",
-	"**/.claude/settings*.json", "**/.claude/hooks/**", "**/.claude/plugins/**",
-	"**/.mcp.json",
-	"**/.codex", "**/.codex/**",
-	"**/.cursor/hooks.json", "**/.cursor/hooks/**", "**/.cursor/mcp.json",
-	"**/.opencode/plugin/**", "**/.opencode/plugins/**", "**/.config/opencode/**",
-	"**/opencode.json", "**/opencode.jsonc",
-	"**/.pi/extensions/**", "**/.pi/agent/**", "**/.pi/settings.json",
-	"**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile",
-	"**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.config/fish/**", "**/.envrc",
-	"**/.git/config", "**/.git/hooks", "**/.git/hooks/**",
-}
-
-// builtinMarkers are lower-case substrings that mark a protected path inside
-// shell text that cannot be resolved statically (a dynamic redirect target,
-// the arguments of a command that writes or runs code).
-var builtinMarkers = []string{
-	".statewright", ".config/statewright", "operator-token", "claude_env_file",
-	".claude/settings", ".claude/hooks", ".claude/plugins", ".mcp.json",
-	".codex/", ".cursor/hooks", ".cursor/mcp", ".opencode/plugin", "opencode/plugin", "opencode.json",
-	".pi/agent", ".pi/extensions", ".pi/settings",
-	".bashrc", ".bash_profile", ".bash_login", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
-	".profile", "config/fish", ".envrc", ".git/config", ".git/hooks",
-}
-
 // cleanPath cleans p lexically ("" stays "").
 func cleanPath(p string) string {
 	if p == "" {
@@ -47,18 +16,6 @@ func cleanPath(p string) string {
 }
 
 func baseName(p string) string { return path.Base(p) }
-
-// resolvePath returns the path a call's target refers to: the runtime's
-// resolved path when it supplied one, else p cleaned and joined to cwd.
-func resolvePath(call *ToolCall, p string) string {
-	if r, ok := call.ResolvedPaths[p]; ok && r != "" {
-		return cleanPath(r)
-	}
-	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || call.Cwd == "" {
-		return cleanPath(p)
-	}
-	return path.Join(call.Cwd, p)
-}
 
 // relPath returns abs relative to the project root (ProjectDir, else Cwd)
 // when it lies inside it; otherwise abs unchanged.
@@ -81,44 +38,6 @@ func relPath(call *ToolCall, abs string) string {
 		return abs[len(root)+1:]
 	}
 	return abs
-}
-
-// isProtected reports whether a resolved path is one self-protection guards.
-func (l *Law) isProtected(p string) bool {
-	lp := strings.ToLower(p)
-	m := strings.TrimPrefix(lp, "/")
-	for _, pat := range builtinProtected {
-		if ok, _ := doublestar.Match(pat, m); ok {
-			return true
-		}
-	}
-	for _, pp := range l.protected {
-		if lp == pp || strings.HasPrefix(lp, strings.TrimSuffix(pp, "/")+"/") {
-			return true
-		}
-		// A relative protected path protects that path below any directory.
-		if !strings.HasPrefix(pp, "/") && (strings.HasSuffix(lp, "/"+pp) || strings.Contains(lp, "/"+pp+"/")) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasMarker reports whether shell text names a protected path.
-func (l *Law) hasMarker(s string) bool {
-	ls := strings.ToLower(s)
-	for _, m := range l.markers {
-		if strings.Contains(ls, m) {
-			return true
-		}
-	}
-	return false
-}
-
-// isSecret reports whether a path or text names an operator credential,
-// which no tool may read.
-func isSecret(s string) bool {
-	return containsFold(s, "operator-token") || containsFold(s, ".config/statewright")
 }
 
 // containsFold is an allocation-free ASCII case-insensitive strings.Contains
@@ -156,4 +75,48 @@ func matchScope(globs []pathGlob, abs, rel string) bool {
 		}
 	}
 	return false
+}
+
+// hasMarker reports whether shell text names a protected path.
+func (l *Law) hasMarker(s string) bool {
+	ls := strings.ToLower(s)
+	for _, m := range l.markers {
+		if strings.Contains(ls, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// editPath is the path an edit or shell write is counted under (in
+// FilesEdited and path scopes): the real path when the runtime resolved
+// it, else the lexical absolute path.
+func (l *Law) editPath(call *ToolCall, p string) string {
+	abs := l.absPath(call, p)
+	if r := l.info(call, abs).Real; r != "" {
+		return r
+	}
+	return abs
+}
+
+// relTo returns abs relative to the call's project root (as written or
+// resolved), else abs unchanged (see relPath).
+func (l *Law) relTo(call *ToolCall, abs string) string {
+	if call.Resolver != nil {
+		for _, root := range l.projectRoots(call) {
+			if abs == root {
+				return "."
+			}
+			if strings.HasPrefix(abs, root+"/") {
+				return abs[len(root)+1:]
+			}
+		}
+	}
+	return relPath(call, abs)
+}
+
+// isProtected reports whether a path is in the protected set.
+func (l *Law) isProtected(p string) bool {
+	_, ok := l.protectedBy(p)
+	return ok
 }

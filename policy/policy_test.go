@@ -252,7 +252,9 @@ func TestProtectedPaths(t *testing.T) {
 		{"/repo/.git/config", true}, {"/repo/.git/hooks/pre-commit", true}, {"/repo/.git/hooks", true},
 		{"/home/u/.local/share/statewright/state.db", true}, {"/repo/workflows/dev.yaml", true},
 		{"/usr/local/bin/statewright", true},
-		{"/repo/src/main.go", false}, {"/repo/.git/HEAD", false}, {"/repo/.claude/agents/x.md", false},
+		{"/repo/.claude/agents/x.md", true}, {"/repo/.claude", true}, {"/home/u/.gitconfig", true},
+		{"/home/u/.config/git/config", true}, {"/repo/.git/modules/sub/config", true}, {"/repo/.cursor/rules/a.mdc", true},
+		{"/repo/src/main.go", false}, {"/repo/.git/HEAD", false}, {"/repo/.claudeignore", false},
 		{"/repo/docs/bashrc.md", false}, {"/repo/.gitignore", false},
 	}
 	for _, tt := range tests {
@@ -309,26 +311,27 @@ func TestDocsListEveryRule(t *testing.T) {
 	}
 }
 
-func TestReadGate(t *testing.T) {
+func TestRawString(t *testing.T) {
 	for _, tt := range []struct {
-		in   string
-		want bool
+		in, want string
+		ok       bool
 	}{
-		{`{"file_path":"/repo/src/main.go"}`, false},
-		{`{"file_path":"/home/u/.config/statewright/operator-token"}`, true},
-		{`{"file_path":"/home/u/.config/StateWright/x"}`, true},
-		{`{"file_path":"/x/OPERATOR-TOKEN"}`, true},
-		{`{"file_path":"/x/operator-tokens.bak"}`, true},
-		{`{"file_path":"/x/\u006fperator-token"}`, true},
-		{`{"file_path":"/kk/ww/k/w"}`, false},
-		{`{"file_path":"token"}`, false},
+		{`{"file_path":"/repo/src/main.go"}`, "/repo/src/main.go", true},
+		{` { "limit": 3, "file_path" : "/a" } `, "/a", true},
+		{`{"x":{"file_path":"/nested"},"path":"/top"}`, "/top", true},
+		{`{"x":["file_path","/no"],"file_path":"/yes"}`, "/yes", true},
+		{`{"note":"a\"b","file_path":"/after-escape"}`, "/after-escape", true},
+		{`{"path":"/second","file_path":"/first"}`, "/first", true},
+		{`{"file_path":"/x/\u006fperator-token"}`, "", false},
+		{`{"file_path":3}`, "", false},
+		{`{}`, "", false},
+		{`[1]`, "", false},
+		{`{"file_path":"/unterminated}`, "", false},
 	} {
-		if got := readGate(&ToolCall{Input: json.RawMessage(tt.in)}); got != tt.want {
-			t.Errorf("readGate(%s) = %v, want %v", tt.in, got, tt.want)
+		got, ok := rawString([]byte(tt.in), "file_path", "path")
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("rawString(%s) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
-	}
-	if !readGate(&ToolCall{Input: json.RawMessage(`{}`), ResolvedPaths: map[string]string{"a": "b"}}) {
-		t.Error("readGate ignores resolved paths")
 	}
 }
 

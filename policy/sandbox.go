@@ -14,56 +14,35 @@ import (
 // in every phase, for a project and a home directory: the harness
 // configuration directories and their user-level twins, MCP and opencode
 // configuration, statewright's own directories, shell rc files, and git's
-// configuration and hooks. They are concrete paths (the sandbox binds them;
-// missing ones are skipped, never created). The static law guards the same
-// names by pattern (builtinProtected), in every phase too.
+// configuration and hooks. They are the literal entries of HostFences'
+// protected set (one definition, fences.go), concrete paths: the sandbox
+// binds them, and missing ones are skipped, never created. The static law
+// guards the same set, on resolved paths, in every phase too.
 func ProtectedTrees(project, home string) []string {
-	var out []string
-	if project != "" {
-		for _, rel := range projectProtected {
-			out = append(out, path.Join(project, rel))
-		}
-	}
-	if home != "" {
-		for _, rel := range homeProtected {
-			out = append(out, path.Join(home, rel))
-		}
-	}
-	return out
+	return literalFences(HostFences(&Host{ProjectDir: project, Home: home}, SecretRules{}).Protected)
 }
 
-// projectProtected are ProtectedTrees' project-relative entries.
-var projectProtected = []string{
-	".claude", ".codex", ".cursor", ".opencode", ".pi", ".mcp.json", "opencode.json", "opencode.jsonc",
-	".statewright", ".envrc", ".git/config", ".git/hooks", ".git/modules",
-}
-
-// homeProtected are ProtectedTrees' home-relative entries.
-var homeProtected = []string{
-	".claude", ".claude.json", ".codex", ".cursor", ".opencode", ".config/opencode", ".pi", ".mcp.json",
-	".config/statewright",
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish",
-	".gitconfig", ".config/git",
-}
-
-// SecretPaths returns the paths hidden from sandboxed commands by default
-// besides statewright's own (DECISIONS 13): SSH and cloud credentials, the
-// GitHub CLI's tokens, and the harnesses' credentials and transcripts.
+// SecretPaths returns the concrete paths hidden from sandboxed commands by
+// default (DECISIONS 13): statewright's credentials, SSH and cloud
+// credentials, the GitHub CLI's tokens, and the harnesses' credentials and
+// transcripts: the literal entries of HostFences' secret set under home.
+// Pattern entries (.env*, *.pem at any depth) are not concrete paths; the
+// static law denies reading them.
 func SecretPaths(home string) []string {
 	if home == "" {
 		return nil
 	}
-	out := make([]string, 0, len(homeSecrets))
-	for _, rel := range homeSecrets {
-		out = append(out, path.Join(home, rel))
-	}
-	return out
+	return literalFences(HostFences(&Host{Home: home}, SecretRules{}).Secret)
 }
 
-var homeSecrets = []string{
-	".ssh", ".aws", ".config/gh", ".claude/.credentials.json", ".claude/projects", ".codex/auth.json",
-	".config/statewright",
+func literalFences(fs []Fence) []string {
+	var out []string
+	for _, f := range fs {
+		if !f.Pattern {
+			out = append(out, f.Path)
+		}
+	}
+	return out
 }
 
 // runnerOutputs are the project-relative directories test runners write

@@ -158,83 +158,256 @@ func (l *Law) isStatewright(c *shell.Command) bool {
 	return false
 }
 
-// shellSelfProtect applies self-protection to an analysed command line.
-func (l *Law) shellSelfProtect(call *ToolCall, sc *shellCall) (string, bool) {
+// shellSelfProtect applies self-protection to an analysed command line:
+// statewright's mutating subcommands, git configuration, every write
+// target (static ones on their real paths, as trees, with the directories
+// that contain the law; dynamic ones as DESIGN.md step 7 says), links to
+// protected files, and every read of a secret, recursive walks included.
+func (l *Law) shellSelfProtect(call *ToolCall, sc *shellCall) *block {
 	if sc.err != nil {
 		if l.hasMarker(sc.src) || containsFold(sc.src, "statewright") {
-			return "the command does not parse and names statewright's own files", true
+			return protectBlock("the command does not parse and names statewright's own files")
 		}
-		return "", false
+		return nil
 	}
 	a := sc.analysis
 	if a.DumpsEnv || a.IndirectEnv {
 		// An operator who exported $STATEWRIGHT_OPERATOR_TOKEN where the
 		// agent runs would hand it over to a plain `env`.
-		return "the command prints the whole environment or reads variables by computed name, which may include an operator credential ($STATEWRIGHT_OPERATOR_TOKEN); name the variables you need instead", true
+		return protectBlock("the command prints the whole environment or reads variables by computed name, which may include an operator credential ($STATEWRIGHT_OPERATOR_TOKEN); name the variables you need instead")
 	}
 	for _, v := range a.EnvRefs {
 		if strings.HasPrefix(v, "STATEWRIGHT_") && (strings.Contains(v, "TOKEN") || strings.Contains(v, "SECRET") || strings.Contains(v, "KEY")) {
-			return "the command reads $" + v + ", an operator credential", true
+			return protectBlock("the command reads $%s, an operator credential", v)
 		}
 	}
-	check := func(c *shell.Command) (string, bool) {
-		if l.isStatewright(c) && statewrightMutates(c.Argv) {
-			return "`" + commandText(c) + "` runs a statewright subcommand that changes runs or settings; only a person may do that (read-only ones such as status, explain, check are fine)", true
-		}
-		if c.Program == "git" && c.Subcommand == "config" && c.Classes&shell.ClassGitWrite != 0 {
-			return "`" + commandText(c) + "` changes git configuration (.git/config can point hooks, pagers and ssh at any program); reading it with `git config --get` is fine", true
-		}
-		for _, t := range c.Writes {
-			if t.Dynamic {
-				if l.hasMarker(t.Path) {
-					return "`" + commandText(c) + "` writes to " + t.Path + ", which may be one of statewright's protected files", true
-				}
-				continue
-			}
-			if l.isProtected(resolvePath(call, t.Path)) {
-				return "`" + commandText(c) + "` writes to " + t.Path + ", a protected file", true
-			}
-		}
-		for _, t := range c.Reads {
-			if isSecret(t.Path) {
-				return "`" + commandText(c) + "` reads an operator credential", true
-			}
-		}
-		for i, w := range c.Argv {
-			if i == 0 {
-				continue
-			}
-			if isSecret(w) {
-				return "`" + commandText(c) + "` reads an operator credential", true
-			}
-		}
-		// Arguments of a command that can change files or run code must not
-		// name a protected path. git is exempt (its writes go through its
-		// object store; commit messages often name such files; git config
-		// is checked above).
-		if c.Classes&^(readOnlyClasses|shell.ClassTest) != 0 && c.Program != "git" {
-			for i, w := range c.Argv {
-				if i == 0 || strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
-					continue
-				}
-				if l.hasMarker(w) || !strings.ContainsAny(w, " \n$`") && l.isProtected(resolvePath(call, w)) {
-					return "`" + commandText(c) + "` names " + clip(w, 60) + ", one of statewright's protected files, in a command that can change it", true
-				}
-			}
-		}
-		return "", false
-	}
+	findExec := false
 	for i := range a.Commands {
-		if r, hit := check(&a.Commands[i]); hit {
-			return r, true
+		if c := &a.Commands[i]; c.Program == "find" || c.Program == "bfs" {
+			if _, _, ok := findRoots(c.Argv); ok {
+				findExec = true
+			}
+		}
+	}
+	var bs blocks
+	for i := range a.Commands {
+		if b := l.commandSelfProtect(call, &a.Commands[i], findExec, &bs); b != nil {
+			return b
 		}
 	}
 	for _, t := range a.Writes {
-		if t.Dynamic && l.hasMarker(t.Path) || !t.Dynamic && l.isProtected(resolvePath(call, t.Path)) {
-			return "the command writes to " + t.Path + ", a protected file", true
+		var b *block
+		if t.Dynamic {
+			b = l.dynamicWriteBlock(call, nil, t)
+		} else {
+			b = l.writeBlock(call, l.resolve(call, t.Path), false, "the command writes to")
+		}
+		if b := bs.add(b); b != nil {
+			return b
 		}
 	}
-	return "", false
+	return bs.deferred
+}
+
+// commandSelfProtect applies self-protection to one simple command.
+func (l *Law) commandSelfProtect(call *ToolCall, c *shell.Command, findExec bool, bs *blocks) *block {
+	if l.isStatewright(c) && statewrightMutates(c.Argv) {
+		return protectBlock("`%s` runs a statewright subcommand that changes runs or settings; only a person may do that (read-only ones such as status, explain, check are fine)", commandText(c))
+	}
+	if c.Program == "git" && c.Subcommand == "config" && c.Classes&shell.ClassGitWrite != 0 {
+		return protectBlock("`%s` changes git configuration (.git/config can point hooks, pagers and ssh at any program); reading it with `git config --get` is fine", commandText(c))
+	}
+	cc := call
+	if c.Program == "git" {
+		var b *block
+		cc, b = l.gitCall(call, c)
+		if b := bs.add(b); b != nil {
+			return b
+		}
+	}
+	text := "`" + commandText(c) + "` writes to"
+	last := len(c.Writes) - 1
+	for i, t := range c.Writes {
+		if t.Dynamic {
+			if c.Program == "git" && isDescription(t.Path) {
+				if b := bs.add(l.gitTreeBlock(cc, c, t.Path)); b != nil {
+					return b
+				}
+				continue
+			}
+			if b := bs.add(l.dynamicWriteBlock(cc, c, t)); b != nil {
+				return b
+			}
+			continue
+		}
+		r := l.resolve(cc, t.Path)
+		into := intoWriters[c.Program] && c.Classes&shell.ClassDelete == 0 || c.Program == "mv" && i == last && last > 0
+		if b := bs.add(l.writeBlock(cc, r, into, text)); b != nil {
+			return b
+		}
+		if into && r.info.Exists && r.info.Dir {
+			if b := bs.add(l.landingBlock(cc, c, r, i)); b != nil {
+				return b
+			}
+		}
+	}
+	if b := bs.add(l.linkBlock(cc, c)); b != nil {
+		return b
+	}
+	if roots, w, rec := recursive(c); !namesOnly[c.Program] || rec {
+		var wp *Walk
+		if rec {
+			wp = &w
+		}
+		for _, t := range c.Reads {
+			if t.Dynamic {
+				if t.Path == "{}" && findExec {
+					continue // find's walk is checked below
+				}
+				if b := bs.add(l.dynamicReadBlock(cc, c, t, wp)); b != nil {
+					return b
+				}
+				continue
+			}
+			if b := bs.add(l.readBlock(l.resolve(cc, t.Path), "`"+commandText(c)+"` reads")); b != nil {
+				return b
+			}
+		}
+		if rec && !cc.Sandboxed {
+			for _, root := range roots {
+				if strings.ContainsAny(root, "$`*?[") {
+					continue // a dynamic root is a dynamic read, decided above
+				}
+				if b := bs.add(l.reachBlock(cc, l.resolve(cc, root), w, "`"+commandText(c)+"` reads")); b != nil {
+					return b
+				}
+			}
+		}
+	}
+	for i, w := range c.Argv {
+		if i > 0 && !namesOnly[c.Program] && isOwnSecretText(w) {
+			return protectBlock("`%s` reads an operator credential", commandText(c))
+		}
+	}
+	// Arguments of a command that can change files or run code must not
+	// name a protected path. git is exempt (its writes are checked above;
+	// commit messages often name such files; git config is checked above).
+	if c.Classes&^(readOnlyClasses|shell.ClassTest) != 0 && c.Program != "git" {
+		for i, w := range c.Argv {
+			if i == 0 || strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+				continue
+			}
+			if l.hasMarker(w) {
+				return protectBlock("`%s` names %s, one of statewright's protected files, in a command that can change it", commandText(c), clip(w, 60))
+			}
+			if !strings.ContainsAny(w, " \n$`") {
+				r := l.resolve(cc, w)
+				for _, p := range r.paths() {
+					if what, ok := l.protectedBy(p); ok {
+						return protectBlock("`%s` names %s, which is protected (%s), in a command that can change it", commandText(c), clip(w, 60), what)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isOwnSecretText reports whether shell text names statewright's own
+// credentials (the operator token, its configuration directory).
+func isOwnSecretText(s string) bool {
+	return containsFold(s, "operator-token") || containsFold(s, ".config/statewright") || containsFold(s, "statewright/tokens.json")
+}
+
+// intoWriters create entries inside a destination directory rather than
+// replace it (cp f dir/, ln -s x dir/); mv's last operand too.
+var intoWriters = map[string]bool{
+	"cp": true, "ln": true, "link": true, "install": true, "rsync": true, "scp": true, "mkdir": true, "touch": true,
+}
+
+// landingBlock checks where an into-writer puts its sources: dest/name
+// for each, and dest itself when a source's contents are copied
+// (`cp -r dir/. dest`, `rsync dir/ dest`), which may put anything there.
+func (l *Law) landingBlock(call *ToolCall, c *shell.Command, dest resolved, destIdx int) *block {
+	var srcs []string
+	if c.Program == "mv" {
+		for i, t := range c.Writes {
+			if i != destIdx && !t.Dynamic {
+				srcs = append(srcs, t.Path)
+			}
+		}
+	} else {
+		for _, t := range c.Reads {
+			if !t.Dynamic {
+				srcs = append(srcs, t.Path)
+			}
+		}
+	}
+	text := "`" + commandText(c) + "` writes to"
+	for _, s := range srcs {
+		if (c.Program == "cp" || c.Program == "rsync") && (strings.HasSuffix(s, "/") || strings.HasSuffix(s, "/.") || s == ".") {
+			if b := l.writeBlock(call, dest, false, text); b != nil {
+				return b
+			}
+			continue
+		}
+		land := path.Join(dest.info.Real, path.Base(s))
+		if b := l.writeBlock(call, resolved{written: land, abs: land, info: l.info(call, land)}, false, text); b != nil {
+			return b
+		}
+	}
+	return nil
+}
+
+// linkBlock denies links to protected files and secrets: a hard link is a
+// second name through which the file can be written; a symbolic link is a
+// path the edit tools would follow (ln -s .claude x; Write x/settings.json).
+func (l *Law) linkBlock(call *ToolCall, c *shell.Command) *block {
+	linking := c.Program == "ln" || c.Program == "link"
+	if c.Program == "cp" {
+		opts, _ := shortOpts(c.Argv, "tS", []string{"target-directory", "suffix"})
+		linking = hasOpt(opts, "-l", "-s", "--link", "--symbolic-link")
+	}
+	if !linking {
+		return nil
+	}
+	var dests []string
+	for _, t := range c.Writes {
+		if !t.Dynamic {
+			d := l.absPath(call, t.Path)
+			dests = append(dests, d, path.Dir(d))
+		}
+	}
+	for _, t := range c.Reads {
+		if t.Dynamic {
+			if call.Sandboxed {
+				continue
+			}
+			return unknownBlock("`%s` links to %s, which cannot be known before the command runs and could be a protected file or a secret", commandText(c), t.Path)
+		}
+		cands := []resolved{l.resolve(call, t.Path)}
+		if !strings.HasPrefix(t.Path, "/") && !strings.HasPrefix(t.Path, "~") {
+			// A symbolic link's target is relative to the link's directory.
+			for _, d := range dests {
+				p := path.Join(d, t.Path)
+				cands = append(cands, resolved{written: t.Path, abs: p, info: l.info(call, p)})
+			}
+		}
+		for _, r := range cands {
+			for _, p := range r.paths() {
+				if what, ok := l.protectedBy(p); ok {
+					return protectBlock("`%s` links to %s, which is protected (%s): a link is a second way to write it", commandText(c), describe(r), what)
+				}
+				if what, ok := l.lawAncestor(call, p); ok {
+					return protectBlock("`%s` links to %s, which contains %s (protected): a link is a second way to write it", commandText(c), describe(r), what)
+				}
+				if what, ok := l.secretBy(p); ok {
+					return protectBlock("`%s` links to %s, which is a secret (%s)", commandText(c), describe(r), what)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // matchEntry reports whether a simple command, as written, starts with the
@@ -374,7 +547,7 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 			}
 			continue
 		}
-		abs := resolvePath(call, t.Path)
+		abs := l.editPath(call, t.Path)
 		if !seen[abs] {
 			seen[abs] = true
 			files = append(files, abs)
@@ -405,7 +578,7 @@ var linelessWriters = map[string]bool{"mkdir": true, "touch": true}
 func (l *Law) checkFiles(cs *compiledState, run *RunState, call *ToolCall, files []string) *shellFinding {
 	newFiles := 0
 	for _, abs := range files {
-		rel := relPath(call, abs)
+		rel := l.relTo(call, abs)
 		if len(cs.deniedPath) > 0 && matchScope(cs.deniedPath, abs, rel) {
 			return &shellFinding{RulePathScope, rel + " is in denied_paths (" + strings.Join(cs.st.DeniedPaths, ", ") + ")"}
 		}

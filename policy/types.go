@@ -270,7 +270,16 @@ type ToolCall struct {
 	// decision). With it, a phase whose sandbox block sets exec lets
 	// Exec-class commands run; without it they are decided by the static
 	// law alone.
+	//
+	// Outside the sandbox, shell writes whose targets cannot be known
+	// statically and reads whose reach cannot are denied; under it they are
+	// left to the OS (protected trees read-only, secrets and store hidden).
 	Sandboxed bool `json:"sandboxed,omitempty"`
+	// Resolver answers what the policy needs to know about the disk
+	// (real paths, links, glob expansions, what a recursive read reaches).
+	// The runtime sets it on the agent's host; nil decides on the paths as
+	// written (ResolvedPaths, else lexically).
+	Resolver Resolver `json:"-"`
 }
 
 // Options configure a Law.
@@ -283,4 +292,8 @@ type Options struct {
 	// CLAUDE_ENV_FILE), as absolute or project-relative paths. A path also
 	// protects everything below it.
 	ProtectedPaths []string
+	// Host says where the law and the secrets live on this host (home,
+	// configuration directory, project, git directories, store, binary).
+	// nil leaves only the name patterns that apply anywhere.
+	Host *Host
 }

@@ -213,6 +213,13 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 	if call.Actor.Kind == "" {
 		call.Actor = defaultAgent
 	}
+	if call.Call.Resolver == nil && !s.opts.NoResolve {
+		if s.opts.Resolver != nil {
+			call.Call.Resolver = s.opts.Resolver
+		} else {
+			call.Call.Resolver = NewResolver()
+		}
+	}
 	ended, err := s.preread(ctx, call.Session)
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("runtime: decide %s %s: %w", call.Session, call.Call.Tool, err)

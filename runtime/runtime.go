@@ -97,6 +97,14 @@ type Options struct {
 	// start files under ProjectDir/.statewright/workflows/ (default: the
 	// working directory when New is called).
 	ProjectDir string
+	// Resolver answers the policy's questions about the disk (real paths,
+	// links, globs, recursive reads). nil means this host's (NewResolver,
+	// one per decision); a Service deciding for another host must be
+	// handed calls whose Resolver is set or whose paths are resolved.
+	Resolver policy.Resolver
+	// NoResolve decides on the paths as written, never touching the disk
+	// (a remote decider: DECISIONS.md 2).
+	NoResolve bool
 }
 
 // DefaultApprovalTTL is how long an approval request stays valid when
@@ -131,8 +139,13 @@ func New(st store.Store, opts Options) *Service {
 	}
 	// The files that make up the store (an SQLite file and its side
 	// files) are always protected from the agent's tools.
+	db := ""
 	if files := st.Identity().Files; len(files) > 0 {
 		opts.Policy.ProtectedPaths = append(slices.Clone(opts.Policy.ProtectedPaths), files...)
+		db = files[0]
+	}
+	if opts.Policy.Host == nil && !opts.NoResolve {
+		opts.Policy.Host = DiscoverHost(HostOptions{ProjectDir: opts.ProjectDir, Store: db})
 	}
 	return &Service{st: st, opts: opts}
 }

@@ -401,6 +401,18 @@ func (d *decoder) definition(n *node) *Definition {
 				def.Interrupts[im.key] = d.interrupt(im.key, im.val)
 			}
 		},
+		"secrets": func(m *member) {
+			if !d.object(m, where) {
+				return
+			}
+			sec := &Secrets{Pos: m.val.pos}
+			const sw = "in secrets"
+			d.fields(m.val, sw, handlers{
+				"defaults": func(sm *member) { sec.Defaults = d.boolPtr(sm, sw) },
+				"paths":    func(sm *member) { sec.Paths = d.strList(sm, sw, nil, true) },
+			})
+			def.Secrets = sec
+		},
 		"trust_event_data": func(m *member) {
 			def.TrustEventData = d.boolean(m, where)
 			def.TrustEventDataSet = m.val.kind == kBool

@@ -37,6 +37,9 @@ type Definition struct {
 	Meta *Meta `json:"meta,omitempty"`
 	// Interrupts maps an interrupt name to its file-pattern trigger.
 	Interrupts map[string]*Interrupt `json:"interrupts,omitempty"`
+	// Secrets changes the default secret set the agent may never read
+	// ("secrets"; nil keeps the defaults). See docs/policy.md.
+	Secrets *Secrets `json:"secrets,omitempty"`
 	// TrustEventData restores statewright's behaviour of merging event data
 	// into the context before guards are evaluated ("trust_event_data").
 	TrustEventData bool `json:"trust_event_data,omitempty"`
@@ -51,6 +54,21 @@ type Definition struct {
 	// Pos is where the definition's top-level object starts.
 	Pos Pos      `json:"-"`
 	fp  fieldPos // positions of individual fields, filled by Parse
+}
+
+// Secrets extends or switches off the default secret set (.env*, *.pem,
+// ~/.ssh, ~/.aws, ...). statewright's own credentials stay secret whatever
+// it says.
+type Secrets struct {
+	// Defaults, when false, drops the default secret set ("defaults").
+	Defaults *bool `json:"defaults,omitempty"`
+	// Paths are further secrets: absolute or "~/" paths, project-relative
+	// doublestar patterns, or base-name patterns without "/" that match at
+	// any depth ("paths").
+	Paths []string `json:"paths,omitzero"`
+
+	// Pos is where the object starts.
+	Pos Pos `json:"-"`
 }
 
 // StateType is the kind of a state.

@@ -1,0 +1,492 @@
+package policy
+
+import (
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// This file defines, in one place, the two sets the static law and the OS
+// sandbox share (DESIGN.md "Threat model", DECISIONS.md 4 and 13):
+//
+//   - the protected set: the law itself (harness settings and hooks,
+//     statewright's own files, shell rc files, git config and hooks). The
+//     agent never changes it; the sandbox mounts it read-only.
+//   - the secret set: operator credentials, statewright's token files and
+//     signing key, and the default secrets (.env*, *.pem, ~/.ssh, ~/.aws,
+//     ...) that a workflow may extend or switch off. The agent never reads
+//     it; the sandbox hides it.
+//
+// Both are trees: a path protects (or hides) everything below it. The
+// policy matches them on real paths (symlinks and ".." resolved by the
+// runtime). HostFences lists them as absolute paths and patterns for a
+// host, which is what the sandbox profile is derived from.
+
+// Host says where the law and the secrets live on the agent's host. The
+// runtime fills it (runtime.DiscoverHost) with absolute, symlink-resolved
+// paths; empty fields are unknown and simply contribute nothing.
+type Host struct {
+	// Home is the user's home directory.
+	Home string `json:"home,omitempty"`
+	// ConfigHome is $XDG_CONFIG_HOME, else Home/.config.
+	ConfigHome string `json:"config_home,omitempty"`
+	// ProjectDir is the project root the harness runs in.
+	ProjectDir string `json:"project_dir,omitempty"`
+	// GitDirs are the project's git directories: .git, or for a worktree
+	// its gitdir and the common directory.
+	GitDirs []string `json:"git_dirs,omitempty"`
+	// Store is the SQLite store file ("" for PostgreSQL); its side files
+	// (-wal, -shm, -journal, .lock) are protected with it.
+	Store string `json:"store,omitempty"`
+	// Binary is the statewright binary the hooks run.
+	Binary string `json:"binary,omitempty"`
+	// EnvFile is Claude Code's CLAUDE_ENV_FILE (sourced before every
+	// shell command the agent runs).
+	EnvFile string `json:"env_file,omitempty"`
+	// Workflows are workflow files the law was loaded from.
+	Workflows []string `json:"workflows,omitempty"`
+	// Protected are further protected paths (trees).
+	Protected []string `json:"protected,omitempty"`
+	// Secrets are further secret paths (trees): token files or a signing
+	// key kept outside ConfigHome/statewright.
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+// Fence is one entry of the protected or the secret set.
+type Fence struct {
+	// Path is absolute and protects everything below it, unless Pattern is
+	// set: then it is a doublestar pattern over absolute paths, or, when it
+	// does not start with "/", over a path's last components at any depth
+	// ("**/.env*" style: see Pattern).
+	Path string `json:"path"`
+	// Pattern marks Path as a pattern rather than a literal tree.
+	Pattern bool `json:"pattern,omitempty"`
+	// What names what the entry is, for messages ("Claude Code settings and hooks").
+	What string `json:"what"`
+}
+
+// Fences are a host's protected and secret sets, as the sandbox needs them.
+type Fences struct {
+	// Protected is read-only for the agent: it never writes, moves,
+	// deletes or links into these trees.
+	Protected []Fence `json:"protected"`
+	// Secret is never read by the agent: hidden (absent) in the sandbox.
+	Secret []Fence `json:"secret"`
+	// Hidden is what the sandbox hides: the secrets plus the store and its
+	// side files (not a secret to read — it holds no secret — but hidden so
+	// that code the agent runs cannot change it).
+	Hidden []Fence `json:"hidden"`
+	// NotSecret are base-name patterns that are never secrets, even where a
+	// default secret pattern matches (".env.example").
+	NotSecret []string `json:"not_secret"`
+}
+
+// SecretRules are a workflow's changes to the default secret set
+// (workflow "secrets": {"defaults": false, "paths": [...]}).
+type SecretRules struct {
+	// NoDefaults drops the default secret set. statewright's own
+	// credentials (its configuration directory, token files, signing key)
+	// stay secret.
+	NoDefaults bool
+	// Paths are further secrets: absolute paths, "~/" paths, project-relative
+	// doublestar patterns, or base-name patterns without "/" that match at
+	// any depth (like .gitignore).
+	Paths []string
+}
+
+// projectLaw are the law's paths relative to a project root (and, for the
+// harness directories, to the home directory: their user-level twins).
+var projectLaw = []struct{ rel, what string }{
+	{".claude", "Claude Code settings and hooks"},
+	{".codex", "Codex configuration"},
+	{".cursor", "Cursor configuration and hooks"},
+	{".opencode", "opencode plugins and configuration"},
+	{".pi", "Pi extensions and settings"},
+	{".mcp.json", "the MCP server configuration"},
+	{"opencode.json", "opencode configuration"},
+	{"opencode.jsonc", "opencode configuration"},
+	{".statewright", "statewright's project directory"},
+	{".envrc", "a direnv file (run by the shell)"},
+}
+
+// homeLaw are the law's paths relative to the home directory besides the
+// harness directories of projectLaw.
+var homeLaw = []struct{ rel, what string }{
+	{".claude.json", "Claude Code user configuration"},
+	{".gitconfig", "git configuration (it can run programs)"},
+	{".bashrc", "a shell rc file"}, {".bash_profile", "a shell rc file"}, {".bash_login", "a shell rc file"},
+	{".bash_logout", "a shell rc file"}, {".profile", "a shell rc file"}, {".zshrc", "a shell rc file"},
+	{".zshenv", "a shell rc file"}, {".zprofile", "a shell rc file"}, {".zlogin", "a shell rc file"},
+	{".zlogout", "a shell rc file"},
+}
+
+// configLaw are the law's paths relative to the configuration directory
+// (~/.config).
+var configLaw = []struct{ rel, what string }{
+	{"statewright", "statewright's configuration (operator token, tokens, store id)"},
+	{"git", "git configuration (it can run programs)"},
+	{"opencode", "opencode configuration and plugins"},
+	{"fish", "a shell rc directory"},
+}
+
+// gitLaw are the law's paths inside a git directory.
+var gitLaw = []struct{ rel, what string }{
+	{"config", "git configuration (it can run programs)"},
+	{"config.worktree", "git configuration (it can run programs)"},
+	{"hooks", "git hooks (they run on commit)"},
+	{"modules", "submodule git directories (their config and hooks)"},
+}
+
+// protectedNames are doublestar patterns (over lower-cased paths without
+// the leading "/") that protect a path wherever it is: in nested projects,
+// in a home directory the runtime did not name, and when the runtime
+// supplies no Host at all. They are matched case-insensitively because
+// macOS and Windows file systems are.
+var protectedNames = []string{
+	"**/.claude", "**/.claude/**", "**/.claude.json",
+	"**/.codex", "**/.codex/**",
+	"**/.cursor", "**/.cursor/**",
+	"**/.opencode", "**/.opencode/**", "**/.config/opencode", "**/.config/opencode/**",
+	"**/.pi", "**/.pi/**",
+	"**/.mcp.json", "**/opencode.json", "**/opencode.jsonc",
+	"**/.statewright", "**/.statewright/**",
+	"**/.config/statewright", "**/.config/statewright/**",
+	"**/.bashrc", "**/.bash_profile", "**/.bash_login", "**/.bash_logout", "**/.profile",
+	"**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.zlogout",
+	"**/.config/fish", "**/.config/fish/**", "**/.envrc",
+	"**/.gitconfig", "**/.config/git", "**/.config/git/**",
+	"**/.git/config", "**/.git/config.worktree", "**/.git/hooks", "**/.git/hooks/**",
+	"**/.git/modules", "**/.git/modules/**", "**/.git/worktrees/*/config.worktree",
+}
+
+// protectedMarkers are lower-case substrings that mark a protected path in
+// shell text that cannot be resolved statically (a dynamic redirect target,
+// the arguments of a command that writes or runs code).
+var protectedMarkers = []string{
+	".statewright", ".config/statewright", "operator-token", "claude_env_file",
+	".claude", ".mcp.json", ".codex", ".cursor", ".opencode", "opencode/", "opencode.json",
+	".pi/", ".bashrc", ".bash_profile", ".bash_login", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
+	".profile", "config/fish", ".envrc", ".gitconfig", "config/git", ".git/config", ".git/hooks", ".git/modules",
+}
+
+// ownSecretNames are statewright's own credentials wherever they are; a
+// workflow cannot switch them off.
+var ownSecretNames = []string{
+	"**/.config/statewright", "**/.config/statewright/**",
+	"**/statewright/operator-token", "**/statewright/tokens.json", "**/statewright/signing-key*",
+}
+
+// defaultSecrets are the default secret set (issue 19, DECISIONS.md 13):
+// anchored to the home directory ("~/") or base-name patterns that match at
+// any depth. A workflow may switch them off.
+var defaultSecrets = []struct{ pat, what string }{
+	{"~/.ssh", "SSH keys"},
+	{"~/.aws", "AWS credentials"},
+	{"~/.config/gcloud", "Google Cloud credentials"},
+	{"~/.config/gh", "GitHub CLI credentials"},
+	{"~/.netrc", "netrc credentials"},
+	{"~/.git-credentials", "git credentials"},
+	{"~/.claude/.credentials.json", "Claude Code credentials"},
+	{"~/.claude/projects", "Claude Code transcripts"},
+	{"~/.codex/auth.json", "Codex credentials"},
+	{".env*", "an environment file"},
+	{"*.pem", "a PEM key or certificate"},
+	{".netrc", "netrc credentials"},
+}
+
+// defaultSecretNames are defaultSecrets as patterns over lower-cased paths
+// without the leading "/", for when no Host names the home directory.
+var defaultSecretNames = []string{
+	"**/.ssh", "**/.ssh/**", "**/.aws", "**/.aws/**", "**/.config/gcloud", "**/.config/gcloud/**",
+	"**/.config/gh", "**/.config/gh/**", "**/.netrc", "**/.git-credentials",
+	"**/.claude/.credentials.json", "**/.claude/projects", "**/.claude/projects/**", "**/.codex/auth.json",
+	"**/.env*", "**/*.pem",
+}
+
+// notSecret are base-name patterns that are never secrets (examples and
+// templates of them).
+var notSecret = []string{"*.example", "*.sample", "*.template"}
+
+// storeSideFiles are the suffixes of SQLite's side files.
+var storeSideFiles = []string{"", "-wal", "-shm", "-journal", ".lock"}
+
+// HostFences returns the protected and secret sets for a host, with the
+// workflow's secret rules applied: absolute trees for everything the host
+// names, plus the name patterns that apply anywhere. The sandbox mounts
+// Protected read-only and hides Hidden; the static law decides on the same
+// sets (Law.Fences gives them with the law's own rules).
+func HostFences(h *Host, rules SecretRules) Fences {
+	var f Fences
+	if h == nil {
+		h = &Host{}
+	}
+	add := func(list *[]Fence, p, what string) {
+		if p != "" {
+			*list = append(*list, Fence{Path: path.Clean(p), What: what})
+		}
+	}
+	for _, root := range []string{h.ProjectDir, h.Home} {
+		if root == "" {
+			continue
+		}
+		for _, e := range projectLaw {
+			add(&f.Protected, path.Join(root, e.rel), e.what)
+		}
+	}
+	if h.Home != "" {
+		for _, e := range homeLaw {
+			add(&f.Protected, path.Join(h.Home, e.rel), e.what)
+		}
+	}
+	cfg := configHome(h)
+	if cfg != "" {
+		for _, e := range configLaw {
+			add(&f.Protected, path.Join(cfg, e.rel), e.what)
+		}
+	}
+	gitDirs := h.GitDirs
+	if len(gitDirs) == 0 && h.ProjectDir != "" {
+		gitDirs = []string{path.Join(h.ProjectDir, ".git")}
+	}
+	for _, g := range gitDirs {
+		for _, e := range gitLaw {
+			add(&f.Protected, path.Join(g, e.rel), e.what)
+		}
+	}
+	if h.Store != "" {
+		for _, s := range storeSideFiles {
+			add(&f.Protected, h.Store+s, "the statewright store")
+			add(&f.Hidden, h.Store+s, "the statewright store")
+		}
+	}
+	add(&f.Protected, h.Binary, "the statewright binary")
+	add(&f.Protected, h.EnvFile, "CLAUDE_ENV_FILE (sourced before every shell command)")
+	for _, w := range h.Workflows {
+		add(&f.Protected, w, "a workflow file")
+	}
+	for _, p := range h.Protected {
+		add(&f.Protected, p, "a protected path")
+	}
+	for _, n := range protectedNames {
+		f.Protected = append(f.Protected, Fence{Path: n, Pattern: true, What: "a protected path"})
+	}
+
+	if cfg != "" {
+		add(&f.Secret, path.Join(cfg, "statewright"), "statewright's credentials (operator token, tokens, signing key)")
+	}
+	for _, s := range h.Secrets {
+		add(&f.Secret, s, "a statewright credential")
+	}
+	for _, n := range ownSecretNames {
+		f.Secret = append(f.Secret, Fence{Path: n, Pattern: true, What: "statewright's credentials"})
+	}
+	if !rules.NoDefaults {
+		for _, d := range defaultSecrets {
+			f.Secret = append(f.Secret, secretFence(h, d.pat, d.what))
+		}
+	}
+	for _, p := range rules.Paths {
+		f.Secret = append(f.Secret, secretFence(h, p, "a secret named by the workflow"))
+	}
+	f.Hidden = append(f.Hidden, f.Secret...)
+	f.NotSecret = append([]string(nil), notSecret...)
+	return f
+}
+
+// secretFence turns a secret pattern as written into a Fence: "~/x" under
+// the home directory, a relative pattern with "/" under the project, a
+// pattern without "/" as a base-name pattern at any depth.
+func secretFence(h *Host, pat, what string) Fence {
+	switch {
+	case strings.HasPrefix(pat, "~/") && h.Home != "":
+		return literalOrPattern(path.Join(h.Home, pat[2:]), what)
+	case strings.HasPrefix(pat, "~/"):
+		return Fence{Path: "**/" + pat[2:], Pattern: true, What: what}
+	case strings.HasPrefix(pat, "/"):
+		return literalOrPattern(pat, what)
+	case !strings.Contains(strings.TrimSuffix(pat, "/"), "/"):
+		return Fence{Path: strings.TrimSuffix(pat, "/"), Pattern: true, What: what}
+	case h.ProjectDir != "":
+		return literalOrPattern(path.Join(h.ProjectDir, pat), what)
+	}
+	return Fence{Path: "**/" + strings.TrimPrefix(pat, "./"), Pattern: true, What: what}
+}
+
+func literalOrPattern(p, what string) Fence {
+	return Fence{Path: p, Pattern: strings.ContainsAny(p, "*?[{"), What: what}
+}
+
+func configHome(h *Host) string {
+	if h.ConfigHome != "" {
+		return h.ConfigHome
+	}
+	if h.Home != "" {
+		return path.Join(h.Home, ".config")
+	}
+	return ""
+}
+
+// Match reports whether the fence covers p (an absolute, clean path): p is
+// the fence's path or below it, or matches its pattern (a relative pattern
+// matches p's trailing components at any depth, and everything below a
+// match). Matching ignores ASCII case.
+func (f Fence) Match(p string) bool {
+	lp := strings.ToLower(p)
+	if !f.Pattern {
+		return underOrEqual(lp, strings.ToLower(f.Path))
+	}
+	pat := strings.ToLower(f.Path)
+	if strings.HasPrefix(pat, "/") {
+		for q := lp; ; q = path.Dir(q) {
+			if ok, _ := doublestar.Match(pat, q); ok {
+				return true
+			}
+			if q == "/" || q == "." {
+				return false
+			}
+		}
+	}
+	if !strings.HasPrefix(pat, "**/") {
+		pat = "**/" + pat
+	}
+	return matchAnyDepth(pat, strings.TrimPrefix(lp, "/"))
+}
+
+// matchAnyDepth reports whether a "**/"-pattern matches the lower-cased
+// relative path p or one of its ancestors.
+func matchAnyDepth(pat, p string) bool {
+	for q := p; q != "" && q != "."; q = path.Dir(q) {
+		if ok, _ := doublestar.Match(pat, q); ok {
+			return true
+		}
+		if !strings.Contains(q, "/") {
+			break
+		}
+	}
+	return false
+}
+
+// underOrEqual reports whether p is dir or lies below it (both clean).
+func underOrEqual(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// properAncestor reports whether dir is a proper ancestor of p (both clean
+// and absolute).
+func properAncestor(dir, p string) bool {
+	if dir == p {
+		return false
+	}
+	return underOrEqual(p, dir)
+}
+
+// fenceSet is a compiled set of fences, matched on lower-cased paths.
+type fenceSet struct {
+	trees  []string // absolute literal trees
+	seqs   []string // "/a/b": component sequences that match at any depth, tree-wise
+	globs  []string // doublestar patterns: absolute, or "**/..." at any depth
+	except []string // base-name patterns that globs never match
+}
+
+func compileFences(fs []Fence, except []string) fenceSet {
+	var s fenceSet
+	s.except = except
+	for _, f := range fs {
+		p := strings.ToLower(f.Path)
+		switch {
+		case !f.Pattern:
+			s.trees = append(s.trees, p)
+		case strings.HasPrefix(p, "**/") && !strings.ContainsAny(p[3:], "*?[{\\"):
+			s.seqs = append(s.seqs, "/"+p[3:])
+		case strings.HasPrefix(p, "**/") && strings.HasSuffix(p, "/**") && !strings.ContainsAny(p[3:len(p)-3], "*?[{\\"):
+			s.seqs = append(s.seqs, "/"+p[3:len(p)-3])
+		case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "**/"):
+			s.globs = append(s.globs, p)
+		default:
+			s.globs = append(s.globs, "**/"+p)
+		}
+	}
+	return s
+}
+
+// match reports whether the absolute, clean path p is covered, and by what.
+func (s *fenceSet) match(p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	lp := strings.ToLower(p)
+	for _, t := range s.trees {
+		if underOrEqual(lp, t) {
+			return t, true
+		}
+	}
+	for _, q := range s.seqs {
+		if hasSeq(lp, q) {
+			return q[1:], true
+		}
+	}
+	for q := lp; len(s.globs) > 0 && q != "/" && q != "." && q != ""; q = path.Dir(q) {
+		if s.excepted(path.Base(q)) {
+			continue
+		}
+		for _, g := range s.globs {
+			target := q
+			if !strings.HasPrefix(g, "/") {
+				target = strings.TrimPrefix(q, "/")
+			}
+			if ok, _ := doublestar.Match(g, target); ok {
+				return g, true
+			}
+		}
+	}
+	return "", false
+}
+
+func (s *fenceSet) excepted(base string) bool {
+	for _, e := range s.except {
+		if ok, _ := path.Match(e, base); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// names returns the last component of every tree and sequence: the names
+// a glob or a dynamic word must not be able to spell.
+func (s *fenceSet) names() []string {
+	var out []string
+	for _, t := range s.trees {
+		out = append(out, path.Base(t))
+	}
+	for _, q := range s.seqs {
+		for _, c := range strings.Split(q[1:], "/") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// hasSeq reports whether the path p holds the component sequence q
+// ("/a/b"): "a/b" as whole components, at any depth.
+func hasSeq(p, q string) bool {
+	// A relative p may start with the sequence.
+	if !strings.HasPrefix(p, "/") && strings.HasPrefix(p, q[1:]) && (len(p) == len(q)-1 || p[len(q)-1] == '/') {
+		return true
+	}
+	for from := 0; from < len(p); {
+		i := strings.Index(p[from:], q)
+		if i < 0 {
+			return false
+		}
+		end := from + i + len(q)
+		if end == len(p) || p[end] == '/' {
+			return true
+		}
+		from += i + 1
+	}
+	return false
+}

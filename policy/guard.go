@@ -1,0 +1,365 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/statewright-go/statewright/shell"
+)
+
+// A block is why self-protection (pipeline step 1) stops a call: the rule
+// (self-protect, or unknown-target for a target that cannot be known and
+// could reach the law) and the reason.
+type block struct {
+	rule   Rule
+	reason string
+	// deferred blocks (a target that could reach the law, rather than one
+	// that does) are applied only when nothing else denies the call, so
+	// that the phase's own rules teach first.
+	deferred bool
+}
+
+// blocks keeps the first deferred block while the scan goes on.
+type blocks struct{ deferred *block }
+
+// add returns b when it must stop the scan (a block that is not deferred).
+func (bs *blocks) add(b *block) *block {
+	if b == nil {
+		return nil
+	}
+	if b.deferred {
+		if bs.deferred == nil {
+			bs.deferred = b
+		}
+		return nil
+	}
+	return b
+}
+
+func unknownBlock(format string, args ...any) *block {
+	return &block{rule: RuleUnknownTarget, reason: fmt.Sprintf(format, args...), deferred: true}
+}
+
+// deferBlock is a self-protection block applied only when nothing else
+// denies the call.
+func deferBlock(format string, args ...any) *block {
+	return &block{rule: RuleSelfProtect, reason: fmt.Sprintf(format, args...), deferred: true}
+}
+
+func protectBlock(format string, args ...any) *block {
+	return &block{rule: RuleSelfProtect, reason: fmt.Sprintf(format, args...)}
+}
+
+// resolved is one path a call names, as written, lexically absolute, and
+// as the runtime found it.
+type resolved struct {
+	written string
+	abs     string
+	info    PathInfo
+}
+
+func (l *Law) resolve(call *ToolCall, p string) resolved {
+	raw := l.rawAbs(call, p)
+	return resolved{written: p, abs: cleanPath(raw), info: l.info(call, raw)}
+}
+
+// paths returns the lexical and the real path (once when equal).
+func (r *resolved) paths() []string {
+	if r.info.Real == "" || r.info.Real == r.abs {
+		return []string{r.abs}
+	}
+	return []string{r.abs, r.info.Real}
+}
+
+// protectedBy reports which protected entry covers p.
+func (l *Law) protectedBy(p string) (string, bool) {
+	return l.protect.match(p)
+}
+
+// secretBy reports which secret entry covers p.
+func (l *Law) secretBy(p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	return l.secret.match(p)
+}
+
+// isSecretPath is secretBy as a predicate, for Resolver.Reach.
+func (l *Law) isSecretPath(p string) bool {
+	_, ok := l.secretBy(p)
+	return ok
+}
+
+// lawAncestor reports a protected tree that lies strictly below dir (dir
+// is the project, a parent of it, ~/.config, the store's directory, ...):
+// moving, deleting or replacing dir would move or delete the law.
+func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
+	ld := strings.ToLower(dir)
+	for _, a := range l.anchors {
+		if properAncestor(ld, a) {
+			return a, true
+		}
+	}
+	for _, pd := range l.projectRoots(call) {
+		lpd := strings.ToLower(pd)
+		if underOrEqual(lpd, ld) {
+			return pd + "/.claude", true
+		}
+		if ld == lpd+"/.git" {
+			return dir + "/config", true
+		}
+	}
+	return "", false
+}
+
+// projectRoots are the call's project directory as written and resolved.
+func (l *Law) projectRoots(call *ToolCall) []string {
+	pd := cleanPath(call.ProjectDir)
+	if pd == "" || !strings.HasPrefix(pd, "/") {
+		return nil
+	}
+	out := []string{pd}
+	if call.Resolver != nil {
+		if r := call.Resolver.Resolve(pd).Real; r != "" && r != pd {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// writeBlock reports why writing t is forbidden, or nil. into is true
+// when t is a directory the write creates entries in (cp's or mv's
+// destination) rather than replaces.
+func (l *Law) writeBlock(call *ToolCall, t resolved, into bool, verb string) *block {
+	if t.info.Err != "" {
+		return protectBlock("%s %s, whose real path cannot be resolved (%s)", verb, t.written, t.info.Err)
+	}
+	for _, p := range t.paths() {
+		if what, ok := l.protectedBy(p); ok {
+			return protectBlock("%s %s, which is protected (%s): agents cannot change statewright's store, workflows or binary, harness settings and hooks, shell rc files, or git configuration and hooks", verb, describe(t), what)
+		}
+	}
+	if !(into && t.info.Exists && t.info.Dir) {
+		for _, p := range t.paths() {
+			if what, ok := l.lawAncestor(call, p); ok {
+				return deferBlock("%s %s, which contains %s (protected): moving, deleting or replacing it would take the law with it", verb, describe(t), what)
+			}
+		}
+	}
+	if t.info.Nlink > 1 && !t.info.Dir {
+		return protectBlock("%s %s, which has %d hard links: one of its other names may be a protected file", verb, describe(t), t.info.Nlink)
+	}
+	return nil
+}
+
+// describe renders a target for messages: as written, plus its real path
+// when a link or ".." changed it.
+func describe(t resolved) string {
+	if t.info.Real != "" && t.info.Real != t.abs {
+		return t.written + " (really " + t.info.Real + ")"
+	}
+	return t.written
+}
+
+// nativeWriteBlock applies the write rules to an edit tool's target, and
+// one more: a target reached through a symbolic link that the agent could
+// have made or could swap before the write lands (DECISIONS.md 3).
+func (l *Law) nativeWriteBlock(call *ToolCall, p, tool string) *block {
+	t := l.resolve(call, p)
+	if b := l.writeBlock(call, t, false, tool+" would change"); b != nil {
+		return b
+	}
+	for _, ln := range t.info.Links {
+		if ln.Writable && !l.trustedLink(call, ln.Path) {
+			return protectBlock("%s would write through the symbolic link %s (→ %s), which lives where the agent can write: a link can be swapped between this decision and the write. Write to the real path %s instead", tool, ln.Path, ln.Target, t.info.Real)
+		}
+	}
+	return nil
+}
+
+// trustedLink reports whether a link is part of the project's own path (the
+// project directory, or a parent of it, reached through a link): those
+// were in place when the session started, and moving them is denied.
+func (l *Law) trustedLink(call *ToolCall, link string) bool {
+	pd := cleanPath(call.ProjectDir)
+	if pd != "" && underOrEqual(pd, link) {
+		return true
+	}
+	if h := l.home(); h != "" && underOrEqual(h, link) {
+		return true
+	}
+	return false
+}
+
+// readBlock reports why reading t is forbidden (a secret), or nil.
+func (l *Law) readBlock(t resolved, verb string) *block {
+	for _, p := range t.paths() {
+		if what, ok := l.secretBy(p); ok {
+			return protectBlock("%s %s, which is a secret (%s): agents never read credentials, keys or statewright's tokens", verb, describe(t), what)
+		}
+	}
+	return nil
+}
+
+// reachBlock walks a directory as a recursive reader would and reports a
+// secret it would read.
+func (l *Law) reachBlock(call *ToolCall, t resolved, w Walk, verb string) *block {
+	if b := l.readBlock(t, verb); b != nil {
+		return b
+	}
+	if call.Resolver == nil || !t.info.Exists || !t.info.Dir {
+		return nil
+	}
+	found, err := call.Resolver.Reach(t.info.Real, w, l.isSecretPath)
+	if err != nil {
+		return protectBlock("%s %s recursively, and what it would read cannot be checked (%v); name the files to read", verb, t.written, err)
+	}
+	if found != "" {
+		what, _ := l.secretBy(found)
+		return protectBlock("%s %s recursively, which would reach %s, a secret (%s); search a narrower directory, or exclude it", verb, t.written, found, what)
+	}
+	return nil
+}
+
+// dynamicKind says what kind of text a dynamic target is.
+type dynamicKind int
+
+const (
+	dynGlob    dynamicKind = iota // a plain glob: only * ? [ ] in literal text
+	dynUnknown                    // variables, substitutions, braces, or a description ("git working tree")
+)
+
+func classifyDynamic(text string) dynamicKind {
+	if strings.ContainsAny(text, "$`{}\"' \t\n\\<>") || !strings.ContainsAny(text, "*?[") {
+		return dynUnknown
+	}
+	return dynGlob
+}
+
+// globSpells reports a protected name (or "..") that a glob component
+// could match: such a glob could reach the law.
+func (l *Law) globSpells(glob string) (string, bool) {
+	for _, comp := range strings.Split(glob, "/") {
+		if !strings.ContainsAny(comp, "*?[") {
+			if comp == ".." {
+				continue // a literal parent step is resolved like any other
+			}
+			for _, n := range l.lawNames {
+				if strings.EqualFold(comp, n) {
+					return n, true
+				}
+			}
+			continue
+		}
+		for _, n := range append(l.lawNames, "..", ".") {
+			if ok, _ := path.Match(strings.ToLower(comp), n); ok {
+				return n, true
+			}
+		}
+	}
+	return "", false
+}
+
+// dynamicWriteBlock decides a write target the analysis could not know
+// (DESIGN.md step 7, DECISIONS.md 1). Under the sandbox the OS keeps the
+// law read-only, so only text that names the law is denied. Outside it, a
+// plain glob is expanded now and each match checked, provided it cannot
+// spell a protected name; anything else (variables, substitutions, loops,
+// archives, patches, git's working tree) could reach the law and is denied.
+func (l *Law) dynamicWriteBlock(call *ToolCall, c *shell.Command, t shell.Target) *block {
+	if l.hasMarker(t.Path) {
+		return protectBlock("`%s` writes to %s, which may be one of statewright's protected files", cmdText(c), t.Path)
+	}
+	if call.Sandboxed || toolOutputs[t.Path] {
+		return nil
+	}
+	if classifyDynamic(t.Path) == dynGlob && !treeWriters[programOf(c)] {
+		if n, ok := l.globSpells(t.Path); ok {
+			return unknownBlock("`%s` writes to %s, a glob that could match %s (protected); name the files literally", cmdText(c), t.Path, n)
+		}
+		abs := l.absPath(call, t.Path)
+		if call.Resolver == nil {
+			return nil // decided on the text alone
+		}
+		matches, ok := call.Resolver.Glob(abs)
+		if !ok {
+			return unknownBlock("`%s` writes to %s, a glob that cannot be expanded to check it; name the files literally", cmdText(c), t.Path)
+		}
+		for _, m := range matches {
+			if b := l.writeBlock(call, resolved{written: m, abs: m, info: l.info(call, m)}, false, "`"+cmdText(c)+"` writes to"); b != nil {
+				return b
+			}
+		}
+		return nil
+	}
+	return unknownBlock("`%s` writes to %s, a target that cannot be known before the command runs and could reach a protected path (harness settings, git hooks, the store); outside the sandbox such writes are denied. Write to literal paths, or use the edit tools", cmdText(c), t.Path)
+}
+
+// toolOutputs are the analysis's descriptions of what known tools write
+// into the project (build outputs, caches, formatted sources, package
+// files): not the law, whatever the names. Every other description
+// (git's working tree, archive contents, a download, xargs' arguments)
+// could reach it.
+var toolOutputs = map[string]bool{
+	"go build output": true, "go caches": true, "go fmt": true, "go.mod": true, "go.work": true,
+	"cargo fmt": true, "deno fmt": true, "target/": true, "new crate": true, "package files": true,
+	"mktemp": true, "go env file": true, "remote name": true,
+}
+
+// treeWriters write anything below their (dynamic) target: archives and
+// patches.
+var treeWriters = map[string]bool{
+	"tar": true, "bsdtar": true, "unzip": true, "7z": true, "7za": true, "cpio": true, "patch": true,
+	"git": true, "ar": true, "pax": true, "gunzip": false,
+}
+
+func programOf(c *shell.Command) string {
+	if c == nil {
+		return ""
+	}
+	return c.Program
+}
+
+func cmdText(c *shell.Command) string {
+	if c == nil {
+		return "the command"
+	}
+	return commandText(c)
+}
+
+// dynamicReadBlock decides a read target the analysis could not know:
+// under the sandbox secrets are hidden, so it is left to the OS; outside
+// it a plain glob is expanded and checked, anything else could be a secret.
+func (l *Law) dynamicReadBlock(call *ToolCall, c *shell.Command, t shell.Target, w *Walk) *block {
+	if call.Sandboxed || strings.HasPrefix(t.Path, "<(") || strings.HasPrefix(t.Path, ">(") {
+		return nil // a process substitution's own commands are checked
+	}
+	if classifyDynamic(t.Path) != dynGlob {
+		return unknownBlock("`%s` reads %s, which cannot be known before the command runs and could be a secret (a credential, a key, statewright's tokens); outside the sandbox such reads are denied. Name the files literally", cmdText(c), t.Path)
+	}
+	abs := l.absPath(call, t.Path)
+	if what, ok := l.secretBy(abs); ok {
+		return protectBlock("`%s` reads %s, which matches a secret (%s)", cmdText(c), t.Path, what)
+	}
+	if call.Resolver == nil {
+		return nil
+	}
+	matches, ok := call.Resolver.Glob(abs)
+	if !ok {
+		return unknownBlock("`%s` reads %s, a glob that cannot be expanded to check it; name the files literally", cmdText(c), t.Path)
+	}
+	for _, m := range matches {
+		r := resolved{written: m, abs: m, info: l.info(call, m)}
+		var b *block
+		if w != nil {
+			b = l.reachBlock(call, r, *w, "`"+cmdText(c)+"` reads")
+		} else {
+			b = l.readBlock(r, "`"+cmdText(c)+"` reads")
+		}
+		if b != nil {
+			return b
+		}
+	}
+	return nil
+}
