@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/statewright-go/statewright/agent"
 	"github.com/statewright-go/statewright/agent/events"
 	fm "github.com/statewright-go/statewright/internal/fakemodel"
+	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
 )
 
@@ -53,29 +55,29 @@ const childWorkflow = `{
   }
 }`
 
-// TestOrchestrateInvokeAndFork: an invoke runs the child workflow from the
-// project's registry as its own run (with the invoke's input as its
-// context), merges its final context and moves to on_complete; a fork runs
-// each branch of the workflow from its initial to its terminal state, one
-// after the other, and joins them (any: one success suffices).
-func TestOrchestrateInvokeAndFork(t *testing.T) {
+// TestInvokeAndFork: the runner runs invoke and fork with the runtime's
+// semantics, in the same run: the invoked workflow's phases are the law
+// until it ends (the parent's plan phase forbids Write; the child's work
+// phase allows it), its result lands under subflows.<name>, and a fork's
+// branches run one after the other (join any: the first completed branch
+// joins and cancels the rest).
+func TestInvokeAndFork(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, ".statewright/workflows/parent.json", parentWorkflow)
 	write(t, dir, ".statewright/workflows/child.json", childWorkflow)
 	h := newHarness(t, dir)
 	tr := func(ev string) fm.Turn { return call("statewright_transition", map[string]any{"event": ev}) }
 	srv := fm.NewChatCompletions(fm.Script{Turns: []fm.Turn{
-		tr("DELEGATE"), // parent, plan
-		call("write_file", map[string]any{"path": "child.txt", "content": "from the child\n"}), // child
-		tr("FINISH"), // child → finished
-		tr("SPLIT"),  // parent, review
+		call("write_file", map[string]any{"path": "early.txt", "content": "no\n"}), // parent, plan: denied
+		tr("DELEGATE"), // parent, plan → child
+		call("write_file", map[string]any{"path": "child.txt", "content": "from the child\n"}), // child, work
+		tr("FINISH"), // child → finished: back in the parent, review
+		tr("SPLIT"),  // parent, review → branch a
 		call("write_file", map[string]any{"path": "a.txt", "content": "a\n"}), // branch a
-		tr("A_OK"), // branch a → a_done (final in the branch)
-		tr("FAIL"), // branch b gives up
+		tr("A_OK"), // branch a → a_done: join any → done
 	}}, fm.WithLog(t.Logf))
 	defer srv.Close()
 	cfg := h.config(srv, filepath.Join(h.ws.Root, ".statewright/workflows/parent.json"), "orchestrate", "")
-	cfg.Registry = agent.DefaultRegistry(h.ws.Root)
 	res, err := agent.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -83,70 +85,60 @@ func TestOrchestrateInvokeAndFork(t *testing.T) {
 	if res.Outcome != events.OutcomeSuccess || res.FinalState != "done" {
 		t.Fatalf("result %+v\n%s", res, h.jsnl.String())
 	}
+	if _, err := os.Stat(filepath.Join(dir, "early.txt")); err == nil {
+		t.Error("early.txt was written in the parent's read-only phase")
+	}
 	for _, f := range []string{"child.txt", "a.txt"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("%s was not written by the child run", f)
+			t.Errorf("%s was not written in the child work", f)
 		}
 	}
-	// The child saw its input.
-	reqs := srv.MainRequests()
-	c1, _ := reqs[1].Chat()
-	if first := c1.Messages[1].Text(); !strings.Contains(first, `Input: {"ticket":7}`) {
-		t.Fatalf("the child's task message: %q", first)
-	}
-	// The parent's context has the child's, the fork's branch a; the store has a child run per piece of work.
+	// One run: the child work ran in it; its results are in the context.
 	ctx := context.Background()
-	run, _ := h.st.Run(ctx, res.RunID)
-	var pc map[string]any
-	_ = json.Unmarshal(run.Context, &pc)
-	if pc["child_result"] != "ok" {
-		t.Fatalf("parent context %s", run.Context)
-	}
-	if _, ok := pc["a"]; !ok {
-		t.Fatalf("parent context lacks the joined branch: %s", run.Context)
-	}
 	runs, _ := h.st.Runs(ctx, store.RunFilter{})
-	children := map[string]string{}
-	for _, r := range runs {
-		if strings.HasPrefix(r.SessionKey, res.Session+"/") {
-			children[r.WorkflowID] = r.State
-		}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs; want the one run", len(runs))
 	}
-	want := map[string]string{"child": "finished", "parent-a": "a_done", "parent-b": "failed"}
-	for k, v := range want {
-		if children[k] != v {
-			t.Fatalf("child runs %v, want %v", children, want)
-		}
+	var pc map[string]any
+	_ = json.Unmarshal(runs[0].Context, &pc)
+	sub, _ := pc["subflows"].(map[string]any)
+	child, _ := sub["child"].(map[string]any)
+	if child["outcome"] != "completed" || child["final_state"] != "finished" {
+		t.Fatalf("parent context %s", runs[0].Context)
 	}
-	var starts, depth1 int
+	if cc, _ := child["context"].(map[string]any); cc["child_result"] != "ok" || cc["ticket"] != float64(7) {
+		t.Fatalf("the child's context (its own plus the invoke's input) %v", child["context"])
+	}
+	br, _ := pc["branches"].(map[string]any)
+	if a, _ := br["a"].(map[string]any); a["outcome"] != "completed" {
+		t.Fatalf("branches %v", br)
+	}
+	if b, _ := br["b"].(map[string]any); b["outcome"] != "cancelled" {
+		t.Fatalf("branches %v", br)
+	}
+	var kids []string
 	for _, e := range h.events(t) {
-		if e.Type == events.TypeChild && e.Child.Phase == "start" {
-			starts++
-		}
-		if e.Depth == 1 && e.Type == events.TypeRunStart {
-			depth1++
+		if e.Type == events.TypeChild {
+			kids = append(kids, e.Child.Phase+":"+e.Child.Kind)
 		}
 	}
-	if starts != 3 || depth1 != 3 {
-		t.Fatalf("%d child starts, %d depth-1 runs; want 3 and 3", starts, depth1)
+	if strings.Join(kids, ",") != "start:invoke,end:invoke,start:fork,end:fork" {
+		t.Fatalf("child events %v", kids)
 	}
 }
 
-// TestOrchestrateInvokeFails: a child that ends in its failed state sends
-// the parent to on_fail; an unknown child workflow too.
-func TestOrchestrateInvokeFails(t *testing.T) {
+// TestInvokeOfAnUnknownWorkflow: the invoke closure is resolved when the
+// run starts, so a workflow that invokes one that does not exist does not
+// start.
+func TestInvokeOfAnUnknownWorkflow(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, ".statewright/workflows/parent.json", strings.Replace(parentWorkflow, `"invoke": "child"`, `"invoke": "no-such-child"`, 1))
 	h := newHarness(t, dir)
 	srv := fm.NewChatCompletions(fm.Script{Turns: []fm.Turn{call("statewright_transition", map[string]any{"event": "DELEGATE"})}})
 	defer srv.Close()
 	cfg := h.config(srv, filepath.Join(h.ws.Root, ".statewright/workflows/parent.json"), "orchestrate", "")
-	cfg.Registry = agent.DefaultRegistry(h.ws.Root)
-	res, err := agent.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Outcome != events.OutcomeFailed || res.FinalState != "failed" || srv.Served() != 1 {
-		t.Fatalf("result %+v (%d model calls)", res, srv.Served())
+	_, err := agent.Run(context.Background(), cfg)
+	if !errors.Is(err, runtime.ErrWorkflow) || !strings.Contains(err.Error(), "no-such-child") || srv.Served() != 0 {
+		t.Fatalf("Run = %v (%d model calls); want a workflow error naming the child", err, srv.Served())
 	}
 }

@@ -30,16 +30,11 @@ func systemPrompt(root string) string {
 		"and run the tests to prove a fix."
 }
 
-func taskPrompt(task, testCmd string, input any) string {
+func taskPrompt(task, testCmd string) string {
 	var b strings.Builder
 	b.WriteString(TaskMarker + task + "\n")
 	if testCmd != "" {
 		b.WriteString("Test command: " + testCmd + "\n")
-	}
-	if input != nil {
-		if j, err := json.Marshal(input); err == nil && string(j) != "null" {
-			b.WriteString("Input: " + string(j) + "\n")
-		}
 	}
 	return b.String()
 }
@@ -52,6 +47,9 @@ func nextEvents(def *workflow.Definition, state string) []engine.EventInfo {
 func (r *runner) phasePrompt(st *workflow.State) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s%s (workflow %s)\n", PhaseMarker, r.state, r.def.ID)
+	if r.depth > 0 {
+		fmt.Fprintf(&b, "This phase belongs to an invoked sub-workflow or a fork branch (depth %d): when that ends, the run returns to the workflow that started it.\n", r.depth)
+	}
 	if s := strings.TrimSpace(st.Instructions); s != "" {
 		b.WriteString("Instructions: " + s + "\n")
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/statewright-go/statewright/agent/events"
 	"github.com/statewright-go/statewright/agent/model"
 	"github.com/statewright-go/statewright/agent/tools"
+	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/sandbox"
@@ -77,20 +78,6 @@ type Config struct {
 	Session string
 	// Resume names a run (id) to continue instead of starting one.
 	Resume string
-	// Depth is the invoke depth (0 for the top run).
-	Depth int
-	// Registry resolves workflows for invoke (nil: invoke runs no child; the
-	// runtime moves on at once).
-	Registry Registry
-	// MaxDepth bounds nested invokes (default DefaultMaxDepth); MaxChildSteps
-	// is each child run's max_steps (default DefaultMaxChildSteps).
-	MaxDepth, MaxChildSteps int
-	// ForkParallel runs a fork's branches at the same time (default: one
-	// after the other; they share the workspace).
-	ForkParallel bool
-	// InitialContext is merged into the first user message (an invoked
-	// child's input).
-	InitialContext any
 }
 
 // Result is a run's outcome.
@@ -129,6 +116,7 @@ type runner struct {
 	start   time.Time
 
 	state       string
+	depth       int // the run's stack of sub-workflows and forks
 	readCounts  map[string]int
 	failStreak  int
 	rung        int // index into the state's model_ladder (-1: the state's own model)
@@ -224,16 +212,13 @@ func (r *runner) open(ctx context.Context) error {
 			return fmt.Errorf("agent: record run: %w", err)
 		}
 	}
-	prep, err := cfg.Service.Prepared(run)
-	if err != nil {
-		return fmt.Errorf("agent: run %s: %w", run.ID, err)
+	if err := r.follow(run); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
-	r.def, r.law = prep.Def, prep.Law
-	r.state = run.State
 	r.emit(events.Event{Type: events.TypeRunStart, RunStart: &events.RunStart{
 		Workflow: run.WorkflowID, Task: cfg.Task, Model: cfg.Endpoint.Model, Endpoint: cfg.Endpoint.BaseURL, API: string(cfg.Endpoint.API),
 		Workspace: cfg.Tools.WS.Root, Sandbox: cfg.Tools.Sandbox.String(), MaxSteps: cfg.MaxSteps, Resumed: resumed}})
-	r.msgs = []model.Message{{Role: "system", Content: systemPrompt(cfg.Tools.WS.Root)}, {Role: "user", Content: taskPrompt(cfg.Task, cfg.Tools.TestCommand, cfg.InitialContext)}}
+	r.msgs = []model.Message{{Role: "system", Content: systemPrompt(cfg.Tools.WS.Root)}, {Role: "user", Content: taskPrompt(cfg.Task, cfg.Tools.TestCommand)}}
 	if resumed {
 		note, err := r.resumeNote(ctx)
 		if err != nil {
@@ -274,7 +259,7 @@ func (r *runner) appendEvent(ctx context.Context, kind store.EventKind, state st
 }
 
 func (r *runner) emit(e events.Event) {
-	e.RunID, e.Session, e.Depth = r.runID, r.session, r.cfg.Depth
+	e.RunID, e.Session, e.Depth = r.runID, r.session, r.depth
 	if e.State == "" {
 		e.State = r.state
 	}
@@ -291,8 +276,8 @@ func (r *runner) loop(ctx context.Context) events.RunEnd {
 		if err != nil {
 			return r.fatal("read run: %v", err)
 		}
-		if run.State != r.state {
-			r.enterState(run.State)
+		if err := r.follow(run); err != nil {
+			return r.fatal("%v", err)
 		}
 		switch run.Status {
 		case store.StatusCompleted:
@@ -332,30 +317,29 @@ func (r *runner) fatal(format string, args ...any) events.RunEnd {
 // a failure state (named failed/failure/error/aborted, or listed in
 // meta.failure_states).
 func (r *runner) finalEnd(state string) events.RunEnd {
-	if IsFailureState(r.def, state) {
+	if engine.IsFailureState(r.def, state) {
 		return events.RunEnd{Outcome: events.OutcomeFailed, FinalState: state, Reason: "the workflow ended in its failure state"}
 	}
 	return events.RunEnd{Outcome: events.OutcomeSuccess, FinalState: state}
 }
 
-// IsFailureState reports whether a final state means failure.
-func IsFailureState(def *workflow.Definition, state string) bool {
-	var extra map[string]any
-	if def.Meta != nil {
-		extra = def.Meta.Extra
+// follow makes the runner's view of the phase the run's: the workflow in
+// force (an invoked sub-workflow's while one runs, as the runtime decides
+// it), its law, the state and the stack depth.
+func (r *runner) follow(run *store.Run) error {
+	prep, err := r.cfg.Service.Prepared(run)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	if fs, ok := extra["failure_states"].([]any); ok {
-		for _, f := range fs {
-			if s, _ := f.(string); s == state {
-				return true
-			}
-		}
+	moved := prep.Def != r.def || run.State != r.state
+	r.def, r.law = prep.Def, prep.Law
+	if v, err := r.cfg.Service.View(run); err == nil {
+		r.depth = len(v.Stack)
 	}
-	switch strings.ToLower(state) {
-	case "failed", "failure", "fail", "error", "aborted", "abandoned", "cancelled", "canceled":
-		return true
+	if moved {
+		r.enterState(run.State)
 	}
-	return false
+	return nil
 }
 
 // enterState resets per-state counters and tells the model where it is.
@@ -371,8 +355,8 @@ func (r *runner) turn(ctx context.Context) (events.RunEnd, bool) {
 	if st == nil {
 		return r.fatal("state %q is not in the workflow", r.state), true
 	}
-	if r.lastPhase != r.state {
-		r.lastPhase = r.state
+	if phase := fmt.Sprintf("%s/%s/%d", r.def.ID, r.state, r.depth); r.lastPhase != phase {
+		r.lastPhase = phase
 		r.msgs = append(r.msgs, model.Message{Role: "user", Content: r.phasePrompt(st)})
 	}
 	offered := r.offered(st)
@@ -728,9 +712,6 @@ func (r *runner) transition(ctx context.Context, c model.ToolCall, args tools.Ar
 		r.result(c, tools.Result{Output: "statewright denied this transition: " + why, Failed: true})
 		return events.RunEnd{}, false
 	}
-	if tr := r.deferredKind(ev); tr != nil {
-		return r.deferred(ctx, c, ev, tr)
-	}
 	from := r.state
 	res, err := r.cfg.Service.Transition(ctx, r.session, ev, nil, agentActor)
 	if err != nil {
@@ -752,13 +733,25 @@ func (r *runner) transition(ctx context.Context, c model.ToolCall, args tools.Ar
 	}
 	r.totals.Transitions++
 	r.emit(events.Event{Type: events.TypeTransition, Transition: &events.Transition{Event: ev, From: from, To: res.To, Final: res.Final}})
-	if end, done := r.orchestrate(ctx, res); done {
-		return end, true
-	}
 	msg := fmt.Sprintf("Moved from %s to %s.", from, res.To)
+	for _, sf := range res.Subflows {
+		msg += " " + r.subflowStep(sf)
+	}
+	r.depth = res.Depth
 	r.result(c, tools.Result{Output: msg})
-	r.enterState(res.To)
-	return events.RunEnd{}, false
+	return events.RunEnd{}, false // the loop follows the run into its new phase
+}
+
+// subflowStep reports one change of the run's stack (the runtime runs
+// invoked sub-workflows and fork branches in this same run, as under
+// every harness) as a child event, and says it for the model.
+func (r *runner) subflowStep(sf runtime.SubflowStep) string {
+	ch := &events.Child{Phase: "start", Kind: sf.Kind, Workflow: sf.Workflow, Branch: sf.Branch, RunID: r.runID}
+	if sf.Action == "return" {
+		ch.Phase, ch.Outcome = "end", sf.Outcome
+	}
+	r.emit(events.Event{Type: events.TypeChild, State: sf.State, Child: ch})
+	return sf.String()
 }
 
 // eventsLine lists the current phase's events for a deny message, so the

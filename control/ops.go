@@ -126,6 +126,9 @@ func (c *Control) Transition(ctx context.Context, session, event string, data ma
 			out.Message += " Instructions: " + out.StateSnapshot.Instructions
 		}
 	}
+	for _, sf := range res.Subflows {
+		out.Message += " " + sf.String()
+	}
 	if res.Message != "" {
 		out.Message += " Note from the workflow: " + res.Message
 	}

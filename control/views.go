@@ -1,7 +1,6 @@
 package control
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/statewright-go/statewright/engine"
@@ -42,6 +41,12 @@ type StateView struct {
 	InterruptHandler *InterruptView `json:"interrupt_handler,omitempty"`
 	// Revision is the run's revision (it changes on every write).
 	Revision int64 `json:"revision"`
+	// SubWorkflow is the id of the invoked sub-workflow whose phase this
+	// is, while one runs (Workflow stays the run's own); Stack lists the
+	// levels waiting for it, outermost first. Both are empty at the run's
+	// own level.
+	SubWorkflow string               `json:"sub_workflow,omitempty"`
+	Stack       []runtime.StackEntry `json:"stack,omitempty"`
 }
 
 // Rules are the limits a state sets beyond allowed_tools, as its
@@ -138,7 +143,13 @@ func (c *Control) stateView(session string, v *runtime.RunView) *StateView {
 		out.PendingApproval = &ApprovalView{ApprovalID: a.ID, Event: a.Event, FromState: a.From, ToState: a.To,
 			Message: a.Message, ExpiresAt: a.ExpiresAt, Command: approveCommand(session, a.ID)}
 	}
-	if frames := historyFrames(r.History); len(frames) > 0 {
+	if len(v.Stack) > 0 {
+		out.Stack = v.Stack
+		if v.Workflow != r.WorkflowID || v.Stack[len(v.Stack)-1].Kind == runtime.KindInvoke {
+			out.SubWorkflow = v.Workflow
+		}
+	}
+	if frames := v.Interrupts; len(frames) > 0 {
 		f := frames[len(frames)-1]
 		out.InterruptHandler = &InterruptView{Interrupt: f.Interrupt, ReturnState: f.Return,
 			Message: "You are in an interrupt handler. Complete its work and transition back to '" + f.Return + "'."}
@@ -149,19 +160,6 @@ func (c *Control) stateView(session string, v *runtime.RunView) *StateView {
 func transitionInfo(e engine.EventInfo) TransitionInfo {
 	return TransitionInfo{Event: e.Event, Target: e.Target, Targets: e.Targets,
 		RequiresApproval: e.RequiresApproval, Guarded: e.Guarded, Guards: e.Guards}
-}
-
-// historyFrames decodes a run's interrupt stack; an undecodable stack is
-// reported as none (the view is informational; the runtime decides).
-func historyFrames(h json.RawMessage) []engine.Frame {
-	if len(h) == 0 {
-		return nil
-	}
-	var frames []engine.Frame
-	if json.Unmarshal(h, &frames) != nil {
-		return nil
-	}
-	return frames
 }
 
 // StatusView is what statewright_get_status returns. With no live run the

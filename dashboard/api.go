@@ -134,6 +134,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"run": summarize(run), "source": run.WorkflowSource, "is_final": v.IsFinal, "allowed_tools": v.AllowedTools,
 		"instructions": v.Instructions, "next_events": next, "max_iterations": v.MaxIterations, "runtime": v.Runtime,
+		"workflow_in_force": v.Workflow, "stack": stackLines(v.Stack),
 		"svg": wfgraph.SVG(h.graphOf(run), run.State),
 	})
 }
@@ -467,4 +468,13 @@ func (h *Handler) reject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"rejected": in.ApprovalID, "state": run.State})
+}
+
+// stackLines renders a run's stack of sub-workflows, outermost first.
+func stackLines(stack []runtime.StackEntry) []string {
+	out := make([]string, 0, len(stack))
+	for _, e := range stack {
+		out = append(out, e.String())
+	}
+	return out
 }

@@ -277,6 +277,9 @@ func (s *session) signature(ctx context.Context) (string, string) {
 		sig = "error"
 	default:
 		sig = run.ID + "/" + run.State + "/" + string(run.Status)
+		if p, err := s.g.opts.Runtime.Prepared(run); err == nil {
+			sig += "/" + p.Workflow // an invoked sub-workflow is another phase
+		}
 		if run.PendingApproval != nil {
 			sig += "/" + run.PendingApproval.ID
 		}
@@ -420,8 +423,9 @@ func (s *session) visible(ctx context.Context) []ToolInfo {
 // visKey names what the visible tools depend on: the workflow, the state
 // and the upstreams' lists.
 type visKey struct {
-	digest, state string
-	gen           int64
+	law   *runtime.Prepared // the workflow in force (the runtime caches it per snapshot)
+	state string
+	gen   int64
 }
 
 // maxVisCache bounds the cache of visible tool lists.
@@ -444,18 +448,16 @@ func (s *session) visibleFor(run *store.Run, err error) []ToolInfo {
 	if err != nil {
 		return nil
 	}
-	key := visKey{digest: run.SnapshotDigest, state: run.State, gen: m.Generation()}
-	if key.digest != "" {
-		s.g.mu.Lock()
-		v, ok := s.g.vis[key]
-		s.g.mu.Unlock()
-		if ok {
-			return v
-		}
-	}
 	prep, err := s.g.opts.Runtime.Prepared(run)
 	if err != nil {
 		return nil
+	}
+	key := visKey{law: prep, state: run.State, gen: m.Generation()}
+	s.g.mu.Lock()
+	v, ok := s.g.vis[key]
+	s.g.mu.Unlock()
+	if ok {
+		return v
 	}
 	law := prep.Law
 	tools := m.Tools()
@@ -480,14 +482,12 @@ func (s *session) visibleFor(run *store.Run, err error) []ToolInfo {
 			out = append(out, t)
 		}
 	}
-	if key.digest != "" {
-		s.g.mu.Lock()
-		if len(s.g.vis) >= maxVisCache {
-			clear(s.g.vis)
-		}
-		s.g.vis[key] = out
-		s.g.mu.Unlock()
+	s.g.mu.Lock()
+	if len(s.g.vis) >= maxVisCache {
+		clear(s.g.vis)
 	}
+	s.g.vis[key] = out
+	s.g.mu.Unlock()
 	return out
 }
 

@@ -147,7 +147,7 @@ func BenchmarkCompileSnapshot(b *testing.B) {
 	svc := &Service{}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := svc.compile(src, "template:tdd"); err != nil {
+		if _, err := svc.compile(src, "template:tdd", nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -90,7 +90,7 @@ type decisionData struct {
 // transition would need approval or child work, the call is still asking
 // for a transition) denies: approval gates, guards, invokes and forks are
 // never skipped.
-func (s *Service) implicitTx(tx store.Tx, run *store.Run, law *policy.Law, call *ToolCall, d policy.Decision) (policy.Decision, error) {
+func (s *Service) implicitTx(tx store.Tx, run *store.Run, call *ToolCall, d policy.Decision) (policy.Decision, error) {
 	deny := func(why string) policy.Decision {
 		return policy.Decision{Verdict: policy.Deny, Rule: policy.RuleInternal, Tool: d.Tool,
 			Reason:       "Denied: the implicit transition " + d.Effects.Transition + " could not be taken (" + why + "); send it yourself (rule internal-error).",
@@ -113,17 +113,17 @@ func (s *Service) implicitTx(tx store.Tx, run *store.Run, law *policy.Law, call 
 	case d.Effects.TransitionTarget != "" && out.To != d.Effects.TransitionTarget:
 		return deny("it leads to '" + out.To + "', not '" + d.Effects.TransitionTarget + "'"), nil
 	}
-	if err := s.moveTx(tx, run, out, call.Actor, map[string]any{"implicit": true, "tool_use_id": call.Call.ToolUseID}); err != nil {
+	if _, err := s.applyTx(tx, run, out, call.Actor, map[string]any{"implicit": true, "tool_use_id": call.Call.ToolUseID}); err != nil {
 		return policy.Decision{}, err
 	}
 	if out.Final {
-		return deny("it ends the run"), nil
+		return deny("it ends the workflow"), nil
 	}
 	rs, err := runState(run, tx.Now())
 	if err != nil {
 		return policy.Decision{}, err
 	}
-	d2 := law.Decide(rs, &call.Call)
+	d2 := c.Law.Decide(rs, &call.Call)
 	if d2.Effects.Transition != "" {
 		return deny("the call would need a second transition"), nil
 	}
@@ -179,14 +179,8 @@ func reservedCount(run *store.Run) int {
 }
 
 func decodeHistory(run *store.Run) ([]engine.Frame, error) {
-	if len(run.History) == 0 || string(run.History) == "null" {
-		return nil, nil
-	}
-	var hist []engine.Frame
-	if err := json.Unmarshal(run.History, &hist); err != nil {
-		return nil, fmt.Errorf("runtime: run %s: decode history: %w", run.ID, err)
-	}
-	return hist, nil
+	ints, _, err := readHistory(run)
+	return ints, err
 }
 
 // Decide decides a tool call (PreToolUse): reads the run, calls the
@@ -346,7 +340,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		// it through the engine first, then decide the same call again in
 		// the new phase, with fresh counters.
 		implicit = d.Effects.Transition
-		if d, err = s.implicitTx(tx, run, law, call, d); err != nil {
+		if d, err = s.implicitTx(tx, run, call, d); err != nil {
 			return DecideResult{}, err
 		}
 		run = tx.Run()

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,6 +20,11 @@ type Prepared struct {
 	// Law is Def compiled with the service's policy options (protected
 	// paths, --require-workflow, ...): the law every decision uses.
 	Law *policy.Law
+	// Workflow is the canonical source of Def ("template:NAME" or a path).
+	Workflow string
+
+	invokes  map[string]string // invoke name → bundle key
+	maxDepth int               // the run's bound on nesting
 }
 
 // lawCache holds compiled snapshots keyed by the snapshot digest (and the
@@ -60,9 +66,19 @@ func (s *Service) Prepared(run *store.Run) (*Prepared, error) {
 	return p, nil
 }
 
-// compiledFor returns the run's compiled workflow, parsing and compiling
-// its snapshot on first use.
+// compiledFor returns the run's compiled workflow in force (the innermost
+// sub-workflow while one runs), parsing and compiling it on first use.
 func (s *Service) compiledFor(run *store.Run) (*Prepared, error) {
+	_, stack, err := readHistory(run)
+	if err != nil {
+		return nil, err
+	}
+	return s.preparedAt(run, inForce(stack))
+}
+
+// preparedAt returns the workflow with key wkey of the run's snapshot ("":
+// the root), compiled, from the cache when it was compiled before.
+func (s *Service) preparedAt(run *store.Run, wkey string) (*Prepared, error) {
 	if len(run.Snapshot) == 0 {
 		return nil, fmt.Errorf("%w: run %s has no workflow snapshot", ErrWorkflow, run.ID)
 	}
@@ -70,14 +86,37 @@ func (s *Service) compiledFor(run *store.Run) (*Prepared, error) {
 	if key == "" {
 		key = store.InputDigest(run.Snapshot)
 	}
-	key += "\x00" + run.WorkflowSource
+	key += "\x00" + run.WorkflowSource + "\x00" + wkey
 	s.laws.mu.Lock()
 	c := s.laws.byKey[key]
 	s.laws.mu.Unlock()
 	if c != nil {
 		return c, nil
 	}
-	c, err := s.compile(run.Snapshot, run.WorkflowSource)
+	b, isBundle, err := parseBundle(run.Snapshot)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	case !isBundle && wkey != "":
+		return nil, fmt.Errorf("%w: run %s: its stack names workflow %s, but its snapshot holds one workflow", ErrWorkflow, run.ID, wkey)
+	case !isBundle:
+		c, err = s.compile(run.Snapshot, run.WorkflowSource, nil)
+		if c != nil {
+			c.Workflow, c.maxDepth = run.WorkflowSource, DefaultMaxDepth
+		}
+	default:
+		if wkey == "" {
+			wkey = b.Root
+		}
+		e := b.Workflows[wkey]
+		if e == nil {
+			return nil, fmt.Errorf("%w: run %s: its stack names workflow %s, which its snapshot does not hold", ErrWorkflow, run.ID, wkey)
+		}
+		c, err = s.compile([]byte(e.Text), wkey, b.sources())
+		if c != nil {
+			c.Workflow, c.invokes, c.maxDepth = wkey, e.Invokes, b.MaxDepth
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
@@ -95,8 +134,9 @@ func (s *Service) compiledFor(run *store.Run) (*Prepared, error) {
 }
 
 // compile parses, validates and compiles workflow source bytes. A file
-// source is added to the law's protected paths.
-func (s *Service) compile(src []byte, source string) (*Prepared, error) {
+// source, and the further files in protect (the other workflows of a
+// bundle), are added to the law's protected paths.
+func (s *Service) compile(src []byte, source string, protect []string) (*Prepared, error) {
 	def, diags, err := workflow.Parse(src, workflow.ParseOptions{Source: source})
 	if err != nil {
 		return nil, fmt.Errorf("%w: parse %s: %w", ErrWorkflow, source, err)
@@ -106,8 +146,14 @@ func (s *Service) compile(src []byte, source string) (*Prepared, error) {
 		return nil, fmt.Errorf("%w: %s does not validate: %s", ErrWorkflow, source, firstError(diags))
 	}
 	opts := s.opts.Policy
-	if source != "" && !strings.HasPrefix(source, "template:") {
-		opts.ProtectedPaths = append(append([]string(nil), opts.ProtectedPaths...), source)
+	opts.ProtectedPaths = slices.Clone(opts.ProtectedPaths)
+	if source != "" && !strings.HasPrefix(source, templatePrefix) {
+		opts.ProtectedPaths = append(opts.ProtectedPaths, source)
+	}
+	for _, p := range protect {
+		if !slices.Contains(opts.ProtectedPaths, p) {
+			opts.ProtectedPaths = append(opts.ProtectedPaths, p)
+		}
 	}
 	law, err := policy.Compile(def, opts)
 	if err != nil {

@@ -47,11 +47,15 @@ func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*R
 	if err != nil {
 		return nil, fmt.Errorf("runtime: start: %w: %w", ErrWorkflow, err)
 	}
-	c, err := s.compile(src, source)
+	c, err := s.compile(src, source, nil)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: start: %w", err)
 	}
 	def := c.Def
+	snapshot, err := s.buildBundle(def, src, source, by.Kind != ActorHuman)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: start %s: %w", name, err)
+	}
 	if def.States[def.Initial] == nil {
 		return nil, fmt.Errorf("runtime: start %s: %w: initial state %q is not defined", source, ErrWorkflow, def.Initial)
 	}
@@ -72,7 +76,7 @@ func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*R
 		if tx.Run() != nil {
 			return ErrRunActive
 		}
-		run := &store.Run{SessionKey: session, WorkflowID: id, WorkflowSource: source, Snapshot: src,
+		run := &store.Run{SessionKey: session, WorkflowID: id, WorkflowSource: source, Snapshot: snapshot,
 			State: def.Initial, Context: ctxJSON, Status: store.StatusActive, AuditOnly: s.opts.AuditOnly}
 		final := def.States[def.Initial].IsFinal()
 		if final {
@@ -129,11 +133,12 @@ func event(kind store.EventKind, state string, data map[string]any) *store.Event
 // under data.*). A transition that requires approval parks the run
 // (status awaiting_approval) with a store.Approval valid for ApprovalTTL;
 // a transition while one is parked fails with ErrApprovalPending, and one
-// on a paused run with ErrPaused. An invoke or fork records its descriptor
-// in the transition event and moves to on_complete at once (statewright-go
-// has no sub-flow runtime: the agent does the child work in the calling
-// phase). Every state change resets iterations, files edited and evidence;
-// a final state completes the run. A refused event is recorded and returned
+// on a paused run with ErrPaused. An invoke starts the invoked
+// sub-workflow and a fork its first branch, in the same run (see
+// subflow.go): their phases are the law until they end, and then the run
+// returns to on_complete or on_fail. Every state change resets iterations,
+// files edited and evidence; a final state of the root workflow completes
+// the run. A refused event is recorded and returned
 // as an error wrapping ErrTransition and the engine's error.
 //
 // Only a person may send INTERRUPT:<name>: interrupts fire on the edits
@@ -178,6 +183,9 @@ func (s *Service) Transition(ctx context.Context, session, ev string, data map[s
 			return err
 		}
 		out, err := engine.Step(c.Def, snap, ev, data)
+		if err == nil {
+			err = s.depthRefusal(run, out)
+		}
 		if err != nil {
 			refused = err
 			return tx.Append(event(store.KindTransition, run.State, map[string]any{
@@ -193,7 +201,12 @@ func (s *Service) Transition(ctx context.Context, session, ev string, data map[s
 			res.To = ap.To
 			return nil
 		}
-		return s.moveTx(tx, run, out, by, nil)
+		steps, err := s.applyTx(tx, run, out, by, nil)
+		if err != nil {
+			return err
+		}
+		res.settled(run, steps)
+		return nil
 	}
 	err := s.st.Update(ctx, session, func(tx store.Tx) error {
 		res, refused = TransitionResult{}, nil // fn may run more than once
@@ -257,68 +270,27 @@ func newApprovalID() (string, error) {
 	return "apr_" + hex.EncodeToString(b[:]), nil
 }
 
-// moveTx moves run per out: new state, context (without the runtime
-// evidence and any pending transition), history; iterations, files edited,
-// reservations and evidence reset; status completed in a final state,
-// else active. It writes the run and a transition event (plus a run event
-// when the run completes).
+// moveTx moves run per out within its current level (the sub-workflow
+// stack stays): new state, context (without the runtime evidence and any
+// pending transition), interrupt stack; iterations, files edited,
+// reservations and evidence reset; status completed in a final state of
+// the root workflow, else active. It writes the run and a transition
+// event (plus a run event when the run completes). A move that ends child
+// work is returned from by settleTx (applyTx does both).
 func (s *Service) moveTx(tx store.Tx, run *store.Run, out engine.Outcome, by Actor, extra map[string]any) error {
-	ctxOut := maps.Clone(out.Context)
-	delete(ctxOut, engine.RuntimeKey)
-	delete(ctxOut, pendingKey)
-	if len(ctxOut) == 0 {
-		run.Context = nil
-	} else {
-		b, err := json.Marshal(ctxOut)
-		if err != nil {
-			return fmt.Errorf("encode context: %w", err)
-		}
-		run.Context = b
+	_, stack, err := readHistory(run)
+	if err != nil {
+		return err
 	}
-	if len(out.History) == 0 {
-		run.History = nil
-	} else {
-		b, err := json.Marshal(out.History)
-		if err != nil {
-			return fmt.Errorf("encode history: %w", err)
-		}
-		run.History = b
-	}
-	from := run.State
-	run.State = out.To
-	run.Iterations = 0
-	run.FilesEdited = nil
-	run.Counters = nil
-	run.Evidence = nil
-	run.PendingApproval = nil
-	run.Status = store.StatusActive
-	if out.Final {
-		run.Status = store.StatusCompleted
-	}
-	if err := tx.Put(run); err != nil {
-		return fmt.Errorf("write run: %w", err)
-	}
-	data := map[string]any{"from": from, "to": out.To, "event": out.Event, "match": out.Match, "actor": by}
+	data := map[string]any{"from": run.State, "to": out.To, "event": out.Event, "match": out.Match, "actor": by}
 	if out.Interrupt != "" {
 		data["interrupt"] = out.Interrupt
 	}
-	if out.Invoke != nil {
-		data["invoke"] = out.Invoke
-		data["deferred"] = "completed at once (no sub-flow runtime)"
-	}
-	if out.Fork != nil {
-		data["fork"] = out.Fork
-		data["deferred"] = "completed at once (no sub-flow runtime)"
+	if len(stack) > 0 {
+		data["depth"] = len(stack)
 	}
 	maps.Copy(data, extra)
-	evs := []*store.Event{event(store.KindTransition, out.To, data)}
-	if out.Final {
-		evs = append(evs, event(store.KindRun, out.To, map[string]any{"event": "completed", "state": out.To, "actor": by}))
-	}
-	if err := tx.Append(evs...); err != nil {
-		return fmt.Errorf("append transition: %w", err)
-	}
-	return nil
+	return s.putTx(tx, run, out.To, out.Context, out.History, stack, out.Final, data, by)
 }
 
 // requireHuman refuses agents. The refusal is returned to the caller; the
@@ -429,7 +401,12 @@ func (s *Service) approveTx(tx store.Tx, approvalID string, by Actor) (res Trans
 		return res, nil, fmt.Errorf("append approval: %w", err)
 	}
 	res = TransitionResult{From: ap.From, To: ap.To, ApprovalID: ap.ID, Message: ap.Message, Outcome: out, Final: out.Final}
-	return res, nil, s.moveTx(tx, run, out, by, map[string]any{"approval_id": ap.ID})
+	steps, err := s.applyTx(tx, run, out, by, map[string]any{"approval_id": ap.ID})
+	if err != nil {
+		return res, nil, err
+	}
+	res.settled(run, steps)
+	return res, nil, nil
 }
 
 // withdrawTx clears run's pending approval (expired, stale, rejected): the
@@ -607,6 +584,12 @@ func (s *Service) view(run *store.Run, c *Prepared) *RunView {
 	if rt, err := runtimeContext(run); err == nil {
 		v.Runtime = rt
 	}
+	v.Workflow = c.Def.ID
+	if v.Workflow == "" {
+		v.Workflow = run.WorkflowID
+	}
+	v.Stack = s.stackView(run)
+	v.Interrupts, _ = decodeHistory(run)
 	return v
 }
 

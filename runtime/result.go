@@ -239,7 +239,8 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 		return fmt.Errorf("append result: %w", err)
 	}
 	if fired != nil {
-		return s.moveTx(tx, run, *fired, res.Actor, map[string]any{"file": eff.InterruptFile})
+		_, err := s.applyTx(tx, run, *fired, res.Actor, map[string]any{"file": eff.InterruptFile})
+		return err
 	}
 	if granted != nil {
 		return s.grantTx(tx, res, granted)

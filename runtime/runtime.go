@@ -93,6 +93,10 @@ type Options struct {
 	ApprovalTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MaxDepth bounds how deep sub-workflows (invoke) and forks nest in a
+	// run started by this service (default DefaultMaxDepth). It is recorded
+	// in the run's snapshot, so every process decides the run alike.
+	MaxDepth int
 	// ProjectDir is the project root: the default WorkflowSource lets agents
 	// start files under ProjectDir/.statewright/workflows/ (default: the
 	// working directory when New is called).
@@ -169,6 +173,15 @@ type RunView struct {
 	// Runtime is the evidence guards see under "runtime" (last command,
 	// last test, files_edited, iterations).
 	Runtime map[string]any `json:"runtime,omitempty"`
+	// Workflow is the id of the workflow in force: the run's own, or the
+	// invoked sub-workflow's while one runs.
+	Workflow string `json:"workflow"`
+	// Stack lists the levels suspended while sub-workflows and fork
+	// branches run, outermost first (empty at the root workflow).
+	Stack []StackEntry `json:"stack,omitempty"`
+	// Interrupts is the current level's interrupt stack, innermost last
+	// (non-empty inside an interrupt handler).
+	Interrupts []engine.Frame `json:"interrupts,omitempty"`
 }
 
 // ToolCall is a tool call to decide, as the adapter decoded it.
@@ -249,4 +262,21 @@ type TransitionResult struct {
 	Outcome engine.Outcome `json:"outcome"`
 	// Final reports whether the run reached a final state (it is completed).
 	Final bool `json:"final"`
+	// Subflows lists what the transition did to the run's stack of
+	// sub-workflows and forks, in order (an invoked workflow entered, a
+	// fork branch started, child work returned); To is then the state the
+	// run is in at the end. Empty for a plain move.
+	Subflows []SubflowStep `json:"subflows,omitempty"`
+	// Depth is the run's stack depth afterwards (0: its root workflow).
+	Depth int `json:"depth,omitempty"`
+}
+
+// settled completes res after a move: where the run is now.
+func (res *TransitionResult) settled(run *store.Run, steps []SubflowStep) {
+	res.To = run.State
+	res.Final = run.Status == store.StatusCompleted
+	res.Subflows = steps
+	if _, stack, err := readHistory(run); err == nil {
+		res.Depth = len(stack)
+	}
 }

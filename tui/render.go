@@ -208,6 +208,14 @@ func (m *Model) renderDetail() string {
 	}
 	top = append(top, trunc(status, w), "")
 
+	if len(v.Stack) > 0 {
+		top = append(top, styleHead.Render(fmt.Sprintf("Sub-workflow %s (depth %d)", v.Workflow, len(v.Stack))))
+		for i, e := range v.Stack {
+			top = append(top, trunc(fmt.Sprintf("  %d. %s", i+1, e), w))
+		}
+		top = append(top, "")
+	}
+
 	top = append(top, styleHead.Render("Workflow"))
 	top = append(top, graphLines(d.Graph, r.State, w)...)
 	top = append(top, "")

@@ -34,8 +34,7 @@ const (
 type agentFlags struct {
 	workflow, task, model, workspace, testCmd, events, resume string
 	maxSteps, maxTokens, contextBudget, cmdTimeout, outputCap int
-	maxDepth, maxChildSteps                                   int
-	forkParallel                                              bool
+	maxDepth                                                  int
 	timeout                                                   time.Duration
 }
 
@@ -78,9 +77,7 @@ after statewright approve).`,
 	fl.IntVar(&f.contextBudget, "context-budget", agent.DefaultContextBudget, "bytes of conversation sent per request; older tool output is cut first")
 	fl.IntVar(&f.cmdTimeout, "command-timeout", 120, "seconds a run_command/run_test may take")
 	fl.IntVar(&f.outputCap, "output-cap", 16<<10, "bytes of command output kept (the middle is cut)")
-	fl.IntVar(&f.maxDepth, "max-depth", agent.DefaultMaxDepth, "nested invokes allowed (deeper ones fail to on_fail)")
-	fl.IntVar(&f.maxChildSteps, "max-child-steps", agent.DefaultMaxChildSteps, "model turns for each invoked sub-machine or fork branch")
-	fl.BoolVar(&f.forkParallel, "fork-parallel", false, "run a fork's branches at the same time (default: one after the other)")
+	fl.IntVar(&f.maxDepth, "max-depth", runtime.DefaultMaxDepth, "how deep invoked sub-workflows and forks may nest (deeper ones fail to on_fail)")
 	addStoreFlag(cmd)
 	return cmd
 }
@@ -125,7 +122,7 @@ func runAgentCmd(cmd *cobra.Command, f agentFlags) error {
 	sb := agentSandbox(ctx, ws, storeFile(st))
 	// Commands run under the profile of the phase each is decided in.
 	sbEnv := sandboxcmd.HostEnv(ws.Root, storeFile(st))
-	svc := runtime.New(st, runtime.Options{ProjectDir: ws.Root, Policy: policy.Options{ProtectedPaths: agentProtected()}})
+	svc := runtime.New(st, runtime.Options{ProjectDir: ws.Root, MaxDepth: f.maxDepth, Policy: policy.Options{ProtectedPaths: agentProtected()}})
 	var sink events.Sink
 	if f.events == "jsonl" {
 		sink = events.NewJSONL(cmd.OutOrStdout())
@@ -150,10 +147,6 @@ func runAgentCmd(cmd *cobra.Command, f agentFlags) error {
 		ContextBudget: f.contextBudget,
 		Events:        events.NewStamper(sink, nil),
 		Resume:        f.resume,
-		Registry:      agent.DefaultRegistry(ws.Root),
-		MaxDepth:      f.maxDepth,
-		MaxChildSteps: f.maxChildSteps,
-		ForkParallel:  f.forkParallel,
 	})
 	if err != nil {
 		if errors.Is(err, runtime.ErrWorkflow) || errors.Is(err, runtime.ErrRunActive) {

@@ -251,6 +251,12 @@ func printView(w io.Writer, v *runtime.RunView) {
 	fmt.Fprintf(w, "session:    %s\n", r.SessionKey)
 	fmt.Fprintf(w, "run:        %s (%s)\n", r.ID, r.WorkflowSource)
 	fmt.Fprintf(w, "workflow:   %s\n", r.WorkflowID)
+	for i, e := range v.Stack {
+		fmt.Fprintf(w, "stack %d:    %s\n", i+1, e)
+	}
+	if len(v.Stack) > 0 {
+		fmt.Fprintf(w, "in force:   %s (depth %d)\n", v.Workflow, len(v.Stack))
+	}
 	fmt.Fprintf(w, "state:      %s\n", r.State)
 	fmt.Fprintf(w, "status:     %s\n", r.Status)
 	if r.AuditOnly {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/workflow"
 )
 
@@ -177,7 +178,16 @@ func newWorkflowsValidateCmd() *cobra.Command {
 // validateOne loads and validates one workflow for 'workflows validate'.
 func validateOne(arg string, strict bool) fileResult {
 	r := fileResult{File: displayName(arg)}
-	_, diags, err := loadWorkflow(arg, strict)
+	def, diags, err := loadWorkflow(arg, strict)
+	if def != nil {
+		// Its invokes must resolve, as a run's start resolves them.
+		if sub := runtime.CheckSubWorkflows(def); len(sub) > 0 {
+			diags = append(diags, sub...)
+			if err == nil {
+				err = fmt.Errorf("%s: %w", def.Source, errInvalidWorkflow)
+			}
+		}
+	}
 	if err != nil && !errors.Is(err, errInvalidWorkflow) {
 		r.Error = err.Error()
 		r.Diagnostics = workflow.Diagnostics{}

@@ -154,6 +154,10 @@ async function loadRun(id, quiet) {
   $("phase-tools").textContent = v.is_final ? "none (final state)" : v.allowed_tools == null ? "any tool" : (v.allowed_tools.join(", ") || "none");
   $("phase-next").textContent = (v.next_events || []).join("; ") || "—";
   $("phase-instructions").textContent = v.instructions || "";
+  const stack = v.stack || [];
+  $("stack").hidden = stack.length === 0;
+  $("stack-workflow").textContent = v.workflow_in_force + " (depth " + stack.length + ")";
+  $("stack-list").replaceChildren(...stack.map((line) => { const li = document.createElement("li"); li.textContent = line; return li; }));
 
   const ap = r.pending_approval;
   $("approval").hidden = !ap;

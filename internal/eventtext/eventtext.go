@@ -45,6 +45,7 @@ func Describe(e *store.Event) string {
 			if in := str("interrupt"); in != "" {
 				body += " interrupt " + in
 			}
+			body += subflow(str)
 		}
 	case store.KindResult:
 		body = fmt.Sprintf("[%s] %s", e.State, e.Tool)
@@ -86,4 +87,33 @@ func Describe(e *store.Event) string {
 		body += actor
 	}
 	return body
+}
+
+// subflow describes what a transition did to the run's stack of invoked
+// sub-workflows and fork branches ("" when nothing).
+func subflow(str func(string) string) string {
+	depth := str("depth")
+	switch str("subflow") {
+	case "enter":
+		if str("kind") == "fork" {
+			return fmt.Sprintf(": fork, branch %s starts (depth %s)", str("branch"), depth)
+		}
+		return fmt.Sprintf(": entered sub-workflow %s (depth %s)", str("workflow"), depth)
+	case "branch":
+		return fmt.Sprintf(": branch %s %s, branch %s starts (depth %s)", str("ended"), str("outcome"), str("branch"), depth)
+	case "return":
+		what := "fork"
+		if inv := str("invoke"); inv != "" {
+			what = "sub-workflow " + inv
+		}
+		out := fmt.Sprintf(": %s %s, back at depth %s", what, str("outcome"), depth)
+		if r := str("reason"); r != "" {
+			out += " (" + r + ")"
+		}
+		return out
+	}
+	if depth != "" {
+		return " [depth " + depth + "]"
+	}
+	return ""
 }
