@@ -1,12 +1,14 @@
 // Package serve is statewright's HTTP front: one listener for the
-// streamable-HTTP MCP endpoint, the hook decision endpoint, operator
-// actions and /healthz, behind bearer-token authentication and checks of
-// the Host and Origin headers (DNS rebinding). It holds no run state: the
-// handlers it mounts go to the runtime, which reads the store.
+// streamable-HTTP MCP endpoint, the hook decision endpoint, the operator
+// API, the dashboard and /healthz, behind bearer-token authentication and
+// checks of the Host and Origin headers (DNS rebinding). It holds no run
+// state: the handlers it mounts go to the runtime, which reads the store.
 //
 // The mux is open for more handlers: Handle mounts any http.Handler at a
-// pattern with an access level, so a dashboard adds its pages next to the
-// MCP endpoint and gets the same checks.
+// pattern with an access level and gets the same checks. The hook endpoint
+// answers every refusal, authentication included, with status 200 and a
+// deny in the harness's own convention: a harness treats any other answer
+// as a non-blocking error and lets the call through.
 package serve
 
 import (
@@ -31,11 +33,15 @@ type Access int
 const (
 	// Public handlers need no token (only /healthz).
 	Public Access = iota
-	// AnyToken handlers need a valid agent or operator token.
+	// AnyToken handlers need a valid agent or operator token; a hook
+	// credential gets 403.
 	AnyToken
 	// OperatorOnly handlers need a valid operator token; an agent token
 	// gets 403.
 	OperatorOnly
+	// HookOnly handlers need a valid hook credential (tokens.Hook): an
+	// agent token cannot stand in for it.
+	HookOnly
 )
 
 // Options configure a Server.
@@ -81,12 +87,20 @@ func New(opts Options) (*Server, error) {
 // reachable with the given access. Every request also passes the Host and
 // Origin checks.
 func (s *Server) Handle(pattern string, access Access, h http.Handler) {
-	s.mux.Handle(pattern, s.authorize(access, h))
+	s.handle(pattern, access, h, s.refuse)
 }
 
-// Handler returns the server's root handler: Host and Origin checks, then
-// the mux.
-func (s *Server) Handler() http.Handler { return s.checkOrigin(s.mux) }
+// refusal answers a refused request: status code and why.
+type refusal func(w http.ResponseWriter, r *http.Request, code int, msg string)
+
+// handle mounts h behind the Host and Origin checks and access, refused
+// by refuse.
+func (s *Server) handle(pattern string, access Access, h http.Handler, refuse refusal) {
+	s.mux.Handle(pattern, s.checkOrigin(refuse, s.authorize(access, refuse, h)))
+}
+
+// Handler returns the server's root handler.
+func (s *Server) Handler() http.Handler { return s.mux }
 
 // principalKey is the context key of the authenticated token.
 type principalKey struct{}
@@ -113,7 +127,7 @@ func BearerToken(r *http.Request) string {
 }
 
 // authorize checks the bearer token for access.
-func (s *Server) authorize(access Access, h http.Handler) http.Handler {
+func (s *Server) authorize(access Access, refuse refusal, h http.Handler) http.Handler {
 	if access == Public {
 		return h
 	}
@@ -121,15 +135,22 @@ func (s *Server) authorize(access Access, h http.Handler) http.Handler {
 		t, err := s.opts.Tokens.Verify(BearerToken(r))
 		switch {
 		case errors.Is(err, tokens.ErrNoToken) || errors.Is(err, tokens.ErrBadToken):
-			s.refuse(w, r, http.StatusUnauthorized, "a valid bearer token is required (statewright tokens create)")
+			refuse(w, r, http.StatusUnauthorized, "a valid bearer token is required (statewright tokens create)")
 			return
 		case err != nil:
 			// The token file cannot be read: fail closed.
-			s.refuse(w, r, http.StatusServiceUnavailable, "the token file cannot be read: "+err.Error())
+			refuse(w, r, http.StatusServiceUnavailable, "the token file cannot be read: "+err.Error())
 			return
 		}
-		if access == OperatorOnly && t.Role != tokens.Operator {
-			s.refuse(w, r, http.StatusForbidden, "this needs an operator token; agent tokens never approve or weaken enforcement")
+		switch {
+		case access == OperatorOnly && t.Role != tokens.Operator:
+			refuse(w, r, http.StatusForbidden, "this needs an operator token; agent tokens never approve or weaken enforcement")
+			return
+		case access == HookOnly && t.Role != tokens.Hook:
+			refuse(w, r, http.StatusForbidden, "posting hook events needs a hook credential (statewright tokens create --role hook); "+string(t.Role)+" tokens cannot post them")
+			return
+		case access == AnyToken && t.Role == tokens.Hook:
+			refuse(w, r, http.StatusForbidden, "a hook credential only posts hook events")
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), t)))
@@ -148,14 +169,14 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, msg st
 // checkOrigin refuses requests whose Host is not one of the server's names
 // and browser requests from foreign origins (DNS rebinding, cross-site
 // requests to a loopback server).
-func (s *Server) checkOrigin(h http.Handler) http.Handler {
+func (s *Server) checkOrigin(refuse refusal, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hostAllowed(r.Host) {
-			s.refuse(w, r, http.StatusForbidden, fmt.Sprintf("Host %q is not this server's (DNS rebinding protection; see --allow-host)", r.Host))
+			refuse(w, r, http.StatusForbidden, fmt.Sprintf("Host %q is not this server's (DNS rebinding protection; see --allow-host)", r.Host))
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
-			s.refuse(w, r, http.StatusForbidden, fmt.Sprintf("Origin %q may not call this server (see --allow-origin)", o))
+			refuse(w, r, http.StatusForbidden, fmt.Sprintf("Origin %q may not call this server (see --allow-origin)", o))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -17,50 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/dashboard"
-	"github.com/statewright-go/statewright/gateway/tokens"
 	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/serve"
 	"github.com/statewright-go/statewright/store"
 )
-
-// DashboardPath is where `statewright serve` mounts the web dashboard.
-const DashboardPath = "/dashboard/"
-
-// tokenVerifier maps serve's token file to the dashboard's roles: operator
-// tokens may approve, agent tokens only look, and a token bound to one
-// session sees only that session. Revoked tokens fail at the next request.
-func tokenVerifier(tf *tokens.File) func(string) (dashboard.Principal, error) {
-	return func(tok string) (dashboard.Principal, error) {
-		t, err := tf.Verify(tok)
-		if err != nil {
-			return dashboard.Principal{}, err
-		}
-		p := dashboard.Principal{Role: dashboard.RoleAgent, Name: t.ID, Session: t.Session}
-		if t.Name != "" {
-			p.Name = t.Name + " (" + t.ID + ")"
-		}
-		if t.Role == tokens.Operator {
-			p.Role = dashboard.RoleOperator
-		}
-		return p, nil
-	}
-}
-
-// mountDashboard mounts the web dashboard on serve's server at
-// DashboardPath. It is mounted Public at the server's level because a
-// browser cannot put a bearer header on page loads or an EventSource: the
-// dashboard signs browsers in with a token itself (session cookie, CSRF
-// token) and checks every API call against tf; the server's Host and
-// Origin checks still apply.
-func mountDashboard(srv *serve.Server, svc *runtime.Service, st store.Store, tf *tokens.File) error {
-	dash, err := dashboard.New(dashboard.Options{Service: svc, Store: st, Verify: tokenVerifier(tf)})
-	if err != nil {
-		return err
-	}
-	srv.Handle(DashboardPath, serve.Public, http.StripPrefix(strings.TrimSuffix(DashboardPath, "/"), dash))
-	srv.Handle("GET "+strings.TrimSuffix(DashboardPath, "/"), serve.Public, http.RedirectHandler(DashboardPath, http.StatusFound))
-	return nil
-}
 
 func init() { register(newDashboardCmd) }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/harness/claudecode"
+	"github.com/statewright-go/statewright/harness/hook"
+	"github.com/statewright-go/statewright/harness/install"
 )
 
 func init() { register(newDoctorCmd) }
@@ -102,7 +104,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 		files = append(files, filepath.Join(home, ".claude", "settings.json"))
 	}
 	hooks := map[claudecode.Event]*installedHook{}
-	var settings *jsonObject
+	var settings *install.Object
 	for i, f := range files {
 		b, err := os.ReadFile(f)
 		if errors.Is(err, os.ErrNotExist) {
@@ -112,7 +114,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 			r.fail("settings", "%v", err)
 			continue
 		}
-		obj, err := parseJSONObject(b)
+		obj, err := install.ParseObject(b)
 		if err != nil {
 			r.fail("settings", "%s is not a JSON object: %v (Claude Code ignores it)", f, err)
 			continue
@@ -120,7 +122,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 		if i == 0 {
 			settings = obj
 		}
-		if raw, ok := obj.get("disableAllHooks"); ok && string(raw) == "true" {
+		if raw, ok := obj.Get("disableAllHooks"); ok && string(raw) == "true" {
 			r.fail("hooks", "%s sets disableAllHooks: no hook runs, nothing is enforced", f)
 		}
 		found, err := findHooks(f, obj)
@@ -176,7 +178,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 	} else {
 		r.fail("fail-closed", "PreToolUse has no `|| exit 2` wrapper: a crash or missing binary lets calls through")
 	}
-	deadline := defaultHookDeadline
+	deadline := install.DefaultDeadline
 	if d, err := time.ParseDuration(pre.flags["deadline"]); err == nil {
 		deadline = d
 	}
@@ -185,7 +187,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 		timeout = 60 * time.Second
 	}
 	if deadline < timeout {
-		r.ok("timing", "hook deadline %v < harness timeout %v; store busy timeout %v", deadline, timeout, busyTimeoutFor(deadline))
+		r.ok("timing", "hook deadline %v < harness timeout %v; store busy timeout %v", deadline, timeout, hook.BusyTimeout(deadline))
 	} else {
 		r.fail("timing", "hook deadline %v is not under the harness timeout %v: Claude Code kills the hook first and fails open", deadline, timeout)
 	}
@@ -231,7 +233,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 	}
 	mode := ""
 	if settings != nil {
-		if raw, ok := settings.get("permissions"); ok {
+		if raw, ok := settings.Get("permissions"); ok {
 			var p struct {
 				DefaultMode string `json:"defaultMode"`
 			}
@@ -246,7 +248,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 	}
 	sandboxed := false
 	if settings != nil {
-		if raw, ok := settings.get("sandbox"); ok {
+		if raw, ok := settings.Get("sandbox"); ok {
 			var sb struct {
 				Enabled bool `json:"enabled"`
 			}
@@ -278,8 +280,8 @@ func sameFile(a, b string) bool {
 }
 
 // findHooks returns the statewright hooks registered in a settings object.
-func findHooks(file string, settings *jsonObject) ([]*installedHook, error) {
-	raw, ok := settings.get("hooks")
+func findHooks(file string, settings *install.Object) ([]*installedHook, error) {
+	raw, ok := settings.Get("hooks")
 	if !ok {
 		return nil, nil
 	}
@@ -297,7 +299,7 @@ func findHooks(file string, settings *jsonObject) ([]*installedHook, error) {
 	for name, groups := range hooks {
 		for _, g := range groups {
 			for _, h := range g.Hooks {
-				if h.Type != "command" || !ourHookCommand().MatchString(h.Command) {
+				if h.Type != "command" || !install.IsHookOf("claude-code", h.Command) {
 					continue
 				}
 				ev, err := claudecode.ParseEvent(name)
@@ -381,22 +383,25 @@ func shellWords(s string) []string {
 	return words
 }
 
-func checkMCP(r *doctorReport, project string, settings *jsonObject, bin, storePath, storeID string) {
+func checkMCP(r *doctorReport, project string, settings *install.Object, bin, storePath, storeID string) {
 	b, err := os.ReadFile(filepath.Join(project, ".mcp.json"))
 	if err != nil {
 		r.warn("mcp", "no .mcp.json: the agent has no statewright control tools (transitions only through the CLI)")
 		return
 	}
 	var cfg struct {
-		MCPServers map[string]mcpServer `json:"mcpServers"`
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		r.fail("mcp", ".mcp.json: %v", err)
 		return
 	}
-	srv, ok := cfg.MCPServers[mcpServerName]
+	srv, ok := cfg.MCPServers[claudecode.MCPServerName]
 	if !ok {
-		r.warn("mcp", "no %q server in .mcp.json: the agent has no statewright control tools", mcpServerName)
+		r.warn("mcp", "no %q server in .mcp.json: the agent has no statewright control tools", claudecode.MCPServerName)
 		return
 	}
 	var gotStore, gotID string
@@ -417,21 +422,21 @@ func checkMCP(r *doctorReport, project string, settings *jsonObject, bin, storeP
 	}
 	enabled := false
 	if settings != nil {
-		if raw, ok := settings.get("enabledMcpjsonServers"); ok {
+		if raw, ok := settings.Get("enabledMcpjsonServers"); ok {
 			var names []string
 			json.Unmarshal(raw, &names)
 			for _, n := range names {
-				enabled = enabled || n == mcpServerName
+				enabled = enabled || n == claudecode.MCPServerName
 			}
 		}
-		if raw, ok := settings.get("enableAllProjectMcpServers"); ok && string(raw) == "true" {
+		if raw, ok := settings.Get("enableAllProjectMcpServers"); ok && string(raw) == "true" {
 			enabled = true
 		}
 	}
 	if !enabled {
-		r.warn("mcp", "the %q server is not in enabledMcpjsonServers: Claude Code asks before starting it", mcpServerName)
+		r.warn("mcp", "the %q server is not in enabledMcpjsonServers: Claude Code asks before starting it", claudecode.MCPServerName)
 	}
-	r.ok("mcp", "server %q on the same store", mcpServerName)
+	r.ok("mcp", "server %q on the same store", claudecode.MCPServerName)
 }
 
 func checkClaudeVersion(ctx context.Context, r *doctorReport, claude string) {
@@ -511,12 +516,13 @@ func canary(ctx context.Context, r *doctorReport, project, command string) {
 		r.fail("canary", "cannot run the PreToolUse command: %v", err)
 		return
 	}
+	// Exit 2 is Claude Code's blocking deny.
 	first := strings.ReplaceAll(strings.TrimSpace(stderr.String()), "\n", " | ")
-	if code == claudecode.ExitBlock && !strings.Contains(stderr.String(), "rule self-protect") {
+	if code == 2 && !strings.Contains(stderr.String(), "rule self-protect") {
 		r.fail("canary", "the call was denied, but not by the policy: the hook could not decide (%s)", first)
 		return
 	}
-	if code == claudecode.ExitBlock {
+	if code == 2 {
 		r.ok("canary", "an edit of .claude/settings.json is denied (exit 2): %s", first)
 		return
 	}

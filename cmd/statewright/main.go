@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/harness/adapters"
 	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
 )
 
@@ -82,7 +83,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "statewright:", err)
 	var u usageError
-	if errors.As(err, &u) || isCobraUsageError(err) {
+	var uf interface{ Usage() bool }
+	if errors.As(err, &u) || errors.As(err, &uf) && uf.Usage() || isCobraUsageError(err) {
 		return exitUsage
 	}
 	return exitFailure
@@ -100,11 +102,13 @@ func isCobraUsageError(err error) bool {
 }
 
 func main() {
-	// Claude Code runs the hook on every tool call: answer it without
-	// building the command tree (DESIGN.md's hook latency budget). Help
-	// still goes through cobra.
-	if a := os.Args; len(a) > 3 && a[1] == "hook" && a[2] == "claude-code" && a[3] != "-h" && a[3] != "--help" {
-		os.Exit(runHook(a[2:], os.Stdin, os.Stdout, os.Stderr))
+	// A harness runs a hook on every tool call: answer it without building
+	// the command tree (the hook latency budget, docs/architecture.md).
+	// Help still goes through cobra.
+	if a := os.Args; len(a) > 3 && a[1] == "hook" && a[3] != "-h" && a[3] != "--help" {
+		if ad := adapters.Find(a[2]); ad != nil {
+			os.Exit(runHook(ad, a[3:], os.Stdin, os.Stdout, os.Stderr))
+		}
 	}
 	// The sandbox launcher runs every sandboxed shell call: no command tree.
 	if a := os.Args; len(a) > 3 && a[1] == "sandbox" && a[2] == "exec" && a[3] != "-h" && a[3] != "--help" {

@@ -1,6 +1,8 @@
 // Package tokens keeps the bearer tokens `statewright serve` accepts: agent
-// tokens, which a governed agent's MCP client and hooks present, and
-// operator tokens, which prove a person (only they approve or weaken).
+// tokens, which a governed agent's MCP client presents; hook credentials,
+// which a harness's HTTP hooks present (and nothing else: an agent token
+// cannot post a hook event, so the agent cannot forge one); and operator
+// tokens, which prove a person (only they approve or weaken).
 //
 // Tokens are stored hashed (sha256 of the token, hex) in one JSON file,
 // mode 0600, under the operator's configuration directory, which the
@@ -35,24 +37,31 @@ type Role string
 
 // Roles.
 const (
-	// Agent tokens reach the MCP endpoint and the hook endpoint as the
-	// governed agent: they can never approve or weaken enforcement.
+	// Agent tokens reach the MCP endpoint and the operator API's reads as
+	// the governed agent: they can never approve or weaken enforcement,
+	// nor post a hook event.
 	Agent Role = "agent"
+	// Hook credentials post hook events to serve's hook endpoint, and
+	// reach nothing else. A hook event reports what the agent did (a tool
+	// call, its result, a prompt), so only the harness may send one: the
+	// credential belongs in the harness's hook configuration, kept out of
+	// the agent's environment and sandbox.
+	Hook Role = "hook"
 	// Operator tokens prove a person: they approve pending transitions and
 	// may weaken enforcement (pause, deactivate).
 	Operator Role = "operator"
 )
 
-// ParseRole accepts "agent" or "operator".
+// ParseRole accepts "agent", "hook" or "operator".
 func ParseRole(s string) (Role, error) {
-	switch Role(strings.ToLower(strings.TrimSpace(s))) {
-	case Agent:
-		return Agent, nil
-	case Operator:
-		return Operator, nil
+	r := Role(strings.ToLower(strings.TrimSpace(s)))
+	if !r.valid() {
+		return "", fmt.Errorf("unknown token role %q (want agent, hook or operator)", s)
 	}
-	return "", fmt.Errorf("unknown token role %q (want agent or operator)", s)
+	return r, nil
 }
+
+func (r Role) valid() bool { return r == Agent || r == Hook || r == Operator }
 
 // Token is one stored token (never the secret itself).
 type Token struct {
@@ -60,7 +69,7 @@ type Token struct {
 	ID string `json:"id"`
 	// Name is the operator's label ("claude-code laptop").
 	Name string `json:"name,omitempty"`
-	// Role is agent or operator.
+	// Role is agent, hook or operator.
 	Role Role `json:"role"`
 	// Hash is the hex sha256 of the token.
 	Hash string `json:"hash"`
@@ -96,6 +105,7 @@ var (
 // counts is the stored one.
 const (
 	agentPrefix    = "swa_"
+	hookPrefix     = "swh_"
 	operatorPrefix = "swo_"
 )
 
@@ -169,7 +179,7 @@ func (f *File) refresh() error {
 	}
 	by := make(map[string]Token, len(ff.Tokens))
 	for _, t := range ff.Tokens {
-		if t.Role != Agent && t.Role != Operator {
+		if !t.Role.valid() {
 			return fmt.Errorf("tokens: %s: token %s has unknown role %q", f.path, t.ID, t.Role)
 		}
 		by[t.Hash] = t
@@ -244,7 +254,7 @@ func (f *File) Any() (bool, error) {
 // (shown once) and the stored entry. session binds an agent token to one
 // session key ("" for any).
 func (f *File) Create(role Role, name, session string, now time.Time) (string, Token, error) {
-	if role != Agent && role != Operator {
+	if !role.valid() {
 		return "", Token{}, fmt.Errorf("tokens: unknown role %q", role)
 	}
 	if session != "" && role != Agent {
@@ -254,10 +264,7 @@ func (f *File) Create(role Role, name, session string, now time.Time) (string, T
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", Token{}, fmt.Errorf("tokens: generate: %w", err)
 	}
-	prefix := agentPrefix
-	if role == Operator {
-		prefix = operatorPrefix
-	}
+	prefix := map[Role]string{Agent: agentPrefix, Hook: hookPrefix, Operator: operatorPrefix}[role]
 	secret := prefix + hex.EncodeToString(b[:])
 	h := Hash(secret)
 	t := Token{ID: "tok_" + h[:12], Name: name, Role: role, Hash: h, Session: session, CreatedAt: now.UTC()}

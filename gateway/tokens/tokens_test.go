@@ -105,7 +105,7 @@ func TestCorruptFileFailsClosed(t *testing.T) {
 }
 
 func TestParseRole(t *testing.T) {
-	for in, want := range map[string]Role{"agent": Agent, "Operator": Operator, " agent ": Agent} {
+	for in, want := range map[string]Role{"agent": Agent, "Operator": Operator, " agent ": Agent, "hook": Hook} {
 		if got, err := ParseRole(in); err != nil || got != want {
 			t.Errorf("ParseRole(%q) = %q, %v", in, got, err)
 		}

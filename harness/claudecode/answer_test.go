@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/internal/wire"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -20,11 +22,11 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // render shows an answer the way a golden file holds it.
-func render(a Answer) string {
+func render(a harness.Answer) string {
 	return fmt.Sprintf("exit %d\n-- stdout --\n%s-- stderr --\n%s", a.Exit, a.Stdout, a.Stderr)
 }
 
-func checkGolden(t *testing.T, name string, a Answer) {
+func checkGolden(t *testing.T, name string, a harness.Answer) {
 	t.Helper()
 	got := render(a)
 	path := filepath.Join("testdata", "golden", name+".txt")
@@ -47,7 +49,7 @@ func checkGolden(t *testing.T, name string, a Answer) {
 		if err := json.Unmarshal(a.Stdout, &m); err != nil {
 			t.Errorf("%s: stdout is not a JSON object: %v", name, err)
 		}
-		if a.Exit != ExitOK {
+		if a.Exit != wire.ExitOK {
 			t.Errorf("%s: JSON on stdout with exit %d is ignored by Claude Code", name, a.Exit)
 		}
 	}
@@ -92,7 +94,7 @@ func TestAnswersGolden(t *testing.T) {
 	parked.Run.PendingApproval = &store.Approval{ID: "ap_1", To: "done", ExpiresAt: time.Unix(0, 0)}
 	stop := &Input{SessionID: "s1"}
 
-	for name, a := range map[string]Answer{
+	for name, a := range map[string]harness.Answer{
 		"pre_deny":                PreToolAnswer(pre, deny),
 		"pre_allow":               PreToolAnswer(pre, allow),
 		"pre_allow_control_stamp": PreToolAnswer(&ctl, ctlAllow),
@@ -105,12 +107,12 @@ func TestAnswersGolden(t *testing.T) {
 		"fail_stop":               Failure(Stop, "hook deadline (5s) passed"),
 		"fail_subagent_stop":      Failure(SubagentStop, "hook deadline (5s) passed"),
 		"fail_post_tool_use":      Failure(PostToolUse, "record: store: busy"),
-		"context_prompt":          Context(UserPromptSubmit, PhaseContext(view)),
-		"context_session_start":   Context(SessionStart, PhaseContext(view)),
-		"context_final":           Context(UserPromptSubmit, PhaseContext(final)),
-		"context_parked":          Context(UserPromptSubmit, PhaseContext(parked)),
-		"context_dormant":         Context(UserPromptSubmit, PhaseContext(nil)),
-		"stop_block":              BlockStop(StopReason(stop, view)),
+		"context_prompt":          wire.Context(string(UserPromptSubmit), PhaseContext(view)),
+		"context_session_start":   wire.Context(string(SessionStart), PhaseContext(view)),
+		"context_final":           wire.Context(string(UserPromptSubmit), PhaseContext(final)),
+		"context_parked":          wire.Context(string(UserPromptSubmit), PhaseContext(parked)),
+		"context_dormant":         wire.Context(string(UserPromptSubmit), PhaseContext(nil)),
+		"stop_block":              wire.BlockStop(StopReason(stop, view)),
 	} {
 		t.Run(name, func(t *testing.T) { checkGolden(t, name, a) })
 	}
@@ -125,11 +127,11 @@ func TestPreToolAnswerOutcomes(t *testing.T) {
 		stdout   string // substring, "" = none
 		stderrOK bool
 	}{
-		{"zero result denies", runtime.DecideResult{Enforced: true}, ExitBlock, "", true},
-		{"allow passes", runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}, ExitOK, "", false},
-		{"audit-only allow passes", runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Allow}}, ExitOK, "", false},
-		{"audit-only deny passes", runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Deny}}, ExitOK, "", false},
-		{"ask asks", runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Ask}}, ExitOK, `"permissionDecision":"ask"`, false},
+		{"zero result denies", runtime.DecideResult{Enforced: true}, wire.ExitBlock, "", true},
+		{"allow passes", runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}, wire.ExitOK, "", false},
+		{"audit-only allow passes", runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Allow}}, wire.ExitOK, "", false},
+		{"audit-only deny passes", runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Deny}}, wire.ExitOK, "", false},
+		{"ask asks", runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Ask}}, wire.ExitOK, `"permissionDecision":"ask"`, false},
 	} {
 		a := PreToolAnswer(in, tt.res)
 		if a.Exit != tt.exit || (tt.stdout == "") != (len(a.Stdout) == 0) || !strings.Contains(string(a.Stdout), tt.stdout) ||
@@ -142,14 +144,14 @@ func TestPreToolAnswerOutcomes(t *testing.T) {
 		in := *in
 		in.PermissionMode = mode
 		a := PreToolAnswer(&in, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Ask, Reason: "needs a person."}})
-		if a.Exit != ExitBlock || !strings.Contains(a.Stderr, fmt.Sprintf("%q", mode)) {
+		if a.Exit != wire.ExitBlock || !strings.Contains(a.Stderr, fmt.Sprintf("%q", mode)) {
 			t.Errorf("ask in mode %q: %s", mode, render(a))
 		}
 	}
 	// A control call with an input that is not an object cannot be stamped: deny.
 	bad := *in
 	bad.ToolName, bad.ToolInput = "mcp__statewright__transition", json.RawMessage(`[]`)
-	if a := PreToolAnswer(&bad, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}); a.Exit != ExitBlock {
+	if a := PreToolAnswer(&bad, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}); a.Exit != wire.ExitBlock {
 		t.Errorf("unstampable control call: %s", render(a))
 	}
 }
@@ -195,7 +197,7 @@ func TestToolResultExitCode(t *testing.T) {
 
 func TestAnswerWrite(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := Deny("no").Write(&out, &errb); code != 2 || out.Len() != 0 || errb.String() != "no\n" {
+	if code := wire.Deny("no").Write(&out, &errb); code != 2 || out.Len() != 0 || errb.String() != "no\n" {
 		t.Errorf("Write = %d %q %q", code, out.String(), errb.String())
 	}
 }

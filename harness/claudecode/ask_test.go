@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statewright-go/statewright/harness/internal/wire"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/sqlite"
@@ -36,13 +37,13 @@ func TestAskThroughTheHookPath(t *testing.T) {
 		wantAsk   bool
 		wantState store.Status
 	}{
-		{"bypassPermissions", PostToolUse, ExitBlock, false, store.StatusActive},
-		{"acceptEdits", PostToolUse, ExitBlock, false, store.StatusActive},
-		{"dontAsk", PostToolUse, ExitBlock, false, store.StatusActive},
-		{"plan", PostToolUse, ExitBlock, false, store.StatusActive},
-		{"default", "", ExitOK, true, store.StatusActive},
-		{"default", PostToolUseFailure, ExitOK, true, store.StatusActive},
-		{"default", PostToolUse, ExitOK, true, store.StatusDeactivated},
+		{"bypassPermissions", PostToolUse, wire.ExitBlock, false, store.StatusActive},
+		{"acceptEdits", PostToolUse, wire.ExitBlock, false, store.StatusActive},
+		{"dontAsk", PostToolUse, wire.ExitBlock, false, store.StatusActive},
+		{"plan", PostToolUse, wire.ExitBlock, false, store.StatusActive},
+		{"default", "", wire.ExitOK, true, store.StatusActive},
+		{"default", PostToolUseFailure, wire.ExitOK, true, store.StatusActive},
+		{"default", PostToolUse, wire.ExitOK, true, store.StatusDeactivated},
 	} {
 		t.Run(fmt.Sprintf("%s/%s", tt.mode, tt.post), func(t *testing.T) {
 			ctx := context.Background()

@@ -3,12 +3,11 @@ package claudecode
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
-	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/internal/wire"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/store"
 )
 
 // ToolCall converts a tool event's input into the runtime's view of the
@@ -60,7 +59,7 @@ func ToolResult(in *Input, event Event, projectDir string) runtime.ToolResult {
 // exitCode digs a shell exit status out of a Bash tool_response, when
 // Claude Code reports one ("exit_code", "exitCode" or "returnCode").
 func exitCode(resp json.RawMessage) (int, bool) {
-	if !isObject(resp) {
+	if !wire.IsObject(resp) {
 		return 0, false
 	}
 	var m map[string]json.RawMessage
@@ -87,115 +86,68 @@ func exitCode(resp json.RawMessage) (int, bool) {
 //     (AskGrants); in any other mode the call is denied and the reason says
 //     how a person can act instead.
 //   - not enforced (audit-only): pass, whatever the decision.
-func PreToolAnswer(in *Input, res runtime.DecideResult) Answer {
+func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
 	var stamped json.RawMessage
 	if IsControlTool(in.ToolName) {
 		s, err := StampSession(in.ToolInput, in.SessionID)
 		if err != nil {
-			return Deny("statewright: " + err.Error())
+			return wire.Deny(wire.Prefixed(err.Error()))
 		}
 		stamped = s
 	}
-	if !res.Enforced && res.Verdict != policy.Allow {
-		if stamped != nil {
-			return AllowWithInput(stamped, "statewright audit-only: would "+res.Verdict.String())
-		}
-		return Pass()
-	}
-	switch res.Verdict {
-	case policy.Allow:
-		if stamped != nil {
-			return AllowWithInput(stamped, "statewright: "+res.Reason)
-		}
-		return Pass()
-	case policy.Ask:
-		if AskGrants(in.PermissionMode) {
-			return Ask("statewright: "+res.Reason, stamped)
-		}
+	outcome, reason := wire.Verdict(res)
+	switch {
+	case outcome == wire.Allowed && stamped == nil:
+		return wire.Pass()
+	case outcome == wire.Allowed && !res.Enforced && res.Verdict != policy.Allow:
+		return wire.Allow(stamped, "statewright audit-only: would "+res.Verdict.String())
+	case outcome == wire.Allowed:
+		return wire.Allow(stamped, reason)
+	case outcome == wire.Asked && AskGrants(in.PermissionMode):
+		return wire.Ask(reason, stamped)
+	case outcome == wire.Asked:
 		// The runtime asks only where AskGrants holds; this is the
 		// adapter's own guard should an ask arrive anyway.
-		return Deny(fmt.Sprintf("statewright: %s Claude Code runs in permission mode %q, where no person answers prompts, so this is denied. A person can act with the statewright CLI instead.",
-			res.Reason, in.PermissionMode))
-	default:
-		reason := res.Reason
-		if reason == "" {
-			reason = "denied (rule " + string(res.Rule) + ")"
-		}
-		return Deny("statewright: " + reason)
+		return wire.Deny(fmt.Sprintf("%s Claude Code runs in permission mode %q, where no person answers prompts, so this is denied. A person can act with the statewright CLI instead.",
+			reason, in.PermissionMode))
 	}
+	return wire.Deny(reason)
 }
 
 // PhaseContext renders what the agent must know about its run at session
-// start and on every prompt: workflow, phase, iterations, allowed tools,
-// instructions and the events that lead on. Nil (no run) renders "".
-func PhaseContext(v *runtime.RunView) string {
-	if v == nil || v.Run == nil {
-		return ""
-	}
-	r := v.Run
-	var b strings.Builder
-	fmt.Fprintf(&b, "[statewright] Workflow %q is active; phase: %s", r.WorkflowID, r.State)
-	if v.MaxIterations != nil {
-		fmt.Fprintf(&b, " (tool call %d of %d)", r.Iterations, *v.MaxIterations)
-	}
-	b.WriteString(".\n")
-	switch {
-	case v.IsFinal:
-		b.WriteString("The run is in a final phase: no tools are available.\n")
-		return b.String()
-	case r.Status == store.StatusAwaitingApproval && r.PendingApproval != nil:
-		fmt.Fprintf(&b, "Waiting for a person to approve %s (to %s); keep working with this phase's tools.\n",
-			r.PendingApproval.ID, r.PendingApproval.To)
-	case r.Status == store.StatusPaused:
-		b.WriteString("The run is paused by a person.\n")
-	}
-	b.WriteString("Allowed tools: " + toolList(v.AllowedTools) + ".\n")
-	if s := strings.TrimSpace(v.Instructions); s != "" {
-		b.WriteString("Instructions: " + s + "\n")
-	}
-	if ev := eventList(v.NextEvents); ev != "" {
-		b.WriteString("Next events: " + ev + ".\n")
-		b.WriteString("To move on, call " + TransitionTool + " with the event once its work is done.\n")
-	}
-	return b.String()
-}
+// start and on every prompt. Nil (no run) renders "".
+func PhaseContext(v *runtime.RunView) string { return wire.PhaseContext(v, TransitionTool) }
 
-// StopReason returns why the agent may not stop yet, or "" when it may:
-// a live, enforced run in a non-final phase blocks stopping once; when
+// StopReason returns why the agent may not stop yet, or "" when it may: a
+// live, enforced run in a non-final phase blocks stopping once; when
 // stop_hook_active is set (Claude already continued once because of a stop
-// hook), the agent may stop, so Stop never loops. A run awaiting a
-// person's approval or paused by one lets the agent stop: it has nothing
-// to do until the person acts.
+// hook), the agent may stop, so Stop never loops.
 func StopReason(in *Input, v *runtime.RunView) string {
-	if in.StopHookActive || v == nil || v.Run == nil || v.IsFinal || v.Run.AuditOnly {
+	if in.StopHookActive {
 		return ""
 	}
-	if v.Run.Status != store.StatusActive {
-		return ""
-	}
-	reason := fmt.Sprintf("statewright: the workflow %q is in phase %s, which is not final. Finish this phase's work", v.Run.WorkflowID, v.Run.State)
-	if ev := eventList(v.NextEvents); ev != "" {
-		reason += " and move on with " + TransitionTool + " (next events: " + ev + ")"
-	}
-	return reason + "; or tell the user why you cannot."
+	return wire.StopReason(v, wire.MoveOnWith(TransitionTool))
 }
 
-func toolList(tools []string) string {
-	switch {
-	case tools == nil:
-		return "any tool"
-	case len(tools) == 0:
-		return "none"
-	case len(tools) == 1 && tools[0] == "*":
-		return "any tool"
-	}
-	return strings.Join(tools, ", ")
+// Failure is the answer when the hook cannot do its job for event (bad
+// input, an unreadable or foreign store, a deadline), failing closed:
+//
+//   - PreToolUse (and an unknown event): deny, with why.
+//   - UserPromptSubmit, SessionStart: keep the prompt, warn the user and
+//     the model (the next tool call is denied anyway). Exit 2 would erase
+//     the prompt.
+//   - Stop, SubagentStop: let the agent stop, with a warning. Blocking on
+//     an error would loop forever.
+//   - PostToolUse, PostToolUseFailure, SessionEnd: the call already ran or
+//     the session is over; warn the user.
+func Failure(event Event, msg string) harness.Answer {
+	return wire.Failure(failureKinds[event], string(event), msg)
 }
 
-func eventList(evs []engine.EventInfo) string {
-	parts := make([]string, 0, len(evs))
-	for _, e := range evs {
-		parts = append(parts, e.String())
-	}
-	return strings.Join(parts, "; ")
+// failureKinds says how each event fails; the zero kind, for PreToolUse
+// and an unknown event, denies.
+var failureKinds = map[Event]wire.FailureKind{
+	UserPromptSubmit: wire.FailPrompt, SessionStart: wire.FailPrompt,
+	Stop: wire.FailStop, SubagentStop: wire.FailStop,
+	PostToolUse: wire.FailNotice, PostToolUseFailure: wire.FailNotice, SessionEnd: wire.FailNotice,
 }

@@ -1,20 +1,19 @@
-// Package claudecode is statewright's Claude Code wire adapter: it decodes
-// the JSON Claude Code writes to a hook's stdin, and encodes the answers
-// (exit code, stdout JSON, stderr) Claude Code honours for each hook event.
+// Package claudecode is statewright's Claude Code adapter: it decodes the
+// JSON Claude Code writes to a hook's stdin, answers with the exit code,
+// stdout JSON and stderr Claude Code honours for each hook event, and
+// installs the hooks and the MCP server into the project's settings.
 //
-// The package is pure: no I/O, no clock, no environment. The `statewright
-// hook claude-code <event>` command reads stdin, calls the runtime and
-// writes what this package encodes. See docs/claude-code.md for the
-// contract, per event, and why each answer has the shape it has.
+// See docs/claude-code.md for the contract, per event, and why each answer
+// has the shape it has.
 package claudecode
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/statewright-go/statewright/harness/internal/wire"
 )
 
 // Event is a Claude Code hook event, named as Claude Code names it in
@@ -33,31 +32,25 @@ const (
 	SessionEnd         Event = "SessionEnd"
 )
 
+// events lists every event statewright registers, in the order init writes
+// them, with its command-line spelling.
+var events = wire.Events{
+	{Arg: "session-start", Name: string(SessionStart)},
+	{Arg: "user-prompt-submit", Name: string(UserPromptSubmit)},
+	{Arg: "pre-tool-use", Name: string(PreToolUse)},
+	{Arg: "post-tool-use", Name: string(PostToolUse)},
+	{Arg: "post-tool-use-failure", Name: string(PostToolUseFailure)},
+	{Arg: "stop", Name: string(Stop)},
+	{Arg: "subagent-stop", Name: string(SubagentStop)},
+	{Arg: "session-end", Name: string(SessionEnd)},
+}
+
 // Events lists every event statewright registers, in the order init writes
 // them.
 var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop, SubagentStop, SessionEnd}
 
-// argNames maps the command-line spelling to the event.
-var argNames = map[string]Event{
-	"session-start":         SessionStart,
-	"user-prompt-submit":    UserPromptSubmit,
-	"pre-tool-use":          PreToolUse,
-	"post-tool-use":         PostToolUse,
-	"post-tool-use-failure": PostToolUseFailure,
-	"stop":                  Stop,
-	"subagent-stop":         SubagentStop,
-	"session-end":           SessionEnd,
-}
-
 // Arg returns the event's command-line spelling ("pre-tool-use").
-func (e Event) Arg() string {
-	for k, v := range argNames {
-		if v == e {
-			return k
-		}
-	}
-	return ""
-}
+func (e Event) Arg() string { return events.Arg(string(e)) }
 
 // ToolEvent reports whether the event concerns one tool call (and so has a
 // matcher in settings.json and tool_name in its input).
@@ -68,28 +61,9 @@ func (e Event) ToolEvent() bool {
 // ParseEvent accepts an event's command-line spelling ("pre-tool-use") or
 // Claude Code's name ("PreToolUse").
 func ParseEvent(s string) (Event, error) {
-	if e, ok := argNames[s]; ok {
-		return e, nil
-	}
-	for _, e := range Events {
-		if string(e) == s {
-			return e, nil
-		}
-	}
-	names := make([]string, 0, len(Events))
-	for _, e := range Events {
-		names = append(names, e.Arg())
-	}
-	return "", fmt.Errorf("claude-code: unknown hook event %q (want one of %s)", s, strings.Join(names, ", "))
+	name, err := events.Parse("claude-code: ", s)
+	return Event(name), err
 }
-
-// MaxInputBytes bounds the hook input the command reads. A tool input
-// larger than this (a huge Write) is denied rather than decided on a
-// prefix.
-const MaxInputBytes = 32 << 20
-
-// maxIDBytes bounds session and tool-use ids.
-const maxIDBytes = 256
 
 // Input is the JSON Claude Code writes to a hook's stdin. Fields absent for
 // an event are zero. Unknown fields are ignored: Claude Code adds fields
@@ -134,6 +108,8 @@ var (
 	ErrWrongEvent = errors.New("claude-code: hook input is for another event")
 )
 
+var decoding = wire.Decoding{Malformed: ErrMalformed}
+
 // Decode decodes and checks the hook input for event. It returns an error
 // wrapping ErrMalformed when data is not one JSON object, when a field has
 // the wrong type, when a required field is missing (session_id always;
@@ -141,65 +117,28 @@ var (
 // not sane; and ErrWrongEvent when hook_event_name is present and differs
 // from event. The caller answers any error in the event's fail-closed way.
 func Decode(event Event, data []byte) (*Input, error) {
-	if len(data) > MaxInputBytes {
-		return nil, fmt.Errorf("%w: %d bytes is more than the %d-byte limit", ErrMalformed, len(data), MaxInputBytes)
-	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformed)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	var in Input
-	if err := dec.Decode(&in); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	if err := decoding.Decode(data, &in); err != nil {
+		return nil, err
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrMalformed)
+	if err := decoding.EventName(ErrWrongEvent, in.HookEventName, string(event)); err != nil {
+		return nil, err
 	}
-	if in.HookEventName != "" && in.HookEventName != string(event) {
-		return nil, fmt.Errorf("%w: hook_event_name is %q, the hook was registered for %s", ErrWrongEvent, in.HookEventName, event)
-	}
-	if err := checkID("session_id", in.SessionID); err != nil {
+	if err := decoding.ID("session_id", in.SessionID); err != nil {
 		return nil, err
 	}
 	if event.ToolEvent() {
-		if in.ToolName == "" {
-			return nil, fmt.Errorf("%w: tool_name is missing", ErrMalformed)
-		}
-		if !utf8.ValidString(in.ToolName) || len(in.ToolName) > maxIDBytes {
-			return nil, fmt.Errorf("%w: tool_name is not a sane name", ErrMalformed)
-		}
-		if err := checkID("tool_use_id", in.ToolUseID); err != nil {
+		if err := decoding.ToolName(in.ToolName); err != nil {
 			return nil, err
 		}
-		if !isObject(in.ToolInput) {
+		if err := decoding.ID("tool_use_id", in.ToolUseID); err != nil {
+			return nil, err
+		}
+		if !wire.IsObject(in.ToolInput) {
 			return nil, fmt.Errorf("%w: tool_input is not a JSON object", ErrMalformed)
 		}
 	}
 	return &in, nil
-}
-
-// checkID requires a non-empty, bounded id of printable ASCII without
-// spaces: ids end up in session keys, hook commands and log lines.
-func checkID(field, id string) error {
-	if id == "" {
-		return fmt.Errorf("%w: %s is missing", ErrMalformed, field)
-	}
-	if len(id) > maxIDBytes {
-		return fmt.Errorf("%w: %s is longer than %d bytes", ErrMalformed, field, maxIDBytes)
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; c <= ' ' || c >= 0x7f {
-			return fmt.Errorf("%w: %s holds a control, space or non-ASCII byte", ErrMalformed, field)
-		}
-	}
-	return nil
-}
-
-// isObject reports whether raw is a JSON object (after whitespace).
-func isObject(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) >= 2 && t[0] == '{'
 }
 
 // SessionPrefix prefixes every Claude Code session key in the store.
@@ -232,33 +171,19 @@ func IsControlTool(tool string) bool {
 // SessionStampKey is the tool-input key the PreToolUse hook sets on every
 // statewright control call to the hook's session id. The MCP server trusts
 // it over its own environment (which goes stale after /clear).
-const SessionStampKey = "statewright_session"
+const SessionStampKey = wire.SessionStampKey
 
 // StampSession returns toolInput with SessionStampKey set to sessionID,
-// overwriting whatever the model put there. The other keys keep their
-// values; Claude Code's updatedInput replaces the whole input, so the
-// result carries every field.
+// overwriting whatever the model put there; Claude Code's updatedInput
+// replaces the whole input, so the result carries every field.
 func StampSession(toolInput json.RawMessage, sessionID string) (json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(toolInput, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("%w: tool_input is not a JSON object", ErrMalformed)
-	}
-	id, err := json.Marshal(sessionID)
-	if err != nil {
-		return nil, fmt.Errorf("claude-code: stamp session: %w", err)
-	}
-	m[SessionStampKey] = id
-	out, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("claude-code: stamp session: %w", err)
-	}
-	return out, nil
+	return wire.Stamp(toolInput, sessionID, ErrMalformed, "tool_input")
 }
 
 // PromptingModes are the permission modes in which a person answers Claude
 // Code's permission prompts. Only there may an "ask" become a grant; in
 // plan, acceptEdits, auto, dontAsk and bypassPermissions something other
-// than a person answers, so an ask is a deny (DESIGN.md "Approvals").
+// than a person answers, so an ask is a deny (docs/runtime.md, approvals).
 var PromptingModes = []string{"default"}
 
 // AskGrants reports whether Claude Code's own prompt may grant an "ask" in

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/statewright-go/statewright/harness"
 )
 
 func TestParseEvent(t *testing.T) {
@@ -101,7 +103,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestDecodeTooLarge(t *testing.T) {
-	big := make([]byte, MaxInputBytes+1)
+	big := make([]byte, harness.MaxInputBytes+1)
 	if _, err := Decode(PreToolUse, big); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("err = %v, want ErrMalformed", err)
 	}
@@ -171,7 +173,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if checkID("session_id", in.SessionID) != nil {
+		if decoding.ID("session_id", in.SessionID) != nil {
 			t.Fatalf("accepted bad session id %q", in.SessionID)
 		}
 		if in.HookEventName != "" && in.HookEventName != string(event) {

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/statewright-go/statewright/engine"
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/internal/wire"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -18,11 +20,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-func render(a Answer) string {
+func render(a harness.Answer) string {
 	return fmt.Sprintf("exit %d\n-- stdout --\n%s-- stderr --\n%s", a.Exit, a.Stdout, a.Stderr)
 }
 
-func checkGolden(t *testing.T, name string, a Answer) {
+func checkGolden(t *testing.T, name string, a harness.Answer) {
 	t.Helper()
 	got := render(a)
 	path := filepath.Join("testdata", "golden", name+".txt")
@@ -47,18 +49,18 @@ func checkGolden(t *testing.T, name string, a Answer) {
 // with exit 0; a PreToolUse answer never carries "ask", never an "allow"
 // without updatedInput, never updatedInput without "allow", never a
 // reason without a decision.
-func checkCodexOutput(t *testing.T, name string, a Answer) {
+func checkCodexOutput(t *testing.T, name string, a harness.Answer) {
 	t.Helper()
 	if len(a.Stdout) == 0 {
-		if a.Exit != ExitOK && a.Exit != ExitBlock {
+		if a.Exit != wire.ExitOK && a.Exit != wire.ExitBlock {
 			t.Errorf("%s: exit %d is a hook failure, which Codex lets through", name, a.Exit)
 		}
-		if a.Exit == ExitBlock && strings.TrimSpace(a.Stderr) == "" {
+		if a.Exit == wire.ExitBlock && strings.TrimSpace(a.Stderr) == "" {
 			t.Errorf("%s: exit 2 without a reason on stderr", name)
 		}
 		return
 	}
-	if a.Exit != ExitOK {
+	if a.Exit != wire.ExitOK {
 		t.Errorf("%s: JSON on stdout with exit %d is ignored", name, a.Exit)
 	}
 	var o struct {
@@ -116,7 +118,7 @@ func TestAnswersGolden(t *testing.T) {
 	audit.Enforced = false
 	stop := &Input{SessionID: "s1"}
 
-	for name, a := range map[string]Answer{
+	for name, a := range map[string]harness.Answer{
 		"pre_deny":                PreToolAnswer(pre, deny),
 		"pre_allow":               PreToolAnswer(pre, allow),
 		"pre_allow_control_stamp": PreToolAnswer(&ctl, allow),
@@ -127,10 +129,10 @@ func TestAnswersGolden(t *testing.T) {
 		"fail_session_start":      Failure(SessionStart, "open store: store: no store"),
 		"fail_stop":               Failure(Stop, "hook deadline (5s) passed"),
 		"fail_post_tool_use":      Failure(PostToolUse, "record: store: busy"),
-		"context_prompt":          Context(UserPromptSubmit, PhaseContext(sampleView())),
-		"context_session_start":   Context(SessionStart, PhaseContext(sampleView())),
-		"context_post_tool_use":   Context(PostToolUse, PhaseContext(sampleView())),
-		"stop_block":              BlockStop(StopReason(stop, sampleView())),
+		"context_prompt":          wire.Context(string(UserPromptSubmit), PhaseContext(sampleView())),
+		"context_session_start":   wire.Context(string(SessionStart), PhaseContext(sampleView())),
+		"context_post_tool_use":   wire.Context(string(PostToolUse), PhaseContext(sampleView())),
+		"stop_block":              wire.BlockStop(StopReason(stop, sampleView())),
 	} {
 		t.Run(name, func(t *testing.T) { checkGolden(t, name, a) })
 	}
@@ -147,13 +149,13 @@ func TestPreToolAnswerNeverAllowsOrAsks(t *testing.T) {
 				t.Errorf("%v enforced=%v: stdout %s; want silence or exit 2", v, enforced, a.Stdout)
 			}
 			wantBlock := enforced && v != policy.Allow
-			if (a.Exit == ExitBlock) != wantBlock {
+			if (a.Exit == wire.ExitBlock) != wantBlock {
 				t.Errorf("%v enforced=%v: %s", v, enforced, render(a))
 			}
 		}
 	}
 	// The zero result (no verdict) denies.
-	if a := PreToolAnswer(in, runtime.DecideResult{Enforced: true}); a.Exit != ExitBlock {
+	if a := PreToolAnswer(in, runtime.DecideResult{Enforced: true}); a.Exit != wire.ExitBlock {
 		t.Errorf("zero result: %s", render(a))
 	}
 	// An ask names the CLI a person uses.
@@ -164,7 +166,7 @@ func TestPreToolAnswerNeverAllowsOrAsks(t *testing.T) {
 	// A control call whose input is not an object cannot be stamped: deny.
 	bad := *in
 	bad.ToolName, bad.ToolInput = "mcp__statewright__statewright_transition", json.RawMessage(`[]`)
-	if a := PreToolAnswer(&bad, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}); a.Exit != ExitBlock {
+	if a := PreToolAnswer(&bad, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}); a.Exit != wire.ExitBlock {
 		t.Errorf("unstampable control call: %s", render(a))
 	}
 	// A stamped control call carries this session, whatever the model sent.
@@ -288,7 +290,7 @@ func FuzzDecode(f *testing.F) {
 			checkCodexOutput(t, "failure", Failure(event, err.Error()))
 			return
 		}
-		if checkID("session_id", in.SessionID) != nil {
+		if decoding.ID("session_id", in.SessionID) != nil {
 			t.Fatalf("accepted bad session id %q", in.SessionID)
 		}
 		if event.ToolEvent() {

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/statewright-go/statewright/harness/claudecode"
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/internal/wire"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 )
@@ -64,7 +65,7 @@ func ToolResult(in *Input, projectDir string) runtime.ToolResult {
 // "exit_code" or "exitCode", or text carrying Codex's exit line.
 func exitCode(resp json.RawMessage) (int, bool) {
 	var m map[string]json.RawMessage
-	if isObject(resp) && json.Unmarshal(resp, &m) == nil {
+	if wire.IsObject(resp) && json.Unmarshal(resp, &m) == nil {
 		for _, k := range []string{"exit_code", "exitCode"} {
 			var n int
 			if raw, ok := m[k]; ok && json.Unmarshal(raw, &n) == nil {
@@ -113,30 +114,25 @@ func exitFromText(s string) (int, bool) {
 //   - ask: Codex cannot ask a person from a hook, so the call is denied and
 //     the reason says how a person can act with the statewright CLI.
 //   - not enforced (audit-only): silence, whatever the decision.
-func PreToolAnswer(in *Input, res runtime.DecideResult) Answer {
+func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
 	var stamped json.RawMessage
 	if IsControlTool(in.ToolName) {
 		s, err := StampSession(in.ToolInput, in.SessionID)
 		if err != nil {
-			return Deny("statewright: " + err.Error())
+			return wire.Deny(wire.Prefixed(err.Error()))
 		}
 		stamped = s
 	}
-	if !res.Enforced || res.Verdict == policy.Allow {
+	switch outcome, reason := wire.Verdict(res); outcome {
+	case wire.Allowed:
 		if stamped != nil {
-			return AllowWithInput(stamped)
+			return wire.Allow(stamped, "") // Codex refuses an allow without updatedInput
 		}
-		return Pass()
-	}
-	switch res.Verdict {
-	case policy.Ask:
-		return Deny(AskDenied(in.SessionID, res.Reason))
+		return wire.Pass()
+	case wire.Asked:
+		return wire.Deny(AskDenied(in.SessionID, res.Reason))
 	default:
-		reason := res.Reason
-		if reason == "" {
-			reason = "denied (rule " + string(res.Rule) + ")"
-		}
-		return Deny("statewright: " + reason)
+		return wire.Deny(reason)
 	}
 }
 
@@ -149,12 +145,32 @@ func AskDenied(sessionID, reason string) string {
 }
 
 // PhaseContext renders what the agent must know about its run at session
-// start and on every prompt (the same text as for Claude Code: the control
-// tools have the same names in Codex). Nil renders "".
-func PhaseContext(v *runtime.RunView) string { return claudecode.PhaseContext(v) }
+// start and on every prompt (the control tools have the same names as in
+// Claude Code). Nil renders "".
+func PhaseContext(v *runtime.RunView) string { return wire.PhaseContext(v, TransitionTool) }
 
-// StopReason returns why the agent may not stop yet, or "" when it may
-// (see claudecode.StopReason: once per stop, never in a loop).
+// StopReason returns why the agent may not stop yet, or "" when it may:
+// once per stop, never in a loop (stop_hook_active lets it stop).
 func StopReason(in *Input, v *runtime.RunView) string {
-	return claudecode.StopReason(&claudecode.Input{SessionID: in.SessionID, StopHookActive: in.StopHookActive}, v)
+	if in.StopHookActive {
+		return ""
+	}
+	return wire.StopReason(v, wire.MoveOnWith(TransitionTool))
+}
+
+// Failure is the answer when the hook cannot do its job for event (bad
+// input, an unreadable or foreign store, a deadline), failing closed:
+// PreToolUse (and an unknown event) denies; UserPromptSubmit and
+// SessionStart keep the prompt and warn the user and the model (the next
+// tool call is denied anyway); Stop lets the agent stop with a warning
+// (blocking on an error would loop); PostToolUse warns (the call already
+// ran).
+func Failure(event Event, msg string) harness.Answer {
+	return wire.Failure(failureKinds[event], string(event), msg)
+}
+
+// failureKinds says how each event fails; the zero kind, for PreToolUse
+// and an unknown event, denies.
+var failureKinds = map[Event]wire.FailureKind{
+	UserPromptSubmit: wire.FailPrompt, SessionStart: wire.FailPrompt, Stop: wire.FailStop, PostToolUse: wire.FailNotice,
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store/sqlite"
@@ -26,14 +27,14 @@ const contractWorkflow = `{"id":"cursor-contract","initial":"planning","states":
  "coding":{"allowed_tools":["Read","Edit","Write","Bash"],"on":{"DONE":"done"}},
  "done":{"type":"final"}}}`
 
-func render(a Answer) string {
+func render(a harness.Answer) string {
 	return fmt.Sprintf("exit %d\n-- stdout --\n%s-- stderr --\n%s", a.Exit, a.Stdout, a.Stderr)
 }
 
 // checkCursorOutput enforces the documented output rules: exit 0 or 2
 // only; stdout one JSON object; a deny exits 2 with permission deny; a gate
 // always names a permission.
-func checkCursorOutput(t *testing.T, name string, event Event, a Answer) {
+func checkCursorOutput(t *testing.T, name string, event Event, a harness.Answer) {
 	t.Helper()
 	if a.Exit != ExitOK && a.Exit != ExitBlock {
 		t.Errorf("%s: exit %d is a hook failure", name, a.Exit)
@@ -76,6 +77,7 @@ func TestContractGolden(t *testing.T) {
 	if _, err := svc.Start(ctx, SessionKey("conv-1"), wf, runtime.Actor{Kind: runtime.ActorHuman, Channel: "test"}); err != nil {
 		t.Fatal(err)
 	}
+	hook := &harness.Hook{Open: func(context.Context, string, ...string) (*runtime.Service, error) { return svc, nil }}
 	ar, err := txtar.ParseFile(filepath.Join("testdata", "contract.txtar"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,16 +91,11 @@ func TestContractGolden(t *testing.T) {
 			t.Fatalf("%s: %v", f.Name, err)
 		}
 		seen[event] = true
-		var a Answer
-		in, err := Decode(event, f.Data)
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrWrongEvent) {
-				t.Errorf("%s: error %v wraps neither ErrMalformed nor ErrWrongEvent", f.Name, err)
-			}
-			a = Failure(event, err.Error())
-		} else {
-			a = Respond(ctx, svc, event, in, false)
+		if _, err := Decode(event, f.Data); err != nil && !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrWrongEvent) {
+			t.Errorf("%s: error %v wraps neither ErrMalformed nor ErrWrongEvent", f.Name, err)
 		}
+		// Through the adapter's contract, as the hook runner calls it.
+		a := Adapter.Respond(ctx, hook, event.Arg(), f.Data)
 		name := strings.TrimSuffix(strings.ReplaceAll(f.Name, "/", "_"), ".json")
 		checkCursorOutput(t, name, event, a)
 		got := render(a)
@@ -214,7 +211,7 @@ func FuzzDecode(f *testing.F) {
 			checkCursorOutput(t, "failure", event, Failure(event, err.Error()))
 			return
 		}
-		if checkID("conversation_id", in.ConversationID) != nil {
+		if decoding.ID("conversation_id", in.ConversationID) != nil {
 			t.Fatalf("accepted bad conversation id %q", in.ConversationID)
 		}
 		if tc, ok := ToolCall(event, in); ok {

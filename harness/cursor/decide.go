@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/internal/wire"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/store"
 )
 
 // ProjectDir is the first workspace root, else the input's cwd.
@@ -119,19 +120,15 @@ func EditResult(in *Input) runtime.ToolResult {
 // {"permission":"deny"} and the reason; ask → {"permission":"ask"} (the
 // runtime answers ask only where the adapter says a person answers, which
 // this adapter does not claim); not enforced (audit-only) → allow.
-func GateAnswer(event Event, res runtime.DecideResult) Answer {
-	if !res.Enforced || res.Verdict == policy.Allow {
+func GateAnswer(event Event, res runtime.DecideResult) harness.Answer {
+	switch outcome, reason := wire.Verdict(res); {
+	case outcome == wire.Allowed:
 		return Allow()
-	}
-	reason := res.Reason
-	if reason == "" {
-		reason = "denied (rule " + string(res.Rule) + ")"
-	}
-	reason = "statewright: " + reason
-	if res.Verdict == policy.Ask && event != BeforeReadFile {
+	case outcome == wire.Asked && event != BeforeReadFile:
 		return Ask(reason)
+	default:
+		return Deny(event, reason)
 	}
-	return Deny(event, reason)
 }
 
 // StopReason returns the follow-up that keeps the agent working, or ""
@@ -143,17 +140,8 @@ func StopReason(in *Input, v *runtime.RunView) string {
 	if in.LoopCount > 0 || in.Status != "" && in.Status != "completed" {
 		return ""
 	}
-	if v == nil || v.Run == nil || v.IsFinal || v.Run.AuditOnly || v.Run.Status != store.StatusActive {
-		return ""
-	}
-	r := fmt.Sprintf("statewright: the workflow %q is in phase %s, which is not final. Finish this phase's work", v.Run.WorkflowID, v.Run.State)
-	if len(v.NextEvents) > 0 {
-		evs := make([]string, len(v.NextEvents))
-		for i, e := range v.NextEvents {
-			evs[i] = e.String()
-		}
-		r += fmt.Sprintf("; a person moves the run on with `statewright transition %s EVENT --harness cursor` (next events: %s)",
-			in.ConversationID, strings.Join(evs, "; "))
-	}
-	return r + "; or tell the user why you cannot."
+	return wire.StopReason(v, func(events string) string {
+		return fmt.Sprintf("; a person moves the run on with `statewright transition %s EVENT --harness cursor` (next events: %s)",
+			in.ConversationID, events)
+	})
 }

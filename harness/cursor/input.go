@@ -1,14 +1,12 @@
-// Package cursor is statewright's Cursor wire adapter: it decodes the JSON
-// Cursor writes to a hook's stdin (.cursor/hooks.json, version 1) and
-// encodes the answers Cursor documents: {"permission":"allow"|"deny"|"ask",
-// "user_message", "agent_message"} with exit 2 for a deny.
+// Package cursor is statewright's Cursor adapter: it decodes the JSON
+// Cursor writes to a hook's stdin (.cursor/hooks.json, version 1), answers
+// as Cursor documents: {"permission":"allow"|"deny"|"ask", "user_message",
+// "agent_message"} with exit 2 for a deny, and installs the hooks.
 //
 // Cursor has no offline command-line client that can be pointed at a fake
 // model, so this contract is written from Cursor's hook documentation and
-// tested with payloads shaped after it (testdata/payloads): it is not
+// tested with payloads shaped after it (testdata/contract.txtar): it is not
 // verified against the real client. See docs/cursor.md.
-//
-// The package is pure: no I/O, no clock, no environment.
 package cursor
 
 import (
@@ -19,7 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/statewright-go/statewright/harness/internal/wire"
 )
 
 // Event is a Cursor hook event, named as in hooks.json and in the input's
@@ -40,24 +39,17 @@ const (
 // them.
 var Events = []Event{PreToolUse, BeforeShellExecution, BeforeMCPExecution, BeforeReadFile, AfterFileEdit, Stop}
 
-var argNames = map[string]Event{
-	"pre-tool-use":           PreToolUse,
-	"before-shell-execution": BeforeShellExecution,
-	"before-mcp-execution":   BeforeMCPExecution,
-	"before-read-file":       BeforeReadFile,
-	"after-file-edit":        AfterFileEdit,
-	"stop":                   Stop,
+var events = wire.Events{
+	{Arg: "pre-tool-use", Name: string(PreToolUse)},
+	{Arg: "before-shell-execution", Name: string(BeforeShellExecution)},
+	{Arg: "before-mcp-execution", Name: string(BeforeMCPExecution)},
+	{Arg: "before-read-file", Name: string(BeforeReadFile)},
+	{Arg: "after-file-edit", Name: string(AfterFileEdit)},
+	{Arg: "stop", Name: string(Stop)},
 }
 
 // Arg returns the event's command-line spelling ("pre-tool-use").
-func (e Event) Arg() string {
-	for k, v := range argNames {
-		if v == e {
-			return k
-		}
-	}
-	return ""
-}
+func (e Event) Arg() string { return events.Arg(string(e)) }
 
 // Gate reports whether the event is asked before an action and can block
 // it (and so fails closed).
@@ -67,26 +59,9 @@ func (e Event) Gate() bool {
 
 // ParseEvent accepts an event's command-line spelling or Cursor's name.
 func ParseEvent(s string) (Event, error) {
-	if e, ok := argNames[s]; ok {
-		return e, nil
-	}
-	for _, e := range Events {
-		if string(e) == s {
-			return e, nil
-		}
-	}
-	names := make([]string, 0, len(Events))
-	for _, e := range Events {
-		names = append(names, e.Arg())
-	}
-	return "", fmt.Errorf("cursor: unknown hook event %q (want one of %s)", s, strings.Join(names, ", "))
+	name, err := events.Parse("cursor: ", s)
+	return Event(name), err
 }
-
-// MaxInputBytes bounds the hook input (beforeReadFile carries the file's
-// content).
-const MaxInputBytes = 32 << 20
-
-const maxIDBytes = 256
 
 // Edit is one replacement afterFileEdit reports.
 type Edit struct {
@@ -136,6 +111,8 @@ var (
 	ErrWrongEvent = errors.New("cursor: hook input is for another event")
 )
 
+var decoding = wire.Decoding{Malformed: ErrMalformed}
+
 // Decode decodes and checks the hook input for event: one JSON object with
 // a sane conversation_id, and what the event needs (preToolUse: tool_name
 // and a tool_input object; beforeShellExecution: command;
@@ -143,36 +120,25 @@ var (
 // string; beforeReadFile and afterFileEdit: file_path). tool_input given as
 // a string is replaced by the object it holds.
 func Decode(event Event, data []byte) (*Input, error) {
-	if len(data) > MaxInputBytes {
-		return nil, fmt.Errorf("%w: %d bytes is more than the %d-byte limit", ErrMalformed, len(data), MaxInputBytes)
-	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformed)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	var in Input
-	if err := dec.Decode(&in); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	if err := decoding.Decode(data, &in); err != nil {
+		return nil, err
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrMalformed)
+	if err := decoding.EventName(ErrWrongEvent, in.HookEventName, string(event)); err != nil {
+		return nil, err
 	}
-	if in.HookEventName != "" && in.HookEventName != string(event) {
-		return nil, fmt.Errorf("%w: hook_event_name is %q, the hook was registered for %s", ErrWrongEvent, in.HookEventName, event)
-	}
-	if err := checkID("conversation_id", in.ConversationID); err != nil {
+	if err := decoding.ID("conversation_id", in.ConversationID); err != nil {
 		return nil, err
 	}
 	if in.ToolUseID != "" {
-		if err := checkID("tool_use_id", in.ToolUseID); err != nil {
+		if err := decoding.ID("tool_use_id", in.ToolUseID); err != nil {
 			return nil, err
 		}
 	}
 	switch event {
 	case PreToolUse, BeforeMCPExecution:
-		if in.ToolName == "" || !utf8.ValidString(in.ToolName) || len(in.ToolName) > maxIDBytes {
-			return nil, fmt.Errorf("%w: tool_name is missing or not a sane name", ErrMalformed)
+		if err := decoding.ToolName(in.ToolName); err != nil {
+			return nil, err
 		}
 		obj, err := objectInput(in.ToolInput)
 		if err != nil {
@@ -210,21 +176,6 @@ func objectInput(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: tool_input is not a JSON object", ErrMalformed)
 	}
 	return json.RawMessage(t), nil
-}
-
-func checkID(field, id string) error {
-	if id == "" {
-		return fmt.Errorf("%w: %s is missing", ErrMalformed, field)
-	}
-	if len(id) > maxIDBytes {
-		return fmt.Errorf("%w: %s is longer than %d bytes", ErrMalformed, field, maxIDBytes)
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; c <= ' ' || c >= 0x7f {
-			return fmt.Errorf("%w: %s holds a control, space or non-ASCII byte", ErrMalformed, field)
-		}
-	}
-	return nil
 }
 
 // SessionPrefix prefixes every Cursor session key in the store.

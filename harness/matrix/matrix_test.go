@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/adapters"
 	"github.com/statewright-go/statewright/harness/claudecode"
-	"github.com/statewright-go/statewright/harness/codex"
-	"github.com/statewright-go/statewright/harness/cursor"
-	"github.com/statewright-go/statewright/harness/jsplugin"
 	"github.com/statewright-go/statewright/harness/opencode"
 	"github.com/statewright-go/statewright/harness/pi"
 	"github.com/statewright-go/statewright/policy"
@@ -183,112 +182,112 @@ type outcome struct {
 	cell    string
 }
 
-// decide runs one call through harness h's adapter and the runtime.
+// hookInput spells one call as harness h's hook input for its tool gate.
+func hookInput(h policy.Harness, dir, session, callID string, c spelled) (event string, input map[string]any) {
+	switch h {
+	case policy.OpenCode, policy.Pi:
+		return "tool-before", map[string]any{"session": session, "cwd": dir, "tool": c.tool, "call_id": callID, "args": c.input}
+	case policy.Cursor:
+		return "pre-tool-use", map[string]any{"conversation_id": session, "generation_id": "matrix", "workspace_roots": []string{dir},
+			"cwd": dir, "hook_event_name": "preToolUse", "tool_name": c.tool, "tool_input": c.input, "tool_use_id": callID}
+	}
+	// Claude Code and Codex in the default permission mode, where (in
+	// Claude Code) a person answers prompts.
+	return "pre-tool-use", map[string]any{"session_id": session, "cwd": dir, "permission_mode": "default",
+		"hook_event_name": "PreToolUse", "tool_name": c.tool, "tool_input": c.input, "tool_use_id": callID}
+}
+
+// cell says how harness h carried out the answer a to a decision: "" when
+// the answer does not fit the decision.
+func cell(h policy.Harness, tool string, a harness.Answer, o outcome) string {
+	gated := o.rule == policy.RuleControlHumanOnly || o.rule == policy.RuleApprovalPending
+	var plugin struct{ Decision string }
+	json.Unmarshal(a.Stdout, &plugin)
+	switch h {
+	case policy.ClaudeCode:
+		switch {
+		case a.Exit == 2:
+			return "blocked (hard)"
+		case strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`) && o.rule == runtime.RuleApprovalPrompt:
+			return "asks its user to approve (a yes approves); blocked in bypassPermissions"
+		case strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`):
+			return "asks its user (native prompt); blocked in bypassPermissions"
+		case a.Exit == 0 && o.verdict == policy.Allow:
+			return "runs"
+		}
+	case policy.OpenCode, policy.Pi:
+		switch {
+		case plugin.Decision == "allow" && a.Exit == 0 && o.verdict == policy.Allow:
+			return "runs"
+		case plugin.Decision == "deny" && gated:
+			return "ask → blocked (the plugin hook cannot prompt)"
+		case plugin.Decision == "deny" && a.Exit == 2:
+			return "blocked (hard)"
+		}
+	case policy.Codex:
+		switch {
+		case codexUnhooked[tool] && o.verdict != policy.Allow:
+			return "advisory: Codex does not hook `" + tool + "`, so the deny is never applied"
+		case a.Exit == 2 && gated:
+			return "ask → blocked (Codex hooks honour only deny)"
+		case a.Exit == 2:
+			return "blocked (hard)"
+		case a.Exit == 0 && o.verdict == policy.Allow:
+			return "runs"
+		}
+	case policy.Cursor:
+		// Cursor's preToolUse (written from Cursor's documentation,
+		// unverified against the real client: †).
+		switch {
+		case a.Exit == 2 && gated:
+			return "ask → blocked (no person is known to answer Cursor's prompt)†"
+		case a.Exit == 2:
+			return "blocked (hard)†"
+		case a.Exit == 0 && o.verdict == policy.Allow:
+			return "runs"
+		}
+	}
+	return ""
+}
+
+// decide runs one call through harness h's adapter, as its hook would,
+// and reads the decision the runtime recorded for it.
 func decide(t *testing.T, svc *runtime.Service, dir string, h policy.Harness, session, callID string, c spelled) outcome {
 	t.Helper()
 	ctx := context.Background()
-	raw, err := json.Marshal(c.input)
+	a := adapters.Find(string(h))
+	if a == nil {
+		t.Fatalf("no adapter for %s", h)
+	}
+	event, in := hookInput(h, dir, session, callID, c)
+	data, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := "`" + c.tool + "`"
-	switch h {
-	case policy.ClaudeCode:
-		// Claude Code in its default permission mode, where a person answers prompts.
-		in := &claudecode.Input{SessionID: session, Cwd: dir, PermissionMode: "default", ToolName: c.tool, ToolInput: raw, ToolUseID: callID}
-		res, err := svc.Decide(ctx, claudecode.ToolCall(in, dir))
-		if err != nil {
-			t.Fatalf("%s %s: %v", h, c.tool, err)
-		}
-		a := claudecode.PreToolAnswer(in, res)
-		var cell string
-		switch {
-		case a.Exit == claudecode.ExitBlock:
-			cell = "blocked (hard)"
-		case strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`) && res.Rule == runtime.RuleApprovalPrompt:
-			cell = "asks its user to approve (a yes approves); blocked in bypassPermissions"
-		case strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`):
-			cell = "asks its user (native prompt); blocked in bypassPermissions"
-		case a.Exit == claudecode.ExitOK && res.Verdict == policy.Allow:
-			cell = "runs"
-		default:
-			t.Fatalf("%s %s: unexpected answer %+v for %v", h, c.tool, a, res.Verdict)
-		}
-		return outcome{res.Verdict, res.Rule, name + " " + cell}
-	case policy.OpenCode, policy.Pi:
-		ad := opencode.Adapter
-		if h == policy.Pi {
-			ad = pi.Adapter
-		}
-		in := &jsplugin.Input{Session: session, Cwd: dir, Tool: c.tool, CallID: callID, Args: raw}
-		res, err := svc.Decide(ctx, ad.ToolCall(in))
-		if err != nil {
-			t.Fatalf("%s %s: %v", h, c.tool, err)
-		}
-		a := ad.PreToolAnswer(in, res)
-		var cell string
-		switch {
-		case a.Decision == jsplugin.Allow && res.Verdict == policy.Allow:
-			cell = "runs"
-		case a.Decision == jsplugin.Deny && (res.Rule == policy.RuleControlHumanOnly || res.Rule == policy.RuleApprovalPending):
-			cell = "ask → blocked (the plugin hook cannot prompt)"
-		case a.Decision == jsplugin.Deny && a.Exit == jsplugin.ExitDeny:
-			cell = "blocked (hard)"
-		default:
-			t.Fatalf("%s %s: unexpected answer %+v for %v", h, c.tool, a, res.Verdict)
-		}
-		return outcome{res.Verdict, res.Rule, name + " " + cell}
-	case policy.Codex:
-		in := &codex.Input{SessionID: session, Cwd: dir, PermissionMode: "default", ToolName: c.tool, ToolInput: raw, ToolUseID: callID}
-		res, err := svc.Decide(ctx, codex.ToolCall(in, dir))
-		if err != nil {
-			t.Fatalf("%s %s: %v", h, c.tool, err)
-		}
-		a := codex.PreToolAnswer(in, res)
-		var cell string
-		switch {
-		case codexUnhooked[c.tool] && res.Verdict != policy.Allow:
-			cell = "advisory: Codex does not hook `" + c.tool + "`, so the deny is never applied"
-		case a.Exit == codex.ExitBlock && (res.Rule == policy.RuleControlHumanOnly || res.Rule == policy.RuleApprovalPending):
-			cell = "ask → blocked (Codex hooks honour only deny)"
-		case a.Exit == codex.ExitBlock:
-			cell = "blocked (hard)"
-		case a.Exit == codex.ExitOK && res.Verdict == policy.Allow:
-			cell = "runs"
-		default:
-			t.Fatalf("%s %s: unexpected answer %+v for %v", h, c.tool, a, res.Verdict)
-		}
-		return outcome{res.Verdict, res.Rule, name + " " + cell}
-	case policy.Cursor:
-		// Cursor's preToolUse, through the Cursor adapter (written from
-		// Cursor's documentation, unverified against the real client: †).
-		in := &cursor.Input{ConversationID: session, GenerationID: "matrix", WorkspaceRoots: []string{dir}, Cwd: dir,
-			ToolName: c.tool, ToolInput: raw, ToolUseID: callID}
-		tc, ok := cursor.ToolCall(cursor.PreToolUse, in)
-		if !ok {
-			t.Fatalf("%s %s: the adapter does not decide this call at preToolUse", h, c.tool)
-		}
-		res, err := svc.Decide(ctx, tc)
-		if err != nil {
-			t.Fatalf("%s %s: %v", h, c.tool, err)
-		}
-		a := cursor.GateAnswer(cursor.PreToolUse, res)
-		var cell string
-		switch {
-		case a.Exit == cursor.ExitBlock && (res.Rule == policy.RuleControlHumanOnly || res.Rule == policy.RuleApprovalPending):
-			cell = "ask → blocked (no person is known to answer Cursor's prompt)†"
-		case a.Exit == cursor.ExitBlock:
-			cell = "blocked (hard)†"
-		case a.Exit == cursor.ExitOK && res.Verdict == policy.Allow:
-			cell = "runs"
-		default:
-			t.Fatalf("%s %s: unexpected answer %+v for %v", h, c.tool, a, res.Verdict)
-		}
-		return outcome{res.Verdict, res.Rule, name + " " + cell}
+	hook := &harness.Hook{Open: func(context.Context, string, ...string) (*runtime.Service, error) { return svc, nil }}
+	ans := a.Respond(ctx, hook, event, data)
+	evs, err := svc.History(ctx, string(h)+":"+session)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no adapter for %s", h)
-	return outcome{}
+	var o outcome
+	for _, e := range evs {
+		if e.ToolUseID == callID && e.Decision != "" {
+			o.verdict, o.rule = verdicts[e.Decision], policy.Rule(e.Rule)
+		}
+	}
+	if o.rule == "" {
+		t.Fatalf("%s %s: no decision recorded; the answer was %+v", h, c.tool, ans)
+	}
+	o.cell = cell(h, c.tool, ans, o)
+	if o.cell == "" {
+		t.Fatalf("%s %s: unexpected answer %+v for %v (%s)", h, c.tool, ans, o.verdict, o.rule)
+	}
+	o.cell = "`" + c.tool + "` " + o.cell
+	return o
 }
+
+var verdicts = map[string]policy.Verdict{"allow": policy.Allow, "deny": policy.Deny, "ask": policy.Ask}
 
 // sameLaw reports whether two harnesses got the same decision: the same
 // rule and verdict, where an ask (a person can be prompted) and a deny by

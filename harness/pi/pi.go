@@ -1,16 +1,21 @@
-// Package pi is statewright's Pi (pi-coding-agent) adapter: the Pi
-// extension (plugins/pi) speaks the [jsplugin] wire to `statewright hook pi
-// <event>`; this package says how Pi names things.
+// Package pi is statewright's Pi (pi-coding-agent) adapter. The Pi
+// extension (plugins/pi, installed into .pi/extensions/) speaks the plugin
+// wire of harness/internal/wire to `statewright hook pi EVENT`; this
+// package says how Pi names things and installs the extension.
 //
 // Pi has no MCP client: the extension registers statewright's control
 // tools itself under their MCP names (statewright_get_state,
 // statewright_transition, ...) and runs each through `statewright hook pi
-// control`, which serves it from the same MCP server code in-process, for
-// the extension's session.
+// control`, for the extension's session. See docs/pi.md.
 package pi
 
 import (
-	"github.com/statewright-go/statewright/harness/jsplugin"
+	"path/filepath"
+
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/install"
+	"github.com/statewright-go/statewright/harness/internal/wire"
+	"github.com/statewright-go/statewright/plugins"
 	"github.com/statewright-go/statewright/policy"
 )
 
@@ -18,11 +23,43 @@ import (
 // registers.
 const ControlPrefix = "statewright_"
 
-// Adapter describes Pi to the plugin wire.
-var Adapter = &jsplugin.Adapter{
+// Adapter is Pi's harness.Adapter.
+var Adapter harness.Adapter = &adapter{wire.Plugin{
 	Harness:         policy.Pi,
 	ControlPrefixes: []string{ControlPrefix},
 	TransitionTool:  ControlPrefix + "transition",
 	NoAsk: "Pi's tool_call hook cannot ask a person in print or JSON mode, so statewright denies the call; " +
 		"a person can act with the statewright CLI (statewright approve, transition) instead.",
+}}
+
+type adapter struct{ wire.Plugin }
+
+// Info implements harness.Adapter.
+func (*adapter) Info() harness.Info {
+	return harness.Info{
+		Name:         "pi",
+		Title:        "Pi",
+		Events:       wire.PluginEvents.Args(),
+		Doc:          "docs/pi.md",
+		HookHelp:     wire.PluginHookHelp,
+		InstallShort: "Install statewright's Pi extension (.pi/extensions/statewright.ts)",
+		InstallLong: `init pi writes statewright's extension to .pi/extensions/statewright.ts, with this binary's
+absolute path, the store's path and the store's id written into it. Pi loads project
+extensions from there. The extension decides every tool call with "statewright hook pi"
+(tool_call, answering {block, reason} on a deny and on anything it cannot read) and
+registers statewright's control tools (statewright_get_state, statewright_transition, ...),
+since Pi has no MCP client. --uninstall removes it. See docs/pi.md.`,
+	}
+}
+
+// Extension is where init writes the extension, relative to the project.
+var Extension = filepath.Join(".pi", "extensions", "statewright.ts")
+
+// Install implements harness.Adapter: the extension.
+func (*adapter) Install(p *install.Plan) error {
+	src, err := plugins.Source("pi")
+	if err != nil {
+		return err
+	}
+	return wire.InstallPlugin(p, Extension, src)
 }

@@ -1,4 +1,4 @@
-package jsplugin
+package wire
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 func TestDecode(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		event Event
+		event string
 		in    string
 		err   string // substring of the error; "" = ok
 	}{
@@ -36,90 +36,90 @@ func TestDecode(t *testing.T) {
 		{"not utf8", ToolBefore, "{\"session\":\"s\xff\",\"cwd\":\"/p\",\"tool\":\"x\"}", "UTF-8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := Decode(tc.event, []byte(tc.in))
+			in, err := DecodePlugin(tc.event, []byte(tc.in))
 			if tc.err == "" {
 				if err != nil {
 					t.Fatalf("Decode: %v", err)
 				}
-				if tc.event == ToolBefore && !isObject(in.Args) {
+				if tc.event == ToolBefore && !IsObject(in.Args) {
 					t.Errorf("args %s", in.Args)
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tc.err) {
+			if err == nil || !errors.Is(err, ErrPluginMalformed) || !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("Decode = %v, want an ErrMalformed containing %q", err, tc.err)
 			}
 		})
 	}
 }
 
-func TestParseEvent(t *testing.T) {
-	for _, e := range Events {
-		if got, err := ParseEvent(string(e)); err != nil || got != e {
-			t.Errorf("ParseEvent(%s) = %v, %v", e, got, err)
+func TestParsePluginEvent(t *testing.T) {
+	for _, e := range PluginEvents.Args() {
+		if got, err := PluginEvents.Parse("", e); err != nil || got != e {
+			t.Errorf("Parse(%s) = %v, %v", e, got, err)
 		}
 	}
-	if _, err := ParseEvent("pre-tool-use"); err == nil {
-		t.Error("ParseEvent accepted a Claude Code event name")
+	if _, err := PluginEvents.Parse("", "pre-tool-use"); err == nil {
+		t.Error("Parse accepted a Claude Code event name")
 	}
 }
 
 func TestFailureFailsClosed(t *testing.T) {
-	for _, e := range Events {
-		a := Failure(e, "boom")
+	for _, e := range PluginEvents.Args() {
+		a := PluginFailure(e, "boom")
 		switch e {
 		case ToolBefore, Control:
-			if a.Exit != ExitDeny || a.Decision != Deny || !strings.Contains(a.Reason, "boom") {
-				t.Errorf("%s: %+v; want a deny with exit %d", e, a, ExitDeny)
+			if a.Exit != PluginExitDeny || a.Decision != DecisionDeny || !strings.Contains(a.Reason, "boom") {
+				t.Errorf("%s: %+v; want a deny with exit %d", e, a, PluginExitDeny)
 			}
 		default:
-			if a.Exit != ExitOK || a.Decision == Allow || a.Notice == "" || !strings.Contains(a.Context, "denies every tool call") {
+			if a.Exit != PluginExitOK || a.Decision == DecisionAllow || a.Notice == "" || !strings.Contains(a.Context, "denies every tool call") {
 				t.Errorf("%s: %+v; want a notice", e, a)
 			}
 		}
-		var back Answer
-		if err := json.Unmarshal(a.Encode(), &back); err != nil || back.Decision != a.Decision {
+		var back PluginAnswer
+		if err := json.Unmarshal(a.Answer().Stdout, &back); err != nil || back.Decision != a.Decision {
 			t.Errorf("%s: encode round trip %v %+v", e, err, back)
 		}
 	}
 }
 
-var testAdapter = &Adapter{Harness: policy.OpenCode, ControlPrefixes: []string{"statewright_statewright_"},
+var testAdapter = &Plugin{Harness: policy.OpenCode, ControlPrefixes: []string{"statewright_statewright_"},
 	TransitionTool: "statewright_statewright_transition", NoAsk: "No person can be asked."}
 
 func TestPreToolAnswer(t *testing.T) {
-	in := &Input{Session: "ses_1", Cwd: "/p", Tool: "write", Args: json.RawMessage(`{"filePath":"/p/x"}`)}
+	in := &PluginInput{Session: "ses_1", Cwd: "/p", Tool: "write", Args: json.RawMessage(`{"filePath":"/p/x"}`)}
 	allow := runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Allow}, Enforced: true}
 	deny := runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Deny, Reason: "Denied in phase 'plan'."}, Enforced: true}
 	ask := runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Ask, Reason: "Needs a person."}, Enforced: true}
 	audit := deny
 	audit.Enforced = false
 
-	if a := testAdapter.PreToolAnswer(in, allow); a.Decision != Allow || a.Exit != ExitOK || a.Args != nil {
+	if a := testAdapter.PreToolAnswer(in, allow); a.Decision != DecisionAllow || a.Exit != PluginExitOK || a.Args != nil {
 		t.Errorf("allow: %+v", a)
 	}
-	if a := testAdapter.PreToolAnswer(in, deny); a.Decision != Deny || a.Exit != ExitDeny || a.Reason != "statewright: Denied in phase 'plan'." {
+	if a := testAdapter.PreToolAnswer(in, deny); a.Decision != DecisionDeny || a.Exit != PluginExitDeny || a.Reason != "statewright: Denied in phase 'plan'." {
 		t.Errorf("deny: %+v", a)
 	}
-	if a := testAdapter.PreToolAnswer(in, ask); a.Decision != Deny || a.Exit != ExitDeny || !strings.Contains(a.Reason, "No person can be asked.") {
+	if a := testAdapter.PreToolAnswer(in, ask); a.Decision != DecisionDeny || a.Exit != PluginExitDeny || !strings.Contains(a.Reason, "No person can be asked.") {
 		t.Errorf("ask: %+v; want rendered as a deny", a)
 	}
-	if a := testAdapter.PreToolAnswer(in, audit); a.Decision != Allow {
+	if a := testAdapter.PreToolAnswer(in, audit); a.Decision != DecisionAllow {
 		t.Errorf("audit-only: %+v", a)
 	}
-	if a := testAdapter.PreToolAnswer(in, runtime.DecideResult{Enforced: true}); a.Decision != Deny {
+	if a := testAdapter.PreToolAnswer(in, runtime.DecideResult{Enforced: true}); a.Decision != DecisionDeny {
 		t.Errorf("zero decision: %+v; want deny", a)
 	}
 
-	ctl := &Input{Session: "ses_1", Cwd: "/p", Tool: "statewright_statewright_transition",
+	ctl := &PluginInput{Session: "ses_1", Cwd: "/p", Tool: "statewright_statewright_transition",
 		Args: json.RawMessage(`{"event":"GO","statewright_session":"forged"}`)}
 	a := testAdapter.PreToolAnswer(ctl, allow)
 	var m map[string]any
-	if err := json.Unmarshal(a.Args, &m); err != nil || a.Decision != Allow || m[StampKey] != "ses_1" || m["event"] != "GO" {
+	if err := json.Unmarshal(a.Args, &m); err != nil || a.Decision != DecisionAllow || m[SessionStampKey] != "ses_1" || m["event"] != "GO" {
 		t.Errorf("control: %+v (%v); want the session stamped over the forged one", a, m)
 	}
-	if op := testAdapter.ControlOp(ctl.Tool); op != "statewright_transition" {
-		t.Errorf("ControlOp = %q", op)
+	if op, ok := testAdapter.controlOp(ctl.Tool); !ok || op != "statewright_transition" {
+		t.Errorf("controlOp = %q", op)
 	}
 	if testAdapter.IsControlTool("statewright_transition") {
 		t.Error("a bare statewright_ name is not opencode's MCP tool")
@@ -128,13 +128,13 @@ func TestPreToolAnswer(t *testing.T) {
 
 func TestToolCallAndResult(t *testing.T) {
 	code := 3
-	in := &Input{Session: "ses_1", Cwd: "/p", Tool: "bash", CallID: "c9", Args: json.RawMessage(`{"command":"go test"}`),
+	in := &PluginInput{Session: "ses_1", Cwd: "/p", Tool: "bash", CallID: "c9", Args: json.RawMessage(`{"command":"go test"}`),
 		Output: "FAIL", Failed: true, ExitCode: &code}
-	tc := testAdapter.ToolCall(in)
+	tc := testAdapter.ToolCall(in, "/p")
 	if tc.Session != "opencode:ses_1" || tc.Call.Harness != policy.OpenCode || tc.Call.ToolUseID != "c9" || tc.Actor.Channel != "hook:opencode" {
 		t.Errorf("ToolCall %+v", tc)
 	}
-	res := testAdapter.ToolResult(in)
+	res := testAdapter.ToolResult(in, "/p")
 	if !res.Failed || res.ExitCode == nil || *res.ExitCode != 3 || string(res.Output) != `"FAIL"` || res.ToolUseID != "c9" {
 		t.Errorf("ToolResult %+v", res)
 	}
@@ -166,25 +166,25 @@ func TestRenderPlugin(t *testing.T) {
 	}
 }
 
-func FuzzDecode(f *testing.F) {
+func FuzzDecodePlugin(f *testing.F) {
 	for _, s := range []string{
 		`{"session":"ses_abc","cwd":"/p","tool":"write","call_id":"c1","args":{"filePath":"/p/x"}}`,
 		`{"session":"s","cwd":"/p","tool":"bash","args":{},"output":"ok","exit_code":1,"failed":true}`,
 		`{"session":"s","cwd":"/p"}`, `{}`, `[]`, `null`, ``, `{"session":"s","cwd":"/p","tool":"x","args":"y"}`,
 	} {
-		for _, e := range Events {
-			f.Add(string(e), []byte(s))
+		for _, e := range PluginEvents.Args() {
+			f.Add(e, []byte(s))
 		}
 	}
 	f.Fuzz(func(t *testing.T, event string, data []byte) {
-		ev, err := ParseEvent(event)
+		ev, err := PluginEvents.Parse("", event)
 		if err != nil {
 			return
 		}
-		in, err := Decode(ev, data)
+		in, err := DecodePlugin(ev, data)
 		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			if !errors.Is(err, ErrPluginMalformed) {
+				t.Fatalf("error %v does not wrap ErrPluginMalformed", err)
 			}
 			return
 		}
@@ -192,12 +192,12 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("accepted %+v", in)
 		}
 		if ev == ToolBefore || ev == ToolAfter || ev == Control {
-			if in.Tool == "" || !isObject(in.Args) {
+			if in.Tool == "" || !IsObject(in.Args) {
 				t.Fatalf("accepted a tool event without a tool or object args: %+v", in)
 			}
 			// A decoded call always yields a deny or an allow, never a panic.
 			a := testAdapter.PreToolAnswer(in, runtime.DecideResult{Enforced: true})
-			if a.Decision != Deny {
+			if a.Decision != DecisionDeny {
 				t.Fatalf("zero decision answered %+v", a)
 			}
 		}

@@ -1,10 +1,12 @@
-package jsplugin
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/statewright-go/statewright/harness/install"
 )
 
 // PluginConfig is the command line a plugin runs, written into its source
@@ -78,4 +80,36 @@ func PluginConfigOf(src []byte) (*PluginConfig, error) {
 		return nil, fmt.Errorf("plugin config: %w", err)
 	}
 	return &cfg, nil
+}
+
+// InstallPlugin plans the plugin file at path (relative to the project):
+// source with the hook's command line written into its configuration
+// slot, or, when uninstalling, its removal. A file there that is not
+// statewright's plugin is refused, never overwritten.
+func InstallPlugin(p *install.Plan, path string, source []byte) error {
+	return p.Edit(path, func(old []byte) ([]byte, error) {
+		if old != nil && !isOurPlugin(old) {
+			return nil, errors.New("exists and is not statewright's plugin; move it away first")
+		}
+		if p.Uninstall {
+			if old != nil {
+				p.Note("removed the statewright plugin")
+			}
+			return nil, nil
+		}
+		src, err := RenderPlugin(source, PluginConfig{
+			Argv: []string{p.Binary, "hook", p.Harness}, Flags: p.HookArgs(), TimeoutMS: p.Timeout * 1000,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("render the plugin: %w", err)
+		}
+		p.Note("plugin %s: binary %s, store %s (id %s)", path, p.Binary, p.Store, p.StoreID)
+		return src, nil
+	})
+}
+
+// isOurPlugin recognises a plugin file init wrote: it has the config slot.
+func isOurPlugin(src []byte) bool {
+	_, err := PluginConfigOf(src)
+	return err == nil && bytes.Contains(src, []byte("statewright"))
 }

@@ -1,0 +1,259 @@
+// Package hook runs one harness hook: the process a harness starts for
+// each hook event (`statewright hook HARNESS EVENT [flags]`), written once
+// for every adapter. What every hook needs around Adapter.Respond (the
+// flags, the deadline watchdog, the input limit, opening the store) is a
+// Middleware, in the style of mvdan/sh's interp.ExecHandlers; serve's HTTP
+// hook endpoint uses the same chain without the store.
+//
+// Every failure is answered by the adapter's Failure for the event, which
+// fails closed: nothing here may exit 0 on a tool call it could not decide.
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/statewright-go/statewright/control"
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/install"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store"
+)
+
+// Request is one hook event to answer.
+type Request struct {
+	// Adapter is the harness; Event the event as the command line or URL
+	// spells it.
+	Adapter harness.Adapter
+	Event   string
+	// Stdin is where the input comes from; Input is the input once read.
+	Stdin io.Reader
+	Input []byte
+	// Hook is what the adapter decides with.
+	Hook *harness.Hook
+}
+
+// fail answers the request's event in its fail-closed way.
+func (r *Request) fail(reason string) harness.Answer { return r.Adapter.Failure(r.Event, reason) }
+
+// A Handler answers a hook request.
+type Handler func(ctx context.Context, r *Request) harness.Answer
+
+// A Middleware wraps a Handler with one concern.
+type Middleware func(next Handler) Handler
+
+// Respond is the innermost handler: the adapter's Respond.
+func Respond(ctx context.Context, r *Request) harness.Answer {
+	return r.Adapter.Respond(ctx, r.Hook, r.Event, r.Input)
+}
+
+// Chain returns h wrapped by mws, the first outermost.
+func Chain(h Handler, mws ...Middleware) Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
+
+// Deadline answers within d: the rest of the chain runs under a context
+// that ends at d, and when it has not answered by then (blocked on a
+// locked store, a stuck read), the event's failure is answered instead.
+// The caller writes that answer and exits; the blocked work dies with the
+// process (or, in a server, ends with its context).
+func Deadline(d time.Duration) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) harness.Answer {
+			ctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			done := make(chan harness.Answer, 1)
+			go func() { done <- next(ctx, r) }()
+			select {
+			case a := <-done:
+				return a
+			case <-ctx.Done():
+				return r.fail(fmt.Sprintf("the hook did not finish within its %v deadline", d))
+			}
+		}
+	}
+}
+
+// ReadInput reads the input from r.Stdin, at most limit bytes: a larger
+// input is refused by the adapter's decoder rather than decided on a
+// prefix.
+func ReadInput(limit int64) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) harness.Answer {
+			if r.Input == nil && r.Stdin != nil {
+				data, err := io.ReadAll(io.LimitReader(r.Stdin, limit+1))
+				if err != nil {
+					return r.fail("read hook input: " + err.Error())
+				}
+				r.Input = data
+			}
+			return next(ctx, r)
+		}
+	}
+}
+
+// Flags are the hook command's flags. They live on the hook command line,
+// which the harness snapshots at session start, never in a file the agent
+// could write.
+type Flags struct {
+	harness.Options
+	// Store is the store's location; StoreID its id, or StoreIDFile the
+	// file that holds it (plugin installs).
+	Store, StoreID, StoreIDFile string
+	// Deadline is when the hook answers, failing closed, at the latest.
+	Deadline time.Duration
+}
+
+// FlagSet returns the hook command's flags, parsed into f.
+func FlagSet(f *Flags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("hook", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.Store, "store", "", "the store file (default $"+store.EnvStore+", else the XDG state directory)")
+	fs.StringVar(&f.StoreID, "store-id", "", "the store's id; a store with another id (deleted, recreated, foreign) denies")
+	fs.StringVar(&f.StoreIDFile, "store-id-file", "", "read the store's id from this file instead (plugin installs)")
+	fs.DurationVar(&f.Deadline, "deadline", install.DefaultDeadline, "answer (failing closed) by this deadline; keep it under the harness's hook timeout")
+	fs.BoolVar(&f.RequireWorkflow, "require-workflow", false, "deny every ordinary tool call while the session has no run")
+	fs.StringVar(&f.DefaultWorkflow, "default-workflow", "", "start this workflow for a session that has no run, at SessionStart")
+	fs.BoolVar(&f.AuditOnly, "audit-only", false, "record what would be denied, without denying")
+	return fs
+}
+
+// Env is what a hook process needs from the rest of statewright.
+type Env struct {
+	// OpenStore opens an existing store at loc that carries the id
+	// expectID, waiting at most busy for its locks.
+	OpenStore func(ctx context.Context, loc, expectID string, busy time.Duration) (store.Store, error)
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
+	// Executable is this binary, which the law protects ("" when unknown).
+	Executable string
+}
+
+// OpenStore makes the runtime available to the rest of the chain: the
+// store named by f, opened on first use (an event that decides nothing
+// never opens it) and closed when the request is answered. The store must
+// exist and carry the named id: a deleted, recreated or foreign store
+// denies. The law protects the store id file and this binary besides what
+// the adapter names.
+func OpenStore(env Env, f *Flags) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) harness.Answer {
+			var st store.Store
+			defer func() {
+				if st != nil {
+					st.Close()
+				}
+			}()
+			r.Hook.Open = func(ctx context.Context, project string, protect ...string) (*runtime.Service, error) {
+				if st != nil {
+					return nil, errors.New("the store is open already")
+				}
+				var err error
+				if st, err = openStore(ctx, env, f); err != nil {
+					return nil, err
+				}
+				if f.StoreIDFile != "" {
+					protect = append(protect, f.StoreIDFile)
+				}
+				if env.Executable != "" {
+					protect = append(protect, env.Executable)
+				}
+				return runtime.New(st, runtime.Options{
+					Policy:          policy.Options{RequireWorkflow: f.RequireWorkflow, ProtectedPaths: protect},
+					AuditOnly:       f.AuditOnly,
+					DefaultWorkflow: f.DefaultWorkflow,
+					ProjectDir:      project,
+				}), nil
+			}
+			r.Hook.Control = func(ctx context.Context, svc *runtime.Service, c harness.ControlRequest) (string, bool, error) {
+				return Control(st)(ctx, svc, c)
+			}
+			return next(ctx, r)
+		}
+	}
+}
+
+// openStore opens the store the flags name.
+func openStore(ctx context.Context, env Env, f *Flags) (store.Store, error) {
+	loc, err := store.ResolvePath(f.Store, nil)
+	if err != nil {
+		return nil, err
+	}
+	id := f.StoreID
+	if f.StoreIDFile != "" {
+		b, err := os.ReadFile(f.StoreIDFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the store id: %w", err)
+		}
+		id = strings.TrimSpace(string(b))
+	}
+	if id == "" {
+		return nil, errors.New("the hook command names no store id (--store-id); run `statewright init` for the harness to install the hooks")
+	}
+	st, err := env.OpenStore(ctx, loc, id, BusyTimeout(f.Deadline))
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return st, nil
+}
+
+// BusyTimeout returns the store busy timeout for a hook deadline: at most
+// 40% of it, never more than the store's default, never under 10ms.
+func BusyTimeout(deadline time.Duration) time.Duration {
+	return min(max(deadline*2/5, 10*time.Millisecond), store.DefaultBusyTimeout)
+}
+
+// Control returns how a plugin's control tool runs over st: through
+// package control, as statewright's MCP server would serve it. The text is
+// the result's JSON, or the error that explains a refusal (isError).
+func Control(st store.Store) func(ctx context.Context, svc *runtime.Service, r harness.ControlRequest) (string, bool, error) {
+	return func(ctx context.Context, svc *runtime.Service, r harness.ControlRequest) (string, bool, error) {
+		if st == nil {
+			return "", false, errors.New("no store is open")
+		}
+		ctl, err := control.New(svc, st, control.Options{ProjectDir: r.Project, Workflows: runtime.DefaultWorkflows(r.Project)})
+		if err != nil {
+			return "", false, err
+		}
+		res, err := ctl.Call(ctx, r.Session, r.Tool, r.Args, r.CallID, r.Actor)
+		if err != nil {
+			return err.Error(), true, nil
+		}
+		text, err := control.Render(res)
+		return text, false, err
+	}
+}
+
+// Run answers one hook process for adapter a: args are "EVENT [flags]".
+// It returns the process exit code, after writing the answer.
+func Run(ctx context.Context, a harness.Adapter, args []string, stdin io.Reader, stdout, stderr io.Writer, env Env) int {
+	if len(args) < 1 {
+		return a.Failure("", "usage: statewright hook "+a.Info().Name+" EVENT [flags]; events: "+
+			strings.Join(a.Info().Events, ", ")).Write(stdout, stderr)
+	}
+	r := &Request{Adapter: a, Event: args[0], Stdin: stdin, Hook: &harness.Hook{Getenv: env.Getenv}}
+	if r.Hook.Getenv == nil {
+		r.Hook.Getenv = os.Getenv
+	}
+	var f Flags
+	if err := FlagSet(&f).Parse(args[1:]); err != nil {
+		return r.fail("hook "+a.Info().Name+": "+err.Error()).Write(stdout, stderr)
+	}
+	if f.Deadline <= 0 {
+		f.Deadline = install.DefaultDeadline
+	}
+	r.Hook.Options = f.Options
+	h := Chain(Respond, Deadline(f.Deadline), ReadInput(harness.MaxInputBytes), OpenStore(env, &f))
+	return h(ctx, r).Write(stdout, stderr)
+}
