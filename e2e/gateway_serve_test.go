@@ -122,14 +122,17 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestServeAuthAndHooks: a wrong or missing token gets 401 and changes
-// nothing (operator API, MCP, hook endpoint); an agent token cannot
-// approve; the hook endpoint decides like the hook command; a rebinding
-// Host is refused; an agent token over MCP moves the run, and the HTTP
-// session hears list_changed; an operator token approves.
+// nothing (operator API, MCP); the hook endpoint answers every refusal
+// (no token, a wrong one, an agent or operator token) with 200 and a deny
+// in Claude Code's JSON, and decides like the hook command for a hook
+// credential; an agent token cannot approve; a rebinding Host is refused;
+// an agent token over MCP moves the run, and the HTTP session hears
+// list_changed; an operator token approves.
 func TestServeAuthAndHooks(t *testing.T) {
 	p := newGWProject(t)
 	agent := strings.TrimSpace(p.cli(t, "tokens", "create", "--role", "agent"))
 	operator := strings.TrimSpace(p.cli(t, "tokens", "create", "--role", "operator"))
+	hookCred := strings.TrimSpace(p.cli(t, "tokens", "create", "--role", "hook"))
 	fs := MCPServerBinary(t, "mcp-server-filesystem")
 	base := p.startServe(t, "--upstream", "fs="+fs+" "+p.dir)
 
@@ -150,12 +153,24 @@ func TestServeAuthAndHooks(t *testing.T) {
 		{"mcp transition with a wrong token", "/mcp", "swa_" + strings.Repeat("ab", 32), transition},
 		{"approve without token", "/api/sessions/gw/approve", "", "{}"},
 		{"deactivate with a wrong token", "/api/sessions/gw/deactivate", wrongLastDigit(operator), "{}"},
-		{"hook without token", "/hook/claude-code/pre-tool-use", "", preToolUse},
-		{"hook with a revoked-looking token", "/hook/claude-code/post-tool-use", "swo_nope", preToolUse},
 	} {
 		code, body := post(t, base+c.url, c.token, c.body, "Statewright-Session", "gw")
 		if code != http.StatusUnauthorized {
 			t.Errorf("%s: status %d, want 401: %s", c.name, code, body)
+		}
+	}
+	// The hook endpoint fails closed: a refused hook is a 200 whose JSON
+	// denies (Claude Code lets the call through on any other status).
+	for _, c := range []struct{ name, token string }{
+		{"hook without token", ""},
+		{"hook with a revoked-looking token", "swh_nope"},
+		{"hook with a wrong hook credential", wrongLastDigit(hookCred)},
+		{"hook with an agent token", agent},
+		{"hook with an operator token", operator},
+	} {
+		code, body := post(t, base+"/hook/claude-code/pre-tool-use", c.token, preToolUse)
+		if code != 200 || !strings.Contains(body, `"permissionDecision":"deny"`) {
+			t.Errorf("%s: %d %s; want 200 and a deny", c.name, code, body)
 		}
 	}
 	// An agent token may not approve or weaken.
@@ -179,7 +194,7 @@ func TestServeAuthAndHooks(t *testing.T) {
 
 	// The hook endpoint decides like the hook: a Write in planning is denied
 	// in Claude Code's HTTP-hook JSON.
-	code, body := post(t, base+"/hook/claude-code/pre-tool-use", agent, preToolUse)
+	code, body := post(t, base+"/hook/claude-code/pre-tool-use", hookCred, preToolUse)
 	if code != 200 || !strings.Contains(body, `"permissionDecision":"deny"`) || !strings.Contains(body, "planning") {
 		t.Fatalf("hook endpoint: %d %s", code, body)
 	}

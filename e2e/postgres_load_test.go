@@ -246,6 +246,13 @@ func runLoad(t *testing.T, storeLoc string, n int, kill bool) loadResult {
 		t.Fatalf("tokens create: %v", err)
 	}
 	token := strings.TrimSpace(string(out))
+	// The harness's hooks post with a hook credential, which agent tokens
+	// cannot stand in for.
+	out, err = exec.Command(sw, "tokens", "create", "--role", "hook", "--tokens-file", tokens).Output()
+	if err != nil {
+		t.Fatalf("tokens create: %v", err)
+	}
+	hookToken := strings.TrimSpace(string(out))
 
 	var reps []*replica
 	for i := 0; i < n; i++ {
@@ -290,7 +297,7 @@ func runLoad(t *testing.T, storeLoc string, n int, kill bool) loadResult {
 					"session_id": sessionID(s), "hook_event_name": "PreToolUse", "permission_mode": "default", "cwd": dir,
 					"tool_name": "Read", "tool_input": map[string]any{"file_path": filepath.Join(dir, fmt.Sprintf("f%d.go", j))},
 					"tool_use_id": fmt.Sprintf("toolu_%03d_%03d", s, j)})
-				d, r, err := retryOn(ctx, pick(s+j), func(rp *replica) error { return postHook(ctx, hc, rp, token, body) })
+				d, r, err := retryOn(ctx, pick(s+j), func(rp *replica) error { return postHook(ctx, hc, rp, hookToken, body) })
 				if err != nil {
 					errc <- fmt.Errorf("session %d decision %d: %w", s, j, err)
 					return

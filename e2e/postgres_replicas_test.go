@@ -64,7 +64,7 @@ func TestPostgresApprovalSeenByOtherReplica(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	agentTok, opTok := mint("agent"), mint("operator")
+	agentTok, opTok, hookTok := mint("agent"), mint("operator"), mint("hook")
 	a := startReplicaArgs(t, sw, url, st.StoreID(), tokens, dir, "a", "--poll", "1h")
 	b := startReplicaArgs(t, sw, url, st.StoreID(), tokens, dir, "b", "--poll", "1h")
 
@@ -149,7 +149,7 @@ func TestPostgresApprovalSeenByOtherReplica(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"session_id": session, "hook_event_name": "PreToolUse", "permission_mode": "default",
 		"cwd": dir, "tool_name": "Edit", "tool_input": map[string]any{"file_path": filepath.Join(dir, "x.go"), "old_string": "a", "new_string": "b"},
 		"tool_use_id": "toolu_edit"})
-	if err := postHook(ctx, http.DefaultClient, a, agentTok, body); err != nil {
+	if err := postHook(ctx, http.DefaultClient, a, hookTok, body); err != nil {
 		t.Fatalf("an Edit in ship through A after B died: %v", err)
 	}
 }

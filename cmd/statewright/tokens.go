@@ -50,15 +50,16 @@ func operatorFromTokens(tok string) (bool, error) {
 func newTokensCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tokens",
-		Short: "Manage the bearer tokens `statewright serve` accepts (agent and operator tokens, stored hashed)",
-		Long: "tokens manages the bearer tokens of `statewright serve`. Agent tokens reach the MCP endpoint and the hook endpoint " +
-			"as the governed agent; operator tokens prove a person: only they approve transitions or weaken enforcement, over HTTP " +
+		Short: "Manage the bearer tokens `statewright serve` accepts (agent, hook and operator tokens, stored hashed)",
+		Long: "tokens manages the bearer tokens of `statewright serve`. Agent tokens reach the MCP endpoint as the governed " +
+			"agent; hook credentials post hook events to /hook/HARNESS/EVENT and reach nothing else (an agent token cannot " +
+			"forge a hook event); operator tokens prove a person: only they approve transitions or weaken enforcement, over HTTP " +
 			"and with the CLI's --token / $" + EnvOperatorToken + ". Tokens are printed once at creation; the file keeps only their " +
 			"sha256. Revocation takes effect at a running server's next request.",
 	}
 	var file, role, name, session string
 	create := &cobra.Command{
-		Use:   "create --role agent|operator [--name NAME] [--session KEY]",
+		Use:   "create --role agent|hook|operator [--name NAME] [--session KEY]",
 		Short: "Create a token and print it once",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -79,7 +80,7 @@ func newTokensCmd() *cobra.Command {
 			return nil
 		},
 	}
-	create.Flags().StringVar(&role, "role", "", "agent or operator (required)")
+	create.Flags().StringVar(&role, "role", "", "agent, hook or operator (required)")
 	create.Flags().StringVar(&name, "name", "", "a label for list")
 	create.Flags().StringVar(&session, "session", "", "bind an agent token to one session key (HARNESS:ID): the server serves only that session to it")
 	addTokensFileFlag(create, &file)
