@@ -164,3 +164,63 @@ func TestOptionInjection(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseOptions checks the option parser on every grammar: no panic,
+// every word is accounted for (an option, its value, an operand or passed
+// on), and indexes point at the words they came from.
+func FuzzParseOptions(f *testing.F) {
+	f.Add("sort", "--outp=f\x00-uo\x00x\x00in.txt")
+	f.Add("go test", "-run=X\x00./...\x00-args\x00-test.v")
+	f.Add("pytest", "-cFILE\x00-k\x00not slow\x00--debug\x00t/")
+	f.Add("jest", "--setup-files\x00x.js\x00--no-cache\x00-t=x")
+	f.Add("gawk", "-W\x00exec=x\x00-iinplace\x00--incl=x")
+	f.Add("tar", "-xzf\x00a.tgz\x00--to-comm=sh\x00--\x00-x")
+	f.Add(gJSRunner, "-u\x00--coverage\x00--reporter=./r.js")
+	f.Fuzz(func(t *testing.T, name, joined string) {
+		g, ok := GrammarFor(name)
+		if !ok {
+			return
+		}
+		args := strings.Split(joined, "\x00")
+		if len(args) > 64 {
+			args = args[:64]
+		}
+		p, _ := ParseOptions(name, args)
+		if p == nil || p != nil && g.Name == "" {
+			t.Fatal("no result")
+		}
+		used := map[int]bool{}
+		for _, o := range p.Options {
+			if o.Index < 0 || o.Index >= len(args) {
+				t.Fatalf("option index %d out of range", o.Index)
+			}
+			used[o.Index] = true
+			if o.As == "-W" && o.Index+1 < len(args) {
+				used[o.Index+1] = true // gawk's -W NAME
+			}
+			if o.HasValue {
+				if o.Value.Index < 0 || o.Value.Index >= len(args) {
+					t.Fatalf("value index %d out of range", o.Value.Index)
+				}
+				used[o.Value.Index] = true
+			}
+		}
+		for _, a := range p.Operands {
+			if a.Index < 0 || a.Index >= len(args) || args[a.Index] != a.Value {
+				t.Fatalf("operand %+v does not match its word", a)
+			}
+			used[a.Index] = true
+		}
+		for _, a := range p.Passed {
+			used[a.Index] = true
+		}
+		if p.DashDash >= 0 {
+			used[p.DashDash] = true
+		}
+		for i := range args {
+			if !used[i] {
+				t.Fatalf("word %d %q is neither option, value nor operand: %+v", i, args[i], p)
+			}
+		}
+	})
+}

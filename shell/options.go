@@ -379,10 +379,12 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 		}
 		if g.WLong && v[1] == 'W' {
 			// gawk: -W name[=val] is --name[=val]
+			wi := i
 			rest := v[2:]
 			if rest == "" {
 				w, j, ok := next()
 				if !ok {
+					p.add(ParsedOption{Name: "W", As: v, Index: wi})
 					continue
 				}
 				if !w.lit {
@@ -393,8 +395,11 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 				rest = w.val
 			}
 			sub := g.parse([]word{{val: "--" + rest, lit: true}})
+			if len(sub.Options) == 0 {
+				p.add(ParsedOption{Name: "W", As: v, Index: wi, Value: Arg{Value: rest, Literal: true, Index: i}, HasValue: true})
+			}
 			for _, o := range sub.Options {
-				o.As, o.Index = v, i
+				o.As, o.Index = v, wi
 				o.Value.Index, o.Path.Index = i, i
 				p.add(o)
 			}

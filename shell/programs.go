@@ -343,6 +343,7 @@ func perlLike(x *cmdCtx, valueOpts string) {
 	x.add(ClassExec)
 	args := x.rest()
 	inplace := false
+	suffix := ""
 	code := false
 	var files []word
 	for i := 0; i < len(args); i++ {
@@ -361,6 +362,7 @@ func perlLike(x *cmdCtx, valueOpts string) {
 				ch := v[j]
 				if ch == 'i' {
 					inplace = true
+					suffix = v[j+1:]
 					break // the rest is the backup suffix
 				}
 				if ch == 'e' || ch == 'E' {
@@ -389,6 +391,7 @@ func perlLike(x *cmdCtx, valueOpts string) {
 	if inplace {
 		x.add(ClassModify)
 		x.write(files...)
+		x.backups(word{val: suffix, lit: true}, files)
 	}
 }
 

@@ -1,6 +1,9 @@
 package shell
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // This file reads the little languages programs take as arguments: sed
 // scripts and awk programs.
@@ -235,6 +238,11 @@ func progSed(x *cmdCtx) {
 	if inplace {
 		x.add(ClassModify)
 		x.write(ops...)
+		for _, o := range pa.Options {
+			if o.Known && o.Name == "i" && o.HasValue {
+				x.backups(fromArg(o.Value), ops)
+			}
+		}
 		return
 	}
 	x.read(ops...)
@@ -439,4 +447,29 @@ func progAwk(x *cmdCtx) {
 		return
 	}
 	x.read(files...)
+}
+
+// backups records the backup files an in-place edit with a suffix writes
+// (sed -i.bak, perl -i.orig): FILE.bak, or the suffix with * replaced by
+// the file's name (which may put it in another directory).
+func (x *cmdCtx) backups(suffix word, files []word) {
+	if suffix.lit && suffix.val == "" {
+		return
+	}
+	x.add(ClassWrite)
+	for _, f := range files {
+		switch {
+		case !suffix.lit || !f.lit:
+			x.c.Writes = append(x.c.Writes, Target{Path: f.val + suffix.val, Dynamic: true})
+		case strings.Contains(suffix.val, "*"):
+			dir, base := path.Split(f.val)
+			b := strings.ReplaceAll(suffix.val, "*", base)
+			if !strings.Contains(b, "/") {
+				b = dir + b
+			}
+			x.write(word{val: b, lit: true})
+		default:
+			x.write(word{val: f.val + suffix.val, lit: true})
+		}
+	}
 }
