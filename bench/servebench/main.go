@@ -1,0 +1,584 @@
+// Command servebench measures `statewright serve` on its HTTP hook decision
+// path under concurrent sessions, beside a reference measured in the same
+// run on the same machine:
+//
+//   - on SQLite (the default), raw SQLite small transactions: the same
+//     driver and settings as the store (modernc.org/sqlite, WAL,
+//     synchronous=NORMAL), one connection, BEGIN IMMEDIATE + one prepared
+//     INSERT + COMMIT, by as many goroutines as there are sessions taking
+//     turns on it;
+//   - on PostgreSQL (-store postgres://...), pgbench's plain inserts (a
+//     one-statement INSERT script, -c as many clients as sessions, -j 2)
+//     against the same server.
+//
+// For each session count it starts the serve replicas (-replicas; each a
+// `statewright serve` process on the same store), starts one run per session
+// (a one-phase workflow that allows Read), and drives every session as a
+// closed loop: POST /hook/claude-code/pre-tool-use with an allowed Read and
+// a fresh tool_use_id, the next as soon as the answer arrives, for
+// -duration. Sessions are spread over the replicas round robin. It reports
+// decisions/s, p50/p90/p99 latency, the reference and the ratio, then checks
+// the store: every answered decision recorded exactly once (a decision event
+// and a call record per tool_use_id) and every run's chain verified.
+//
+//	go run ./bench/servebench > bench/serve.txt
+//	go run ./bench/servebench -store "$STATEWRIGHT_TEST_POSTGRES" -replicas 1,2 -sessions 50 > bench/postgres.txt
+//
+// Absolute figures depend on the machine and on what else runs on it;
+// compare each figure with its reference from the same run.
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	stdruntime "runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store"
+	_ "github.com/statewright-go/statewright/store/backends"
+)
+
+const workflowJSON = `{"id":"bench","initial":"work","states":{
+ "work":{"allowed_tools":["Read","Grep"],"on":{"DONE":"done"}},
+ "done":{"type":"final"}}}`
+
+type config struct {
+	sessions []int
+	replicas []int
+	duration time.Duration
+	warmup   time.Duration
+	storeLoc string
+	bin      string
+	hookPath string
+	keep     bool
+	perf     string
+	pgbenchJ int
+}
+
+func main() {
+	var c config
+	sessions := flag.String("sessions", "1,10,50,200", "comma-separated concurrent session counts")
+	replicas := flag.String("replicas", "1", "comma-separated serve replica counts (2 needs a shared store: PostgreSQL)")
+	flag.DurationVar(&c.duration, "duration", 10*time.Second, "how long each measurement runs")
+	flag.DurationVar(&c.warmup, "warmup", 2*time.Second, "load before each measurement that is not counted")
+	flag.StringVar(&c.storeLoc, "store", "", "the store: a postgres:// URL (default: a fresh SQLite file per row)")
+	flag.StringVar(&c.bin, "bin", "", "the statewright binary (default: go build ./cmd/statewright)")
+	flag.StringVar(&c.hookPath, "hook-path", "/hook/claude-code/pre-tool-use", "serve's PreToolUse hook endpoint")
+	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (logs, stores)")
+	flag.StringVar(&c.perf, "perf", "", "record a perf profile (perf record -g) of the first replica at this session count into servebench-perf-N.data")
+	flag.IntVar(&c.pgbenchJ, "pgbench-jobs", 2, "pgbench -j")
+	flag.Parse()
+	var err error
+	if c.sessions, err = ints(*sessions); err == nil {
+		c.replicas, err = ints(*replicas)
+	}
+	if err == nil {
+		err = run(c)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "servebench:", err)
+		os.Exit(1)
+	}
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return strings.TrimSpace(string(b))
+}
+
+func isPostgres(loc string) bool { return store.IsPostgresURL(loc) }
+
+func run(c config) error {
+	dir, err := os.MkdirTemp("", "servebench")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		fmt.Fprintln(os.Stderr, "servebench: keeping", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	if c.bin == "" {
+		c.bin = filepath.Join(dir, "statewright")
+		if out, err := exec.Command("go", "build", "-o", c.bin, "github.com/statewright-go/statewright/cmd/statewright").CombinedOutput(); err != nil {
+			return fmt.Errorf("build statewright: %v\n%s", err, out)
+		}
+	}
+	tokens := filepath.Join(dir, "tokens.json")
+	out, err := exec.Command(c.bin, "tokens", "create", "--role", "agent", "--tokens-file", tokens).Output()
+	if err != nil {
+		return fmt.Errorf("tokens create: %v", err)
+	}
+	token := strings.TrimSpace(string(out))
+	wf := filepath.Join(dir, "bench.json")
+	if err := os.WriteFile(wf, []byte(workflowJSON), 0o644); err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	backendName := "sqlite"
+	if isPostgres(c.storeLoc) {
+		backendName = "postgres"
+	}
+	fmt.Printf("# servebench %s, %s/%s, GOMAXPROCS=%d, NumCPU=%d, host %s, store %s\n", time.Now().UTC().Format(time.RFC3339),
+		stdruntime.GOOS, stdruntime.GOARCH, stdruntime.GOMAXPROCS(0), stdruntime.NumCPU(), host, backendName)
+	fmt.Printf("# %s\n", strings.Join(os.Args, " "))
+	fmt.Printf("# each row: %s of closed-loop PreToolUse hooks (an allowed Read) over HTTP after %s of warm-up\n", c.duration, c.warmup)
+	if backendName == "sqlite" {
+		fmt.Printf("# reference: raw SQLite small transactions (BEGIN IMMEDIATE; one prepared INSERT; COMMIT; WAL, synchronous=NORMAL) by as many goroutines as sessions on one connection\n")
+	} else {
+		fmt.Printf("# reference: pgbench plain inserts (INSERT INTO servebench_ref (v) VALUES ('x')), -c sessions -j %d, on the same server\n", c.pgbenchJ)
+	}
+	fmt.Printf("%-9s %-8s %12s %9s %9s %9s %9s %14s %7s  %s\n", "sessions", "replicas", "decisions/s", "p50", "p90", "p99", "max", "reference/s", "ratio", "load average")
+	for _, n := range c.sessions {
+		for _, reps := range c.replicas {
+			if err := row(c, dir, token, tokens, wf, n, reps); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type result struct {
+	decisions int64
+	elapsed   time.Duration
+	lat       []time.Duration
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+
+func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
+	ctx := context.Background()
+	rowDir := filepath.Join(dir, fmt.Sprintf("row-%d-%d", sessions, reps))
+	if err := os.MkdirAll(rowDir, 0o700); err != nil {
+		return err
+	}
+	loc := c.storeLoc
+	if loc == "" {
+		loc = filepath.Join(rowDir, "state.db")
+	} else {
+		loc = withSchema(loc, fmt.Sprintf("servebench_%d_%d_%d", sessions, reps, time.Now().Unix()))
+	}
+	st, err := store.Open(ctx, loc, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := runtime.New(st, runtime.Options{ProjectDir: rowDir})
+	human := runtime.Actor{Kind: runtime.ActorHuman, Channel: "bench"}
+	for s := 0; s < sessions; s++ {
+		if _, err := svc.Start(ctx, sessionKey(s), wf, human); err != nil {
+			return err
+		}
+	}
+	var servers []*server
+	defer func() {
+		for _, s := range servers {
+			s.stop()
+		}
+	}()
+	for r := 0; r < reps; r++ {
+		s, err := startServe(c, rowDir, loc, st.StoreID(), tokens, r)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, s)
+	}
+	var stopPerf func()
+	if c.perf != "" && strconv.Itoa(sessions) == c.perf {
+		stopPerf = startPerf(servers[0].cmd.Process.Pid, fmt.Sprintf("servebench-perf-%d.data", sessions))
+	}
+	res, err := drive(c, servers, token, rowDir, sessions)
+	if stopPerf != nil {
+		stopPerf()
+	}
+	if err != nil {
+		return err
+	}
+	for _, s := range servers {
+		s.stop()
+	}
+	servers = nil
+	if err := check(ctx, st, res.decisions+res.warm, sessions); err != nil {
+		return err
+	}
+	var refRate float64
+	if isPostgres(c.storeLoc) {
+		refRate, err = pgbench(c, loc, sessions, rowDir)
+	} else {
+		refRate, err = rawSQLite(filepath.Join(rowDir, "ref.db"), sessions, c.duration)
+	}
+	if err != nil {
+		return err
+	}
+	rate := float64(res.decisions) / res.elapsed.Seconds()
+	slices.Sort(res.lat)
+	fmt.Printf("%-9d %-8d %12.0f %9s %9s %9s %9s %14.0f %6.1f%%  %s\n", sessions, reps, rate,
+		ms(pct(res.lat, .5)), ms(pct(res.lat, .9)), ms(pct(res.lat, .99)), ms(res.lat[len(res.lat)-1]), refRate, 100*rate/refRate, loadavg())
+	return nil
+}
+
+func sessionKey(s int) string { return "claude-code:" + sessionID(s) }
+func sessionID(s int) string  { return fmt.Sprintf("bench-%04d", s) }
+
+// withSchema puts a PostgreSQL store in its own schema.
+func withSchema(loc, schema string) string {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return loc
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+type server struct {
+	cmd  *exec.Cmd
+	base string
+	log  *os.File
+	once sync.Once
+}
+
+func (s *server) stop() {
+	s.once.Do(func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		s.cmd.Wait()
+		s.log.Close()
+	})
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func startServe(c config, dir, loc, id, tokens string, i int) (*server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(c.bin, "serve", "--listen", addr, "--store", loc, "--store-id", id, "--tokens-file", tokens, "--project-dir", dir)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("serve-%d.log", i)))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr, log: logf}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(s.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			b, _ := os.ReadFile(logf.Name())
+			return nil, fmt.Errorf("serve did not come up on %s: %v\n%s", addr, err, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func startPerf(pid int, out string) func() {
+	cmd := exec.Command("perf", "record", "-g", "-o", out, "-p", strconv.Itoa(pid))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "servebench: perf:", err)
+		return func() {}
+	}
+	return func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}
+}
+
+type driveResult struct {
+	result
+	warm int64 // decisions during the warm-up
+}
+
+// drive runs the closed loops: warm-up, then the measured window.
+func drive(c config, servers []*server, token, dir string, sessions int) (driveResult, error) {
+	var (
+		res      driveResult
+		mu       sync.Mutex
+		measure  atomic.Bool
+		stop     atomic.Bool
+		warm     atomic.Int64
+		wg       sync.WaitGroup
+		firstErr error
+		errOnce  sync.Once
+	)
+	tr := &http.Transport{MaxIdleConnsPerHost: sessions + 8, MaxConnsPerHost: sessions + 8, DisableCompression: true}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: tr}
+	defer tr.CloseIdleConnections()
+	input := filepath.Join(dir, "input.go")
+	for s := 0; s < sessions; s++ {
+		wg.Add(1)
+		go func(s int) {
+			defer wg.Done()
+			srv := servers[s%len(servers)]
+			prefix := []byte(`{"session_id":"` + sessionID(s) + `","hook_event_name":"PreToolUse","permission_mode":"default","cwd":"` + dir +
+				`","tool_name":"Read","tool_input":{"file_path":"` + input + `"},"tool_use_id":"toolu_` + strconv.Itoa(s) + "_")
+			var (
+				lat  []time.Duration
+				body bytes.Buffer
+			)
+			for j := 0; !stop.Load(); j++ {
+				body.Reset()
+				body.Write(prefix)
+				body.WriteString(strconv.Itoa(j))
+				body.WriteString(`"}`)
+				counted := measure.Load()
+				t0 := time.Now()
+				err := post(hc, srv.base+c.hookPath, token, body.Bytes())
+				d := time.Since(t0)
+				if err != nil {
+					if stop.Load() {
+						return
+					}
+					errOnce.Do(func() { firstErr = fmt.Errorf("session %d call %d: %w", s, j, err) })
+					stop.Store(true)
+					return
+				}
+				if counted && !stop.Load() {
+					lat = append(lat, d)
+				} else {
+					warm.Add(1)
+				}
+			}
+			mu.Lock()
+			res.lat = append(res.lat, lat...)
+			mu.Unlock()
+		}(s)
+	}
+	time.Sleep(c.warmup)
+	measure.Store(true)
+	t0 := time.Now()
+	time.Sleep(c.duration)
+	stop.Store(true)
+	res.elapsed = time.Since(t0)
+	wg.Wait()
+	if firstErr != nil {
+		return res, firstErr
+	}
+	res.decisions = int64(len(res.lat))
+	res.warm = warm.Load()
+	if res.decisions == 0 {
+		return res, errors.New("no decision was answered in the measured window")
+	}
+	return res, nil
+}
+
+func post(hc *http.Client, url, token string, body []byte) error {
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
+	}
+	if bytes.Contains(b, []byte(`"deny"`)) || bytes.Contains(b, []byte(`"ask"`)) || bytes.Contains(b, []byte(`"block"`)) {
+		return fmt.Errorf("an allowed Read was not allowed: %s", b)
+	}
+	return nil
+}
+
+// check asserts what the store holds: exactly one decision event and one
+// call record per answered decision, iterations that count them, and every
+// chain verified.
+func check(ctx context.Context, st store.Store, answered int64, sessions int) error {
+	var events int64
+	for s := 0; s < sessions; s++ {
+		evs, err := st.Events(ctx, store.EventFilter{SessionKey: sessionKey(s), Kinds: []store.EventKind{store.KindDecision}})
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, e := range evs {
+			if seen[e.ToolUseID] {
+				return fmt.Errorf("session %d: tool_use_id %s decided twice", s, e.ToolUseID)
+			}
+			seen[e.ToolUseID] = true
+		}
+		events += int64(len(evs))
+		run, err := st.LiveRun(ctx, sessionKey(s))
+		if err != nil {
+			return err
+		}
+		cs, err := st.Calls(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		if int64(len(cs)) != int64(len(evs)) || run.Iterations != int64(len(evs)) {
+			return fmt.Errorf("session %d: %d decision events, %d call records, %d iterations", s, len(evs), len(cs), run.Iterations)
+		}
+	}
+	if events != answered {
+		return fmt.Errorf("the store holds %d decisions for %d answered", events, answered)
+	}
+	if _, err := st.VerifyChain(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// rawSQLite measures SQLite small write transactions with the store's
+// driver and settings: n goroutines take turns on one connection, each
+// running BEGIN IMMEDIATE, one prepared INSERT and COMMIT.
+func rawSQLite(path string, n int, d time.Duration) (float64, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(2000)")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, session INTEGER NOT NULL, v TEXT NOT NULL)"); err != nil {
+		return 0, err
+	}
+	ins, err := db.Prepare("INSERT INTO t (session, v) VALUES (?, ?)")
+	if err != nil {
+		return 0, err
+	}
+	defer ins.Close()
+	var (
+		count    atomic.Int64
+		stop     atomic.Bool
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for !stop.Load() {
+				tx, err := db.Begin()
+				if err == nil {
+					_, err = tx.Stmt(ins).Exec(g, "decision")
+					if err == nil {
+						err = tx.Commit()
+					} else {
+						tx.Rollback()
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					stop.Store(true)
+					return
+				}
+				count.Add(1)
+			}
+		}(g)
+	}
+	t0 := time.Now()
+	time.Sleep(d)
+	stop.Store(true)
+	el := time.Since(t0)
+	wg.Wait()
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	return float64(count.Load()) / el.Seconds(), nil
+}
+
+// pgbench runs pgbench's plain inserts at n clients against the server of
+// loc and returns its tps.
+func pgbench(c config, loc string, n int, dir string) (float64, error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return 0, err
+	}
+	q := u.Query()
+	schema := q.Get("search_path")
+	for _, k := range []string{"search_path", "pool_max_conns", "sslmode"} {
+		q.Del(k)
+	}
+	u.RawQuery = q.Encode()
+	conn := u.String()
+	setup := "CREATE SCHEMA IF NOT EXISTS " + schema + "; CREATE TABLE IF NOT EXISTS " + schema + ".servebench_ref (id bigserial PRIMARY KEY, v text NOT NULL);"
+	if out, err := exec.Command("psql", conn, "-q", "-v", "ON_ERROR_STOP=1", "-c", setup).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("psql: %v: %s", err, out)
+	}
+	script := filepath.Join(dir, "insert.sql")
+	if err := os.WriteFile(script, []byte("INSERT INTO "+schema+".servebench_ref (v) VALUES ('x');\n"), 0o644); err != nil {
+		return 0, err
+	}
+	cmd := exec.Command("pgbench", "-n", "-f", script, "-c", strconv.Itoa(n), "-j", strconv.Itoa(min(c.pgbenchJ, n)),
+		"-T", strconv.Itoa(int(c.duration.Seconds())), conn)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("pgbench: %v: %s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "tps = ") {
+			f := strings.Fields(line)
+			return strconv.ParseFloat(f[2], 64)
+		}
+	}
+	return 0, fmt.Errorf("pgbench printed no tps: %s", out)
+}
