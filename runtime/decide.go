@@ -214,13 +214,15 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 			call.Call.Resolver = NewResolver()
 		}
 	}
-	ended, err := s.preread(ctx, call.Session)
-	if err != nil {
-		return DecideResult{}, fmt.Errorf("runtime: decide %s %s: %w", call.Session, call.Call.Tool, err)
-	}
 	var res DecideResult
-	err = s.st.Update(ctx, call.Session, func(tx store.Tx) error {
+	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		res = DecideResult{} // fn may run more than once: the last run's answer counts
+		// Without a live run, a session whose last run completed is
+		// decided in that run's final state.
+		ended := tx.Last()
+		if ended != nil && ended.Status != store.StatusCompleted {
+			ended = nil
+		}
 		id := call.Call.ToolUseID
 		if id != "" {
 			prev, err := tx.Call(id, store.PhasePre)
@@ -255,42 +257,6 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 		return DecideResult{}, fmt.Errorf("runtime: decide %s %s: %w", call.Session, call.Call.Tool, err)
 	}
 	return res, nil
-}
-
-// preread reads the session's newest run once, before the write
-// transaction, for two things:
-//
-//   - warming: when this process has compiled nothing yet (a hook process),
-//     it compiles the run's law now, so that concurrent hooks do not parse
-//     and compile while holding the store's write lock (a compile error is
-//     ignored here: the transaction re-reads the run and fails closed);
-//   - the ended run: when no run is live and the newest one completed (it
-//     reached a final state), it is returned, and decideTx decides in its
-//     final state if the transaction still finds no live run. A completed
-//     run never changes again, so reading it outside the transaction is
-//     safe.
-//
-// A session has at most one live run and it is the newest, so one query
-// serves both.
-func (s *Service) preread(ctx context.Context, session string) (ended *store.Run, err error) {
-	runs, err := s.st.Runs(ctx, store.RunFilter{SessionKey: session, Limit: 1})
-	if err != nil || len(runs) == 0 {
-		return nil, err
-	}
-	newest := runs[0]
-	if !newest.Status.Live() && newest.Status != store.StatusCompleted {
-		return nil, nil
-	}
-	s.laws.mu.Lock()
-	cold := len(s.laws.byKey) == 0
-	s.laws.mu.Unlock()
-	if cold {
-		_, _ = s.compiledFor(newest)
-	}
-	if newest.Status == store.StatusCompleted {
-		return newest, nil
-	}
-	return nil, nil
 }
 
 func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (DecideResult, error) {

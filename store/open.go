@@ -29,6 +29,13 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// OneShot tells the backend that the process opens the store for a
+	// call or two and exits (a hook): a backend may leave work that only
+	// pays off in a long-lived process to the next one. On SQLite, Close
+	// then leaves the WAL to the next process instead of checkpointing it
+	// (the last connection's checkpoint costs several fsyncs), and commits
+	// truncate the WAL once it outgrows a small bound.
+	OneShot bool
 }
 
 // Identity says which store a handle is open on and what it is made of.

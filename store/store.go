@@ -198,11 +198,27 @@ const (
 )
 
 // Event is one entry of the append-only event log. The store assigns Seq,
-// PrevHash and Hash, fills Time, RunID and SessionKey when empty, and
-// compacts Data.
+// Chain, ChainSeq, PrevHash and Hash, fills Time, RunID and SessionKey
+// when empty, and compacts Data.
+//
+// The log is not one chain but many: each run's events form their own
+// hash chain, and so do a session's events outside any run and the
+// store's own (see ChainOf), so that sessions never queue behind one
+// another. Signed checkpoints over every chain's head make the whole log
+// tamper-evident (see Checkpoint). Events written before per-run chains
+// existed keep their place in the legacy global chain (Chain "").
 type Event struct {
-	// Seq is the position in the store's log: 1, 2, 3, ... with no gaps.
+	// Seq is the event's place in the store's whole log: unique and
+	// increasing in the order events were appended (gapless on SQLite; on
+	// PostgreSQL a sequence, so rolled-back transactions leave gaps and
+	// concurrent sessions' transactions may commit out of Seq order).
 	Seq int64 `json:"seq"`
+	// Chain names the hash chain the event belongs to: ChainOf(RunID,
+	// SessionKey), or "" for an event of the legacy global chain.
+	Chain string `json:"chain,omitempty"`
+	// ChainSeq is the event's place in its chain: 1, 2, 3, ... with no
+	// gaps (0 in the legacy chain, which is ordered by Seq).
+	ChainSeq int64 `json:"chain_seq,omitempty"`
 	// RunID is the run the event belongs to ("" for store-wide events).
 	RunID string `json:"run_id,omitempty"`
 	// SessionKey is the session the event belongs to.
@@ -228,8 +244,8 @@ type Event struct {
 	// Data holds kind-specific details (JSON), such as a transition's from,
 	// to and event.
 	Data json.RawMessage `json:"data,omitempty"`
-	// PrevHash is the Hash of the preceding event ("" for the first event
-	// ever, the anchor after pruning).
+	// PrevHash is the Hash of the preceding event of the same chain (""
+	// for a chain's first event; the chain's anchor after pruning).
 	PrevHash string `json:"prev_hash"`
 	// Hash is sha256 over PrevHash and the event's canonical fields; see HashEvent.
 	Hash string `json:"hash"`
@@ -299,6 +315,10 @@ type Tx interface {
 	// Run returns a copy of the session's live run as of the transaction's
 	// start (or its last Put), or nil when the session has none.
 	Run() *Run
+	// Last returns a copy of the session's newest run when it has no live
+	// one (the run that ended last), or nil: with a live run, or when the
+	// session never had a run.
+	Last() *Run
 	// Call returns the record of toolUseID's phase in this session, or
 	// ErrNotFound.
 	Call(toolUseID string, phase Phase) (*Call, error)
@@ -310,8 +330,11 @@ type Tx interface {
 	// increments it. Put updates run's ID, Revision, timestamps in place.
 	Put(run *Run) error
 	// Append appends events to the log. RunID and SessionKey default to the
-	// transaction's run and session, Time to Now. Seq, PrevHash and Hash are
-	// assigned and written back into events.
+	// transaction's run and session, Time to Now; an event may name only
+	// the transaction's session and a run the transaction read or wrote
+	// (else ErrInvalid). Each event joins its chain (ChainOf); Seq, Chain,
+	// ChainSeq, PrevHash and Hash are assigned and written back into
+	// events.
 	Append(events ...*Event) error
 	// Record writes a call record (ErrDuplicate when one exists). Recording a
 	// post phase settles the pre record of the same call: a reserved pre
@@ -353,8 +376,9 @@ type EventFilter struct {
 
 // Retention bounds the event log. An event is pruned when it is older than
 // MaxAge (MaxAge > 0) or not among the newest Keep events (Keep > 0); the
-// zero Retention keeps everything. Pruning removes a prefix of the log and
-// anchors the chain at the last pruned event's hash.
+// zero Retention keeps everything. Pruning removes a prefix of the log (by
+// Seq), which is a prefix of every chain, and anchors each chain it cut
+// at the last event it removed from that chain.
 type Retention struct {
 	MaxAge time.Duration `json:"max_age,omitempty"`
 	Keep   int64         `json:"keep,omitempty"`
@@ -363,7 +387,7 @@ type Retention struct {
 // Pruned reports what Store.Prune removed.
 type Pruned struct {
 	// Events is the number of events removed; AnchorSeq and AnchorHash
-	// describe the last removed event (the new chain anchor).
+	// describe the last removed event (by Seq).
 	Events     int64  `json:"events"`
 	AnchorSeq  int64  `json:"anchor_seq"`
 	AnchorHash string `json:"anchor_hash"`
@@ -373,14 +397,23 @@ type Pruned struct {
 
 // ChainStatus reports a verified event log.
 type ChainStatus struct {
-	// Events is the number of events verified.
+	// Events is the number of events verified; Chains the number of chains
+	// they (and the anchors of chains pruned to nothing) form, the legacy
+	// global chain included; Legacy the events of the legacy global chain.
 	Events int64 `json:"events"`
-	// AnchorSeq and AnchorHash are where the log starts after pruning (0, "" when never pruned).
+	Chains int64 `json:"chains"`
+	Legacy int64 `json:"legacy,omitempty"`
+	// AnchorSeq and AnchorHash are the last event pruned from the log (by
+	// Seq; 0, "" when never pruned): where the log starts.
 	AnchorSeq  int64  `json:"anchor_seq"`
 	AnchorHash string `json:"anchor_hash"`
-	// HeadSeq and HeadHash are the last event's (the anchor's when the log is empty).
+	// HeadSeq and HeadHash are the newest event's, by Seq (the anchor's
+	// when the log is empty).
 	HeadSeq  int64  `json:"head_seq"`
 	HeadHash string `json:"head_hash"`
+	// HeadsHash is the hash over every chain's head and anchor (see
+	// HeadsHash): what a checkpoint signs.
+	HeadsHash string `json:"heads_hash"`
 }
 
 // Store is a durable statewright store. Implementations are safe for
@@ -426,9 +459,19 @@ type Store interface {
 	// ExportJSONL writes the whole event log, one JSON event per line in
 	// Seq order (see WriteEventJSONL); VerifyJSONL checks such an export.
 	ExportJSONL(ctx context.Context, w io.Writer) error
-	// VerifyChain recomputes every event's hash and link from the anchor;
-	// it returns an error wrapping ErrChainBroken at the first bad event.
+	// VerifyChain recomputes every event's hash and link, chain by chain
+	// from each chain's anchor, and checks that every chain ends where its
+	// stored head says; it returns an error wrapping ErrChainBroken at the
+	// first bad event.
 	VerifyChain(ctx context.Context) (ChainStatus, error)
+	// Heads returns every chain's head and anchor, as of one moment.
+	Heads(ctx context.Context) ([]Head, error)
+	// Checkpoint signs the heads of every chain as of now and appends the
+	// checkpoint to the checkpoints' own chain.
+	Checkpoint(ctx context.Context, opts CheckpointOptions) (Checkpoint, error)
+	// Checkpoints lists the checkpoints, oldest first; the newest carries
+	// the heads it covers.
+	Checkpoints(ctx context.Context) ([]Checkpoint, error)
 
 	// Retention returns the stored retention setting; SetRetention stores it.
 	Retention(ctx context.Context) (Retention, error)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -112,7 +113,7 @@ func TestChainVerifier(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v := NewChainVerifier(10, "anchorhash")
+			v := NewChainVerifier([]Head{{Chain: "", AnchorSeq: 10, AnchorHash: "anchorhash"}}, 10, "anchorhash")
 			var err error
 			for _, e := range tc.events() {
 				if err = v.Next(&e); err != nil {
@@ -123,6 +124,106 @@ func TestChainVerifier(t *testing.T) {
 				t.Errorf("err = %v, want ok=%v", err, tc.ok)
 			}
 		})
+	}
+}
+
+func TestHashEventV2(t *testing.T) {
+	base := Event{Seq: 3, Chain: "run_1", ChainSeq: 2, RunID: "run_1", SessionKey: "cc:s", Time: time.Unix(0, 1700000000123456789).UTC(),
+		Kind: KindDecision, State: "testing", Tool: "Bash", Decision: "deny", Reason: "no", PrevHash: "p"}
+	h := HashEvent(&base)
+	legacy := base
+	legacy.Chain, legacy.ChainSeq = "", 0
+	if h == HashEvent(&legacy) {
+		t.Error("a per-run event hashes like a legacy one")
+	}
+	// Seq is not an input (a store places events in its log without a
+	// global lock); the chain and the place in it are.
+	same := base
+	same.Seq = 99
+	if HashEvent(&same) != h {
+		t.Error("the hash of a per-run event depends on Seq")
+	}
+	for name, mut := range map[string]func(e *Event){
+		"chain":     func(e *Event) { e.Chain = "run_2" },
+		"chain seq": func(e *Event) { e.ChainSeq++ },
+		"prev hash": func(e *Event) { e.PrevHash = "q" },
+		"decision":  func(e *Event) { e.Decision = "allow" },
+	} {
+		e := base
+		mut(&e)
+		if HashEvent(&e) == h {
+			t.Errorf("changing %s does not change the hash", name)
+		}
+	}
+}
+
+func TestChainVerifierPerRun(t *testing.T) {
+	// Two runs and a dormant session, interleaved in the log.
+	var log []Event
+	heads := map[string]Event{}
+	add := func(run, session string) {
+		chain := ChainOf(run, session)
+		p := heads[chain]
+		e := Event{Seq: int64(len(log) + 1), Chain: chain, ChainSeq: p.ChainSeq + 1, PrevHash: p.Hash, RunID: run,
+			SessionKey: session, Kind: KindDecision, Time: time.Unix(int64(len(log)), 0)}
+		e.Hash = HashEvent(&e)
+		heads[chain] = e
+		log = append(log, e)
+	}
+	for i := 0; i < 3; i++ {
+		add("run_a", "cc:a")
+		add("run_b", "cc:b")
+		add("", "cc:c")
+	}
+	verify := func(evs []Event) (*ChainVerifier, error) {
+		v := NewChainVerifier(nil, 0, "")
+		for _, e := range evs {
+			if err := v.Next(&e); err != nil {
+				return v, err
+			}
+		}
+		return v, nil
+	}
+	v, err := verify(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := v.Status()
+	if st.Events != 9 || st.Chains != 3 || st.HeadSeq != 9 || st.HeadsHash != HeadsHash(v.Heads()) {
+		t.Errorf("Status = %+v", st)
+	}
+	stored := v.Heads()
+	if err := v.CheckHeads(stored); err != nil {
+		t.Errorf("CheckHeads against its own heads: %v", err)
+	}
+	// A chain cut short against the store's heads, a chain the heads do
+	// not know, are broken.
+	cut := append([]Event{}, log[:8]...) // the dormant chain's last event gone
+	v2, err := verify(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v2.CheckHeads(stored); !errors.Is(err, ErrChainBroken) || !strings.Contains(err.Error(), "session:cc:c ends at #2") {
+		t.Errorf("CheckHeads of a cut chain: %v", err)
+	}
+	if err := v.CheckHeads(stored[:2]); !errors.Is(err, ErrChainBroken) {
+		t.Errorf("CheckHeads with a chain missing from the heads: %v", err)
+	}
+	for name, mut := range map[string]func(evs []Event) []Event{
+		"gap in a chain": func(evs []Event) []Event { return append(evs[:3:3], evs[4:]...) },
+		"moved to another run's chain": func(evs []Event) []Event {
+			evs[4].Chain = "run_a"
+			return evs
+		},
+		"edited": func(evs []Event) []Event {
+			evs[5].Decision = "allow"
+			return evs
+		},
+	} {
+		_, err := verify(mut(append([]Event{}, log...)))
+		if !errors.Is(err, ErrChainBroken) {
+			t.Errorf("%s: err = %v, want ErrChainBroken", name, err)
+		}
 	}
 }
 

@@ -65,7 +65,7 @@ func runHook(a harness.Adapter, args []string, stdin io.Reader, stdout, stderr i
 func hookEnv() hook.Env {
 	env := hook.Env{
 		OpenStore: func(ctx context.Context, loc, id string, busy time.Duration) (store.Store, error) {
-			return openStoreAt(ctx, loc, storeOptions{MustExist: true, ExpectID: id, BusyTimeout: busy})
+			return openStoreAt(ctx, loc, storeOptions{MustExist: true, ExpectID: id, BusyTimeout: busy, OneShot: true})
 		},
 	}
 	if exe, err := os.Executable(); err == nil {

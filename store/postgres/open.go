@@ -64,6 +64,9 @@ type Store struct {
 	now     func() time.Time
 	closed  atomic.Bool
 
+	snapshots backend.Snapshots
+	notifier  notifier
+
 	watchMu   sync.Mutex
 	hub       *backend.Hub
 	stopWatch context.CancelFunc
@@ -361,6 +364,7 @@ func (s *Store) Close() error {
 	if done != nil {
 		<-done
 	}
+	s.notifier.close()
 	s.pool.Close()
 	return nil
 }
@@ -399,6 +403,8 @@ func (s *Store) mapErr(op string, err error) error {
 	switch code := pgCode(err); {
 	case code == "55P03" || code == "40P01": // lock_not_available (lock_timeout), deadlock_detected
 		return fmt.Errorf("store: %s %s: %w (a lock stayed held past the busy timeout): %w", op, s.where, store.ErrBusy, err)
+	case code == "SW001": // statewright_expect: a write that had to touch one row did not
+		return fmt.Errorf("store: %s %s: %w: %w", op, s.where, store.ErrConflict, err)
 	case code == "42P01": // undefined_table
 		return fmt.Errorf("store: %s %s: %w: a statewright table is missing: %w", op, s.where, store.ErrCorrupt, err)
 	}

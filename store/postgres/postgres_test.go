@@ -285,3 +285,99 @@ func TestOpenCreatesTheNamedSchema(t *testing.T) {
 		t.Errorf("schema = %q, want %q", s.Schema(), name)
 	}
 }
+
+// TestMigrateGlobalChainStore: a store written by the schema-1 binary (one
+// global hash chain with its head row, pruned once) opens under schema 2:
+// the old events verify as the legacy chain, new ones go to per-run
+// chains, Seq carries on, and the global head row is gone (so an older
+// replica would fail instead of writing a global chain).
+func TestMigrateGlobalChainStore(t *testing.T) {
+	u := pgtest.Schema(t)
+	c := rawConn(t, u)
+	init, err := migrationFS.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(bg, string(init)+`; CREATE TABLE statewright_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	snap := []byte(`{"id":"tdd","initial":"planning","states":{"planning":{}}}`)
+	var old []store.Event
+	prev := ""
+	for i := 1; i <= 6; i++ {
+		e := store.Event{Seq: int64(i), RunID: "run_old", SessionKey: "cc:old", Time: time.Unix(int64(i), 0).UTC(),
+			Kind: store.KindDecision, Tool: "Read", Decision: "allow", ToolUseID: fmt.Sprintf("old%d", i), PrevHash: prev}
+		e.Hash = store.HashEvent(&e)
+		prev = e.Hash
+		old = append(old, e)
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO statewright_migrations VALUES (1, '0001_init.sql', 0)`)
+	b.Queue(`INSERT INTO statewright_meta (key, value) VALUES ('store_id', 'st_old'), ('created_at', 'then')`)
+	b.Queue(`INSERT INTO statewright_runs (id, session_key, workflow_id, snapshot, snapshot_digest, state, status, revision, created_at, updated_at)
+		VALUES ('run_old', 'cc:old', 'tdd', $1, $2, 'planning', 'active', 1, 1, 1)`, snap, store.InputDigest(snap))
+	for _, e := range old[2:] {
+		b.Queue(`INSERT INTO statewright_events (seq, run_id, session_key, time, kind, tool, decision, tool_use_id, prev_hash, hash)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`, e.Seq, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.Tool,
+			e.Decision, e.ToolUseID, e.PrevHash, e.Hash)
+	}
+	b.Queue(`UPDATE statewright_chain SET head_seq = 6, head_hash = $1, anchor_seq = 2, anchor_hash = $2`, old[5].Hash, old[1].Hash)
+	if err := c.SendBatch(bg, b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(bg, u, Options{MustExist: true, ExpectID: "st_old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.VerifyChain(bg)
+	if err != nil || st.Legacy != 4 || st.Events != 4 || st.AnchorSeq != 2 || st.Chains != 1 {
+		t.Fatalf("VerifyChain of the migrated store = %+v, %v; want the 4 kept events as the legacy chain", st, err)
+	}
+	if _, _, err := storetest.Decide(bg, s, "cc:old", "new1"); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Events(bg, store.EventFilter{ToolUseID: "new1"})
+	if err != nil || len(evs) != 1 || evs[0].Seq != 7 || evs[0].Chain != "run_old" || evs[0].ChainSeq != 1 {
+		t.Fatalf("the first new event = %+v, %v", evs, err)
+	}
+	if st, err := s.VerifyChain(bg); err != nil || st.Legacy != 4 || st.Events != 5 || st.Chains != 2 {
+		t.Errorf("VerifyChain after a new decision = %+v, %v", st, err)
+	}
+	var gone bool
+	if err := c.QueryRow(bg, "SELECT to_regclass('statewright_chain') IS NULL").Scan(&gone); err != nil || !gone {
+		t.Errorf("the global chain head table is still there (%v)", err)
+	}
+	if p, err := s.Prune(bg, store.Retention{Keep: 2}); err != nil || p.Events != 3 || p.AnchorSeq != 5 {
+		t.Errorf("Prune = %+v, %v", p, err)
+	}
+	if _, err := s.VerifyChain(bg); err != nil {
+		t.Errorf("VerifyChain after pruning into the legacy chain: %v", err)
+	}
+	if _, err := c.Exec(bg, "ALTER TABLE statewright_events DISABLE TRIGGER USER"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(bg, "UPDATE statewright_events SET decision = 'deny' WHERE seq = 6"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyChain(bg); !errors.Is(err, store.ErrChainBroken) || !strings.Contains(err.Error(), "seq 6 (legacy chain)") {
+		t.Errorf("VerifyChain after editing a legacy event: %v", err)
+	}
+}
+
+// TestReplicaOfAnotherSchemaVersionRefuses: once another binary migrated
+// the schema, a replica that opened it at the older version refuses to
+// decide rather than answer the old way.
+func TestReplicaOfAnotherSchemaVersionRefuses(t *testing.T) {
+	s, u := openTemp(t, Options{})
+	storetest.Create(t, s, "cc:v")
+	if _, _, err := storetest.Decide(bg, s, "cc:v", "v0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rawConn(t, u).Exec(bg, "INSERT INTO statewright_migrations VALUES ($1, 'future.sql', 0)", SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := storetest.Decide(bg, s, "cc:v", "v1"); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "replicas of different versions") {
+		t.Errorf("Decide after the schema moved on: %v, want ErrCorrupt", err)
+	}
+}

@@ -18,13 +18,31 @@ import (
 var tables = backend.Tables{Runs: "statewright_runs", Events: "statewright_events", Calls: "statewright_calls",
 	RunsOrder: "ord DESC", Dollar: true}
 
+const (
+	qLive = "SELECT " + backend.RunColumnsNoSnapshot + " FROM statewright_runs WHERE session_key = $1 AND status IN " +
+		backend.LiveStatusSQL
+	qLast = "SELECT " + backend.RunColumnsNoSnapshot + " FROM statewright_runs WHERE session_key = $1 AND status NOT IN " +
+		backend.LiveStatusSQL + " ORDER BY created_at DESC, ord DESC LIMIT 1"
+	// qSessionHeads reads the heads of the chains a session's transaction
+	// usually appends to: its live run's and its own.
+	qSessionHeads = `SELECT chain, seq, hash, anchor_seq, anchor_hash FROM statewright_heads
+		WHERE chain = 'session:' || $1 OR chain IN (SELECT id FROM statewright_runs WHERE session_key = $1 AND status IN ` +
+		backend.LiveStatusSQL + `)`
+	qVersion = "SELECT COALESCE(max(version), 0) FROM statewright_migrations"
+)
+
 // Update runs fn in one transaction on sessionKey, holding the session's
-// advisory lock from before it reads the live run until it commits.
+// advisory lock from before it reads the live run until it commits. No
+// lock is shared between sessions: each run's events chain to that run's
+// previous event.
 //
-// The transaction is driven by hand on one pooled connection so that
-// statements travel in pipelines: BEGIN, the lock and the read of the run
-// are one round trip; the buffered event inserts, the chain head and
-// COMMIT another.
+// The transaction travels in few round trips: BEGIN, the lock, the schema
+// version, the session's runs and chain heads in one pipeline; the call
+// lookups fn makes; then every write fn buffered (the run, the events,
+// the call records, the heads, the notification of a change other
+// replicas must see) with COMMIT in a second pipeline. Writes that must
+// touch exactly one row check it in SQL, so a mismatch aborts the whole
+// transaction rather than committing the rest.
 func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.Tx) error) (err error) {
 	if err := s.check("update"); err != nil {
 		return err
@@ -37,7 +55,8 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 	if err != nil {
 		return s.mapErr(op+": connect", err)
 	}
-	t := &tx{TxBase: backend.TxBase{Key: sessionKey, At: s.now().UTC()}, ctx: ctx, s: s, conn: conn.Conn()}
+	t := &tx{TxBase: backend.TxBase{Key: sessionKey, At: s.now().UTC()}, ctx: ctx, s: s, conn: conn.Conn(),
+		heads: map[string]store.Head{}, known: map[string]bool{}}
 	committed := false
 	defer func() {
 		if !committed {
@@ -45,29 +64,8 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 		}
 		conn.Release()
 	}()
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue("SELECT pg_advisory_xact_lock($1)", lockKey("session", s.schema, sessionKey))
-	b.Queue("SELECT "+backend.RunColumnList+" FROM statewright_runs WHERE session_key = $1 AND status IN "+backend.LiveStatusSQL, sessionKey)
-	br := t.conn.SendBatch(ctx, b)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return s.mapErr(op+": begin", err)
-	}
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return s.mapErr(op+": lock the session", err)
-	}
-	live, err := backend.ScanRun(br.QueryRow())
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return s.mapErr(op+": read run", err)
-	default:
-		t.Begin(live)
+	if err := t.begin(); err != nil {
+		return err
 	}
 	ferr := fn(t)
 	t.Done = true
@@ -75,9 +73,10 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 		return ferr
 	}
 	if err := t.commit(); err != nil {
-		return s.mapErr(op+": commit", err)
+		return err
 	}
 	committed = true
+	s.notifyAfter(t.changes)
 	return nil
 }
 
@@ -87,10 +86,105 @@ type tx struct {
 	s    *Store
 	conn *pgx.Conn
 
-	headLocked bool
-	headSeq    int64
-	headHash   string
-	events     []store.Event // appended, inserted at commit
+	read    *store.Run            // the live run as read at the start (for what changed)
+	heads   map[string]store.Head // chain heads read or moved
+	moved   map[string]bool       // heads to write at commit
+	known   map[string]bool       // call records known not to exist yet ("id\x00phase")
+	writes  pgx.Batch             // buffered writes, sent with COMMIT
+	notify  []string              // payloads to NOTIFY with the commit
+	changes []store.Change        // changes to announce after the commit
+	events  []*store.Event        // appended, to receive their Seq at commit
+}
+
+// begin sends BEGIN, the session lock, the schema check and the reads of
+// the session's runs and chain heads in one pipeline.
+func (t *tx) begin() error {
+	op := "update " + t.Key
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SELECT pg_advisory_xact_lock($1)", lockKey("session", t.s.schema, t.Key))
+	b.Queue(qVersion)
+	b.Queue(qLive, t.Key)
+	b.Queue(qLast, t.Key)
+	b.Queue(qSessionHeads, t.Key)
+	br := t.conn.SendBatch(t.ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return t.s.mapErr(op+": begin", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return t.s.mapErr(op+": lock the session", err)
+	}
+	var v int
+	if err := br.QueryRow().Scan(&v); err != nil {
+		return t.s.mapErr(op+": schema version", err)
+	}
+	if want := SchemaVersion(); v != want {
+		return fmt.Errorf("store: %s %s: %w: the schema is at version %d, this process at %d (another replica migrated the store: replicas of different versions must not serve together; restart this one with a matching binary)",
+			op, t.s.where, store.ErrCorrupt, v, want)
+	}
+	live, err := scanOptionalRun(br.QueryRow())
+	if err != nil {
+		return t.s.mapErr(op+": read run", err)
+	}
+	last, err := scanOptionalRun(br.QueryRow())
+	if err != nil {
+		return t.s.mapErr(op+": read run", err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return t.s.mapErr(op+": chain heads", err)
+	}
+	heads, err := backend.Collect(rows, backend.ScanHead)
+	rows.Close()
+	if err != nil {
+		return t.s.mapErr(op+": chain heads", err)
+	}
+	if err := br.Close(); err != nil {
+		return t.s.mapErr(op, err)
+	}
+	for _, h := range heads {
+		t.heads[h.Chain] = h
+	}
+	for _, r := range []*store.Run{live, last} {
+		if err := t.s.fillSnapshot(t.ctx, t.conn, r); err != nil {
+			return err
+		}
+	}
+	t.read = live
+	t.Begin(live)
+	if live == nil {
+		t.BeginEnded(last)
+	}
+	return nil
+}
+
+func scanOptionalRun(row pgx.Row) (*store.Run, error) {
+	r, err := backend.ScanRun(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// fillSnapshot sets r's snapshot from the store's cache, reading it once.
+func (s *Store) fillSnapshot(ctx context.Context, conn *pgx.Conn, r *store.Run) error {
+	if r == nil || r.SnapshotDigest == "" {
+		return nil
+	}
+	if snap, ok := s.snapshots.Get(r.SnapshotDigest); ok {
+		r.Snapshot = snap
+		return nil
+	}
+	var snap []byte
+	if err := conn.QueryRow(ctx, "SELECT snapshot FROM statewright_runs WHERE id = $1", r.ID).Scan(&snap); err != nil {
+		return s.mapErr("read the workflow of run "+r.ID, err)
+	}
+	if len(snap) > 0 {
+		r.Snapshot = snap
+		s.snapshots.Put(r.SnapshotDigest, snap)
+	}
+	return nil
 }
 
 // rollback ends an uncommitted transaction; a connection that cannot roll
@@ -107,43 +201,65 @@ func (t *tx) rollback(conn *pgxpool.Conn) {
 	}
 }
 
-// commit inserts the buffered events, advances the chain head and commits
-// in one round trip; a COMMIT that rolled back (an earlier statement
-// failed) is an error.
+// commit sends the buffered writes, the moved heads, the notifications
+// and COMMIT in one pipeline; a COMMIT that rolled back (an earlier
+// statement failed) is an error.
 func (t *tx) commit() error {
-	b := &pgx.Batch{}
-	for i := range t.events {
-		e := &t.events[i]
-		var data *string
-		if e.Data != nil {
-			d := string(e.Data)
-			data = &d
-		}
-		b.Queue(`INSERT INTO statewright_events (seq, run_id, session_key, time, kind, state, tool,
-			input_digest, decision, rule, reason, tool_use_id, data, prev_hash, hash)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)`,
-			e.Seq, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
-			e.Decision, e.Rule, e.Reason, e.ToolUseID, data, e.PrevHash, e.Hash)
+	b := &t.writes
+	for c := range t.moved {
+		h := t.heads[c]
+		b.Queue(`INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
+			ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, c, h.Seq, h.Hash)
 	}
-	if t.headLocked && len(t.events) > 0 {
-		b.Queue("UPDATE statewright_chain SET head_seq = $1, head_hash = $2 WHERE id = 1", t.headSeq, t.headHash)
+	for _, p := range t.notify {
+		b.Queue("SELECT pg_notify($1, $2)", t.s.channel, p)
 	}
 	b.Queue("COMMIT")
+	return t.flush(true)
+}
+
+// flush sends the buffered writes; the event inserts return their Seq, in
+// order. It runs before any statement fn makes at once, which must see
+// them. With commit, the last statement is COMMIT, which must not have
+// turned into a rollback.
+func (t *tx) flush(commit bool) error {
+	op := "update " + t.Key
+	b := &t.writes
+	if b.Len() == 0 {
+		return nil
+	}
+	defer func() { t.writes, t.events = pgx.Batch{}, nil }()
 	br := t.conn.SendBatch(t.ctx, b)
 	defer br.Close()
-	for i := 0; i < b.Len()-1; i++ {
+	n, ev := b.Len(), 0
+	if commit {
+		n--
+	}
+	for i := 0; i < n; i++ {
+		if b.QueuedQueries[i].SQL == qInsertEvent {
+			if err := br.QueryRow().Scan(&t.events[ev].Seq); err != nil {
+				return t.s.mapErr(op, err)
+			}
+			ev++
+			continue
+		}
 		if _, err := br.Exec(); err != nil {
-			return err
+			return t.s.mapErr(op, err)
 		}
 	}
-	tag, err := br.Exec()
-	if err != nil {
-		return err
+	if commit {
+		tag, err := br.Exec()
+		if err != nil {
+			return t.s.mapErr(op+": commit", err)
+		}
+		if tag.String() != "COMMIT" {
+			return fmt.Errorf("store: %s %s: the transaction was rolled back (%s): an earlier statement failed", op, t.s.where, tag)
+		}
 	}
-	if tag.String() != "COMMIT" {
-		return fmt.Errorf("the transaction was rolled back (%s): an earlier statement failed", tag)
+	if err := br.Close(); err != nil {
+		return t.s.mapErr(op, err)
 	}
-	return br.Close()
+	return nil
 }
 
 // Call implements store.Tx.
@@ -151,9 +267,15 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	if err := t.Use("call"); err != nil {
 		return nil, err
 	}
+	if err := t.flush(false); err != nil {
+		return nil, err
+	}
 	c, err := backend.ScanCall(t.conn.QueryRow(t.ctx, "SELECT "+backend.CallColumnList+
 		" FROM statewright_calls WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3", t.Key, toolUseID, string(phase)))
 	if errors.Is(err, pgx.ErrNoRows) {
+		// Under the session's lock nobody else records this session's
+		// calls: a Record of it may be buffered.
+		t.known[toolUseID+"\x00"+string(phase)] = true
 		return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
 	}
 	if err != nil {
@@ -163,7 +285,8 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 }
 
 // Put implements store.Tx: insert, or update with compare-and-swap on
-// revision. Either statement also queues the run's NOTIFY for the commit.
+// revision. The write is buffered for the commit; the live run read under
+// the session's lock answers the compare-and-swap at once.
 func (t *tx) Put(r *store.Run) error {
 	if err := t.Use("put run"); err != nil {
 		return err
@@ -187,145 +310,175 @@ func (t *tx) Put(r *store.Run) error {
 	return nil
 }
 
-// notifyPayload is the JSON a NOTIFY carries: the store.Change of the write.
-func notifyPayload(r *store.Run) (string, error) {
-	b, err := json.Marshal(backend.ChangeOf(r))
-	return string(b), err
+// announce records the change r's write makes: notified with the commit
+// when other replicas must see it (a run created or ended, a new state, an
+// approval asked or answered, a pause), after the commit otherwise.
+func (t *tx) announce(r *store.Run, before *store.Run) error {
+	c := backend.ChangeOf(r)
+	if before != nil && before.ID == r.ID && before.Status == r.Status && before.State == r.State &&
+		(before.PendingApproval == nil) == (r.PendingApproval == nil) &&
+		(r.PendingApproval == nil || before.PendingApproval.ID == r.PendingApproval.ID) {
+		t.changes = append(t.changes, c)
+		return nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("store: put run: %w", err)
+	}
+	t.notify = append(t.notify, string(b))
+	return nil
 }
 
+const qInsertRun = `WITH i AS (
+	INSERT INTO statewright_runs (` + backend.RunColumnList + `)
+	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,1,$17,$17)
+	ON CONFLICT DO NOTHING RETURNING 1)
+	SELECT count(*) FROM i`
+
 func (t *tx) insertRun(r *store.Run, c backend.RunColumns) error {
+	if t.Live != nil {
+		return fmt.Errorf("store: create run for %s: %w: the session already has a live run", t.Key, store.ErrConflict)
+	}
 	id, err := backend.NewID("run_", 12)
 	if err != nil {
 		return err
 	}
 	dg := backend.SnapshotDigestOf(r.Snapshot)
-	w := r.Clone()
-	w.ID, w.Revision, w.SnapshotDigest = id, 1, dg
-	payload, err := notifyPayload(w)
-	if err != nil {
-		return fmt.Errorf("store: create run: %w", err)
-	}
 	n := t.At.UnixNano()
+	// Not buffered: the session's live run was read under its lock, but a
+	// live run written behind the store's back would break the commit.
+	if err := t.flush(false); err != nil {
+		return err
+	}
 	var inserted int64
-	err = t.conn.QueryRow(t.ctx, `WITH i AS (
-		INSERT INTO statewright_runs (`+backend.RunColumnList+`)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,1,$17,$17)
-		ON CONFLICT DO NOTHING RETURNING 1)
-		SELECT count(*) FROM (SELECT pg_notify($18, $19) FROM i) n`,
+	if err := t.conn.QueryRow(t.ctx, qInsertRun,
 		id, r.SessionKey, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg, r.State, c.Context, c.History,
-		r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval, string(r.Status), r.AuditOnly, c.Evidence,
-		n, t.s.channel, payload).Scan(&inserted)
-	if err != nil {
+		r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval, string(r.Status), r.AuditOnly, c.Evidence, n).Scan(&inserted); err != nil {
 		return t.s.mapErr("create run for "+t.Key, err)
 	}
 	if inserted == 0 {
 		return fmt.Errorf("store: create run for %s: %w: the session already has a live run", t.Key, store.ErrConflict)
 	}
+	t.s.snapshots.Put(dg, r.Snapshot)
 	r.ID, r.SnapshotDigest, r.Revision, r.CreatedAt, r.UpdatedAt = id, dg, 1, t.At, t.At
-	return nil
+	t.heads[id] = store.Head{Chain: id}
+	return t.announce(r, nil)
 }
 
+const runSet = `state = $1, context = $2, history = $3, iterations = $4, counters = $5, files_edited = $6,
+		pending_approval = $7, status = $8, audit_only = $9, evidence = $10, revision = $11, updated_at = $12`
+
 func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
-	// Making a run live beside another live run of the session would break
-	// the unique index and abort the whole transaction: refuse it first
-	// (the session lock keeps the answer true until commit).
-	if r.Status.Live() && (t.Live == nil || t.Live.ID != r.ID) {
+	live := t.Live != nil && t.Live.ID == r.ID
+	before := t.Live
+	if !live {
+		// A run other than the live one (an ended run, or one read before
+		// this transaction): check it now.
 		var (
 			rev   *int64
 			other bool
 		)
+		if err := t.flush(false); err != nil {
+			return err
+		}
 		if err := t.conn.QueryRow(t.ctx, `SELECT (SELECT revision FROM statewright_runs WHERE id = $2 AND session_key = $1),
 			EXISTS (SELECT 1 FROM statewright_runs WHERE session_key = $1 AND status IN `+backend.LiveStatusSQL+` AND id <> $2)`,
 			t.Key, r.ID).Scan(&rev, &other); err != nil {
 			return t.s.mapErr("update run "+r.ID, err)
 		}
-		if rev != nil && *rev == r.Revision && other {
+		switch {
+		case rev == nil:
+			return fmt.Errorf("store: update run %s: %w in session %s", r.ID, store.ErrNotFound, t.Key)
+		case *rev != r.Revision:
+			return fmt.Errorf("store: update run %s: %w: revision %d is stale (stored %d)", r.ID, store.ErrConflict, r.Revision, *rev)
+		case r.Status.Live() && other:
 			return fmt.Errorf("store: update run %s: %w: the session already has another live run", r.ID, store.ErrConflict)
 		}
+		before = nil
+	} else if r.Revision != t.Live.Revision {
+		return fmt.Errorf("store: update run %s: %w: revision %d is stale (stored %d)", r.ID, store.ErrConflict, r.Revision, t.Live.Revision)
 	}
 	next := r.Revision + 1
-	sameSnapshot := t.SameWorkflow(r)
-	dg := t.Live.SnapshotDigest
-	if !sameSnapshot {
-		dg = backend.SnapshotDigestOf(r.Snapshot)
+	same := t.SameWorkflow(r)
+	dg := backend.SnapshotDigestOf(r.Snapshot)
+	if same {
+		dg = t.Live.SnapshotDigest
 	}
-	w := r.Clone()
-	w.Revision, w.SnapshotDigest = next, dg
-	payload, err := notifyPayload(w)
-	if err != nil {
-		return fmt.Errorf("store: update run %s: %w", r.ID, err)
-	}
-	const set = `state = $1, context = $2, history = $3, iterations = $4, counters = $5, files_edited = $6,
-		pending_approval = $7, status = $8, audit_only = $9, evidence = $10, revision = $11, updated_at = $12`
 	args := []any{r.State, c.Context, c.History, r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval,
-		string(r.Status), r.AuditOnly, c.Evidence, next, t.At.UnixNano(), r.ID, t.Key, r.Revision, t.s.channel, payload}
-	q := "UPDATE statewright_runs SET " + set
-	if !sameSnapshot {
+		string(r.Status), r.AuditOnly, c.Evidence, next, t.At.UnixNano(), r.ID, t.Key, r.Revision}
+	q := "UPDATE statewright_runs SET " + runSet
+	if !same {
 		// The snapshot rarely changes: rewrite it (and its digest) only when it did.
-		q += ", workflow_id = $18, workflow_source = $19, snapshot = $20, snapshot_digest = $21"
+		q += ", workflow_id = $16, workflow_source = $17, snapshot = $18, snapshot_digest = $19"
 		args = append(args, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg)
 	}
-	q = "WITH u AS (" + q + " WHERE id = $13 AND session_key = $14 AND revision = $15 RETURNING 1) SELECT count(*) FROM (SELECT pg_notify($16, $17) FROM u) n"
-	var n int64
-	if err := t.conn.QueryRow(t.ctx, q, args...).Scan(&n); err != nil {
-		return t.s.mapErr("update run "+r.ID, err)
-	}
-	if n == 0 {
-		var rev int64
-		err := t.conn.QueryRow(t.ctx, "SELECT revision FROM statewright_runs WHERE id = $1 AND session_key = $2", r.ID, t.Key).Scan(&rev)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("store: update run %s: %w in session %s", r.ID, store.ErrNotFound, t.Key)
-		}
-		if err != nil {
-			return t.s.mapErr("update run "+r.ID, err)
-		}
-		return fmt.Errorf("store: update run %s: %w: revision %d is stale (stored %d)", r.ID, store.ErrConflict, r.Revision, rev)
-	}
+	q = "WITH u AS (" + q + " WHERE id = $13 AND session_key = $14 AND revision = $15 RETURNING 1) " +
+		"SELECT statewright_expect(count(*), 1, 'update run') FROM u"
+	t.writes.Queue(q, args...)
+	t.s.snapshots.Put(dg, r.Snapshot)
 	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.At
-	return nil
+	return t.announce(r, before)
 }
 
-// lockHead locks the chain's head row until the commit and reads it.
-func (t *tx) lockHead() error {
-	if t.headLocked {
-		return nil
+// head returns a chain's head, reading it when the transaction has not.
+func (t *tx) head(chain string) (store.Head, error) {
+	if h, ok := t.heads[chain]; ok {
+		return h, nil
 	}
-	if err := t.conn.QueryRow(t.ctx, "SELECT head_seq, head_hash FROM statewright_chain WHERE id = 1 FOR UPDATE").
-		Scan(&t.headSeq, &t.headHash); err != nil {
-		return t.s.mapErr("append: lock the chain head", err)
+	h := store.Head{Chain: chain}
+	if err := t.flush(false); err != nil {
+		return h, err
 	}
-	t.headLocked = true
-	return nil
+	err := t.conn.QueryRow(t.ctx, "SELECT seq, hash, anchor_seq, anchor_hash FROM statewright_heads WHERE chain = $1", chain).
+		Scan(&h.Seq, &h.Hash, &h.AnchorSeq, &h.AnchorHash)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return h, t.s.mapErr("append: read the chain head", err)
+	}
+	t.heads[chain] = h
+	return h, nil
 }
 
-// Append implements store.Tx: each event is chained to the one before it
-// (Seq, PrevHash and Hash are set at once); the rows are written at commit.
+const qInsertEvent = `INSERT INTO statewright_events (run_id, session_key, time, kind, state, tool,
+	input_digest, decision, rule, reason, tool_use_id, data, prev_hash, hash, chain, chain_seq)
+	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) RETURNING seq`
+
+// Append implements store.Tx: each event joins its chain (ChainSeq,
+// PrevHash and Hash are set at once); the rows are written at commit,
+// which sets Seq. Appending to a chain needs no lock beyond the session's:
+// a chain belongs to one session.
 func (t *tx) Append(events ...*store.Event) error {
 	if err := t.Use("append"); err != nil {
 		return err
 	}
-	if len(events) == 0 {
-		return nil
-	}
 	for _, e := range events {
-		if err := backend.PrepareEvent(e, t.RunID, t.Key, t.At); err != nil {
+		if err := t.PrepareAppend(e); err != nil {
 			return err
 		}
-	}
-	if err := t.lockHead(); err != nil {
-		return err
-	}
-	for _, e := range events {
-		backend.ChainEvent(e, t.headSeq, t.headHash)
-		t.events = append(t.events, *e)
-		t.headSeq, t.headHash = e.Seq, e.Hash
+		h, err := t.head(e.Chain)
+		if err != nil {
+			return err
+		}
+		t.heads[e.Chain] = backend.Link(e, h)
+		if t.moved == nil {
+			t.moved = map[string]bool{}
+		}
+		t.moved[e.Chain] = true
+		var data *string
+		if e.Data != nil {
+			d := string(e.Data)
+			data = &d
+		}
+		t.writes.Queue(qInsertEvent, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
+			e.Decision, e.Rule, e.Reason, e.ToolUseID, data, e.PrevHash, e.Hash, e.Chain, e.ChainSeq)
+		t.events = append(t.events, e)
 	}
 	return nil
 }
 
-// Record implements store.Tx; a post record settles the reserved pre record.
-// A duplicate is found with ON CONFLICT DO NOTHING, so it leaves the
-// transaction usable, as on SQLite.
+// Record implements store.Tx; a post record settles the reserved pre
+// record. A record whose absence the transaction saw (Call) is buffered
+// for the commit; otherwise a duplicate is found at once with ON CONFLICT
+// DO NOTHING, which leaves the transaction usable, as on SQLite.
 func (t *tx) Record(c *store.Call) error {
 	if err := t.Use("record call"); err != nil {
 		return err
@@ -334,22 +487,30 @@ func (t *tx) Record(c *store.Call) error {
 	if err != nil {
 		return err
 	}
-	outcome, effects, settled := cols.Outcome, cols.Effects, cols.SettledAt
 	insert := `INSERT INTO statewright_calls (` + backend.CallColumnList + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
 		ON CONFLICT DO NOTHING RETURNING 1`
-	args := []any{c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, outcome, effects, string(c.Status),
-		t.At.UnixNano(), settled}
+	args := []any{c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, cols.Outcome, cols.Effects, string(c.Status),
+		t.At.UnixNano(), cols.SettledAt}
 	var q string
 	if c.Phase == store.PhasePost {
 		q = `WITH i AS (` + insert + `), u AS (UPDATE statewright_calls SET status = $11, settled_at = $10
 			WHERE session_key = $3 AND tool_use_id = $1 AND phase = 'pre' AND status = 'reserved'
-			AND EXISTS (SELECT 1 FROM i)) SELECT count(*) FROM i`
+			AND EXISTS (SELECT 1 FROM i))`
 		args = append(args, string(c.SettlesAs()))
 	} else {
-		q = `WITH i AS (` + insert + `) SELECT count(*) FROM i`
+		q = `WITH i AS (` + insert + `)`
+	}
+	k := c.ToolUseID + "\x00" + string(c.Phase)
+	if t.known[k] {
+		delete(t.known, k)
+		t.writes.Queue(q+" SELECT statewright_expect(count(*), 1, 'record call') FROM i", args...)
+		return nil
+	}
+	if err := t.flush(false); err != nil {
+		return err
 	}
 	var n int64
-	if err := t.conn.QueryRow(t.ctx, q, args...).Scan(&n); err != nil {
+	if err := t.conn.QueryRow(t.ctx, q+" SELECT count(*) FROM i", args...).Scan(&n); err != nil {
 		return t.s.mapErr("record call "+c.ToolUseID, err)
 	}
 	if n == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -101,4 +102,86 @@ func (s *Store) listen(ctx context.Context, hub *backend.Hub, ready chan<- error
 			return
 		}
 	}
+}
+
+// notifier sends, after their commits, the changes other replicas need not
+// see at once (a decision's counters): batched into one statement, so that
+// PostgreSQL's notification queue lock is taken once per batch rather than
+// once per decision. A process that dies between a commit and its batch
+// loses those hints; watchers also poll, and re-read on a resync.
+type notifier struct {
+	mu      sync.Mutex
+	pending map[string]store.Change // by run id, the newest revision
+	s       *Store
+	wake    chan struct{}
+	done    chan struct{}
+	stopped bool
+}
+
+// notifyAfter queues changes for the notifier.
+func (s *Store) notifyAfter(cs []store.Change) {
+	if len(cs) == 0 {
+		return
+	}
+	n := &s.notifier
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return
+	}
+	if n.pending == nil {
+		n.pending = map[string]store.Change{}
+		n.s, n.wake, n.done = s, make(chan struct{}, 1), make(chan struct{})
+		go n.loop()
+	}
+	for _, c := range cs {
+		if old, ok := n.pending[c.RunID]; !ok || c.Revision >= old.Revision {
+			n.pending[c.RunID] = c
+		}
+	}
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (n *notifier) loop() {
+	defer close(n.done)
+	for range n.wake {
+		n.mu.Lock()
+		batch := make([]string, 0, len(n.pending))
+		for id, c := range n.pending {
+			if b, err := json.Marshal(c); err == nil {
+				batch = append(batch, string(b))
+			}
+			delete(n.pending, id)
+		}
+		stopped := n.stopped
+		n.mu.Unlock()
+		if len(batch) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			n.s.pool.Exec(ctx, "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p", n.s.channel, batch)
+			cancel()
+		}
+		if stopped {
+			return
+		}
+	}
+}
+
+// close sends what is pending and stops the notifier.
+func (n *notifier) close() {
+	n.mu.Lock()
+	if n.stopped || n.pending == nil {
+		n.stopped = true
+		n.mu.Unlock()
+		return
+	}
+	n.stopped = true
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+	<-n.done
 }

@@ -97,7 +97,7 @@ func BenchmarkCreate(b *testing.B) {
 // one call, and close the store or exit without closing it (as a killed
 // process would).
 func hookWorker() error {
-	s, err := Open(bg, os.Getenv("SW_PATH"), Options{MustExist: true, ExpectID: os.Getenv("SW_ID")})
+	s, err := Open(bg, os.Getenv("SW_PATH"), Options{MustExist: true, ExpectID: os.Getenv("SW_ID"), OneShot: os.Getenv("SW_ONESHOT") == "1"})
 	if err != nil {
 		return err
 	}

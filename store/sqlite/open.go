@@ -53,9 +53,12 @@ type Store struct {
 	id       string
 	now      func() time.Time
 	lockWait time.Duration // how long a writer queues on the lock file
-	wl       *writeLock
-	mu       sync.Mutex // serialises this process's writers
+	oneShot  bool          // Options.OneShot
 	closed   atomic.Bool
+
+	writerMu  sync.Mutex
+	w         *writer // started by the first write
+	snapshots backend.Snapshots
 
 	watchMu   sync.Mutex // guards the poller behind Watch
 	hub       *backend.Hub
@@ -149,7 +152,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	db := sql.OpenDB(connector{dsn: dsn(abs, sqlBusy)})
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
-	s := &Store{db: db, path: abs, file: fi, now: now, lockWait: busy - sqlBusy}
+	s := &Store{db: db, path: abs, file: fi, now: now, lockWait: busy - sqlBusy, oneShot: opts.OneShot}
 	if err := s.init(ctx, opts.MustExist); err != nil {
 		db.Close()
 		return nil, err
@@ -400,46 +403,57 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.stopWatching()
-	err := s.db.Close()
-	s.mu.Lock()
-	if s.wl != nil {
-		if lerr := s.wl.close(); err == nil {
-			err = lerr
-		}
+	s.writerMu.Lock()
+	w := s.w
+	s.writerMu.Unlock()
+	var err error
+	if w != nil {
+		err = w.close()
 	}
-	s.mu.Unlock()
+	if s.oneShot {
+		// The process exits next: closing the last connection would
+		// checkpoint the WAL (fsyncs of the WAL and the database, then the
+		// next writer's of a fresh WAL header and the directory). The
+		// committed transactions are in the WAL already; the next process
+		// reads them back, and a oneShot writer truncates the WAL once it
+		// outgrows walTruncateBytes.
+		return err
+	}
+	if derr := s.db.Close(); err == nil {
+		err = derr
+	}
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	return nil
 }
 
-// beginWrite takes this process's writer mutex and the cross-process write
-// lock, then begins a BEGIN IMMEDIATE transaction. release rolls back
-// (a no-op after Commit) and drops both locks.
-func (s *Store) beginWrite(ctx context.Context, op string) (tx *sql.Tx, release func(), err error) {
-	s.mu.Lock()
-	if s.wl == nil { // opened on first write: read-only uses need no lock file
-		if s.wl, err = openWriteLock(s.path); err != nil {
-			s.mu.Unlock()
-			return nil, nil, fmt.Errorf("store: %s: %w", op, err)
+// writer returns the store's writer, starting it on first use.
+func (s *Store) writer() *writer {
+	s.writerMu.Lock()
+	defer s.writerMu.Unlock()
+	if s.w == nil {
+		if s.closed.Load() {
+			return &writer{closed: true}
 		}
+		s.w = newWriter(s)
 	}
-	if err := s.wl.lock(ctx, s.lockWait); err != nil {
-		s.mu.Unlock()
-		return nil, nil, fmt.Errorf("store: %s: %w", op, err)
+	return s.w
+}
+
+// write runs fn alone in a writer transaction of its own: the writes of the
+// store's own (retention, prune, checkpoint).
+func (s *Store) write(ctx context.Context, op string, fn func(b *batch) error) error {
+	if err := s.check(op); err != nil {
+		return err
 	}
-	tx, err = s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
-	if err != nil {
-		s.wl.unlock()
-		s.mu.Unlock()
-		return nil, nil, mapErr(op+": begin", err)
+	if err := s.writer().submit(&job{ctx: ctx, raw: fn}); err != nil {
+		if errors.Is(err, store.ErrClosed) {
+			return fmt.Errorf("store: %s: %w", op, err)
+		}
+		return err
 	}
-	return tx, func() {
-		tx.Rollback()
-		s.wl.unlock()
-		s.mu.Unlock()
-	}, nil
+	return nil
 }
 
 func (s *Store) check(op string) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,14 +136,18 @@ func (s *Store) readSnapshot(ctx context.Context, op string, fn func(conn *sql.C
 	return ferr
 }
 
-// eachEvent streams the whole log in Seq order with its anchor.
-func (s *Store) eachEvent(ctx context.Context, op string, start func(anchorSeq int64, anchorHash string), fn func(e *store.Event) error) error {
+// eachEvent streams the whole log in Seq order, after what it starts from.
+func (s *Store) eachEvent(ctx context.Context, op string, start func(backend.LogStart), fn func(e *store.Event) error) error {
 	return s.readSnapshot(ctx, op, func(conn *sql.Conn) error {
-		seq, hash, err := readAnchor(ctx, conn)
-		if err != nil {
+		var ls backend.LogStart
+		var err error
+		if ls.Heads, err = readHeads(ctx, conn); err != nil {
+			return mapErr(op+": heads", err)
+		}
+		if ls.LastPrunedSeq, ls.LastPrunedHash, err = readPruned(ctx, conn); err != nil {
 			return mapErr(op+": anchor", err)
 		}
-		start(seq, hash)
+		start(ls)
 		rows, err := conn.QueryContext(ctx, "SELECT "+backend.EventColumnList+" FROM events ORDER BY seq")
 		if err != nil {
 			return mapErr(op, err)
@@ -167,6 +170,31 @@ func (s *Store) eachEvent(ctx context.Context, op string, start func(anchorSeq i
 	})
 }
 
+type queryer interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// readHeads reads every chain's head.
+func readHeads(ctx context.Context, q queryer) ([]store.Head, error) {
+	rows, err := q.QueryContext(ctx, "SELECT chain, seq, hash, anchor_seq, anchor_hash FROM heads ORDER BY chain")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return backend.Collect(rows, backend.ScanHead)
+}
+
+// readPruned returns the last event pruned from the log (0, "" when never pruned).
+func readPruned(ctx context.Context, q queryer) (int64, string, error) {
+	var seq int64
+	var hash string
+	err := q.QueryRowContext(ctx, `SELECT
+		COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'anchor_seq'), 0),
+		COALESCE((SELECT value FROM meta WHERE key = 'anchor_hash'), '')`).Scan(&seq, &hash)
+	return seq, hash, err
+}
+
 // ExportJSONL writes the whole event log as JSON lines in Seq order.
 func (s *Store) ExportJSONL(ctx context.Context, w io.Writer) error {
 	if err := s.check("export"); err != nil {
@@ -185,7 +213,7 @@ func (s *Store) VerifyChain(ctx context.Context) (store.ChainStatus, error) {
 
 // stream is eachEvent as a backend.EventStream.
 func (s *Store) stream(ctx context.Context, op string) backend.EventStream {
-	return func(start func(int64, string), fn func(*store.Event) error) error {
+	return func(start func(backend.LogStart), fn func(*store.Event) error) error {
 		return s.eachEvent(ctx, op, start, fn)
 	}
 }
@@ -209,103 +237,183 @@ func (s *Store) Retention(ctx context.Context) (store.Retention, error) {
 
 // SetRetention stores the retention setting.
 func (s *Store) SetRetention(ctx context.Context, r store.Retention) error {
-	if err := s.check("set retention"); err != nil {
-		return err
-	}
 	if err := backend.ValidRetention("set retention", r); err != nil {
 		return err
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("store: set retention: %w", err)
-	}
-	tx, release, err := s.beginWrite(ctx, "set retention")
+	v, err := backend.EncodeRetention(r)
 	if err != nil {
 		return err
 	}
-	defer release()
-	if _, err := tx.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('retention', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", string(b)); err != nil {
-		return mapErr("set retention", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return mapErr("set retention: commit", err)
-	}
-	return nil
+	return s.write(ctx, "set retention", func(b *batch) error {
+		if _, err := b.w.exec(ctx, "INSERT INTO meta (key, value) VALUES ('retention', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", v); err != nil {
+			return mapErr("set retention", err)
+		}
+		return nil
+	})
 }
 
-// Prune removes the prefix of the log that r no longer retains, anchoring
-// the chain at the last removed event, and appends an admin event that
-// records the prune. Call records older than r.MaxAge are removed unless
-// they are still reserved by a live run.
+// Prune removes the prefix of the log (by Seq) that r no longer retains,
+// anchoring each chain it cuts at the last event it removes from it, and
+// appends an admin event to the store's chain that records the prune. Call
+// records older than r.MaxAge are removed unless they are still reserved
+// by a live run.
 func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, error) {
 	var p store.Pruned
-	if err := s.check("prune"); err != nil {
-		return p, err
-	}
 	if err := backend.ValidRetention("prune", r); err != nil {
 		return p, err
 	}
 	if r.MaxAge == 0 && r.Keep == 0 {
-		return p, nil
+		return p, s.check("prune")
 	}
-	sqlTx, release, err := s.beginWrite(ctx, "prune")
-	if err != nil {
-		return p, err
-	}
-	defer release()
-	now := s.now().UTC()
-	anchorSeq, _, err := readAnchor(ctx, sqlTx)
-	if err != nil {
-		return p, mapErr("prune: anchor", err)
-	}
-	var head int64
-	if err := sqlTx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events").Scan(&head); err != nil {
-		return p, mapErr("prune", err)
-	}
-	var cut int64
-	if r.MaxAge > 0 {
-		if err := sqlTx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE time < ?",
-			now.Add(-r.MaxAge).UnixNano()).Scan(&cut); err != nil {
-			return p, mapErr("prune", err)
-		}
-	}
-	if r.Keep > 0 && head-r.Keep > cut {
-		cut = head - r.Keep
-	}
-	if cut > anchorSeq {
-		var hash string
-		if err := sqlTx.QueryRowContext(ctx, "SELECT hash FROM events WHERE seq = ?", cut).Scan(&hash); err != nil {
-			return p, mapErr("prune: new anchor", err)
-		}
-		if _, err := sqlTx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('anchor_seq', ?), ('anchor_hash', ?)
-			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.FormatInt(cut, 10), hash); err != nil {
-			return p, mapErr("prune: write anchor", err)
-		}
-		res, err := sqlTx.ExecContext(ctx, "DELETE FROM events WHERE seq <= ?", cut)
+	err := s.write(ctx, "prune", func(b *batch) error {
+		p = store.Pruned{}
+		w := b.w
+		now := s.now().UTC()
+		last, _, err := readPruned(ctx, w.conn)
 		if err != nil {
-			return p, mapErr("prune: delete events", err)
+			return mapErr("prune: anchor", err)
 		}
-		p.Events, _ = res.RowsAffected()
-		p.AnchorSeq, p.AnchorHash = cut, hash
+		var cut int64
+		if r.MaxAge > 0 {
+			if err := w.queryRow(ctx, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE time < ?", now.Add(-r.MaxAge).UnixNano()).Scan(&cut); err != nil {
+				return mapErr("prune", err)
+			}
+		}
+		if r.Keep > 0 {
+			var byKeep int64
+			err := w.queryRow(ctx, "SELECT seq FROM events ORDER BY seq DESC LIMIT 1 OFFSET ?", r.Keep).Scan(&byKeep)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return mapErr("prune", err)
+			}
+			cut = max(cut, byKeep)
+		}
+		if cut > last {
+			if err := s.cutChains(ctx, b, cut, &p); err != nil {
+				return err
+			}
+		}
+		if r.MaxAge > 0 {
+			res, err := w.exec(ctx, `DELETE FROM calls WHERE created_at < ? AND (status <> 'reserved'
+				OR run_id NOT IN (SELECT id FROM runs WHERE status IN `+backend.LiveStatusSQL+`))`, now.Add(-r.MaxAge).UnixNano())
+			if err != nil {
+				return mapErr("prune: delete calls", err)
+			}
+			p.Calls, _ = res.RowsAffected()
+		}
+		if p.Events > 0 || p.Calls > 0 {
+			t := &tx{TxBase: backend.TxBase{At: now}, ctx: ctx, b: b}
+			e := &store.Event{Kind: store.KindAdmin, Reason: "retention: pruned the event log", Data: backend.PruneData(p, r)}
+			if err := t.Append(e); err != nil {
+				return err
+			}
+			t.merge(b)
+		}
+		return b.writeHeads(ctx)
+	})
+	return p, err
+}
+
+// cutChains removes every event up to Seq cut: each chain it cuts is
+// anchored at the last event removed from it, and the log's last pruned
+// event is recorded, before the rows go (the delete trigger checks them).
+func (s *Store) cutChains(ctx context.Context, b *batch, cut int64, p *store.Pruned) error {
+	w := b.w
+	rows, err := w.query(ctx, `SELECT chain, CASE WHEN chain = '' THEN seq ELSE chain_seq END, hash FROM events
+		WHERE seq IN (SELECT max(seq) FROM events WHERE seq <= ? GROUP BY chain)`, cut)
+	if err != nil {
+		return mapErr("prune: new anchors", err)
 	}
-	if r.MaxAge > 0 {
-		res, err := sqlTx.ExecContext(ctx, `DELETE FROM calls WHERE created_at < ? AND (status <> 'reserved'
-			OR run_id NOT IN (SELECT id FROM runs WHERE status IN `+backend.LiveStatusSQL+`))`, now.Add(-r.MaxAge).UnixNano())
+	anchors, err := backend.Collect(rows, func(sc backend.Scanner) (store.Head, error) {
+		var h store.Head
+		err := sc.Scan(&h.Chain, &h.AnchorSeq, &h.AnchorHash)
+		return h, err
+	})
+	rows.Close()
+	if err != nil {
+		return mapErr("prune: new anchors", err)
+	}
+	for _, a := range anchors {
+		if _, err := w.exec(ctx, `INSERT INTO heads (chain, seq, hash, anchor_seq, anchor_hash) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (chain) DO UPDATE SET anchor_seq = excluded.anchor_seq, anchor_hash = excluded.anchor_hash`,
+			a.Chain, a.AnchorSeq, a.AnchorHash, a.AnchorSeq, a.AnchorHash); err != nil {
+			return mapErr("prune: write anchors", err)
+		}
+		delete(b.heads, a.Chain) // re-read with its anchor
+	}
+	var hash string
+	if err := w.queryRow(ctx, "SELECT hash FROM events WHERE seq = ?", cut).Scan(&hash); err != nil {
+		return mapErr("prune: new anchor", err)
+	}
+	if _, err := w.exec(ctx, `INSERT INTO meta (key, value) VALUES ('anchor_seq', ?), ('anchor_hash', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.FormatInt(cut, 10), hash); err != nil {
+		return mapErr("prune: write anchor", err)
+	}
+	res, err := w.exec(ctx, "DELETE FROM events WHERE seq <= ?", cut)
+	if err != nil {
+		return mapErr("prune: delete events", err)
+	}
+	p.Events, _ = res.RowsAffected()
+	p.AnchorSeq, p.AnchorHash = cut, hash
+	return nil
+}
+
+// Heads returns every chain's head and anchor.
+func (s *Store) Heads(ctx context.Context) ([]store.Head, error) {
+	if err := s.check("heads"); err != nil {
+		return nil, err
+	}
+	h, err := readHeads(ctx, s.db)
+	if err != nil {
+		return nil, mapErr("heads", err)
+	}
+	return h, nil
+}
+
+// Checkpoint signs every chain's head as the writer's transaction sees it
+// and appends the checkpoint; older checkpoints drop their heads.
+func (s *Store) Checkpoint(ctx context.Context, opts store.CheckpointOptions) (store.Checkpoint, error) {
+	var c store.Checkpoint
+	err := s.write(ctx, "checkpoint", func(b *batch) error {
+		w := b.w
+		heads, err := readHeads(ctx, w.conn)
 		if err != nil {
-			return p, mapErr("prune: delete calls", err)
+			return mapErr("checkpoint: heads", err)
 		}
-		p.Calls, _ = res.RowsAffected()
-	}
-	if p.Events > 0 || p.Calls > 0 {
-		data, _ := json.Marshal(map[string]any{"action": "prune", "events": p.Events, "calls": p.Calls,
-			"anchor_seq": p.AnchorSeq, "max_age": r.MaxAge.String(), "keep": r.Keep})
-		t := &tx{TxBase: backend.TxBase{At: now}, ctx: ctx, s: s, tx: sqlTx}
-		if err := t.Append(&store.Event{Kind: store.KindAdmin, Reason: "retention: pruned the event log", Data: data}); err != nil {
-			return p, err
+		prev, err := backend.ScanCheckpoint(w.queryRow(ctx, "SELECT "+backend.CheckpointColumnList+" FROM checkpoints ORDER BY seq DESC LIMIT 1"))
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return mapErr("checkpoint: the previous one", err)
 		}
+		if c, err = store.NewCheckpoint(prev, heads, s.now(), opts); err != nil {
+			return err
+		}
+		args, err := backend.CheckpointArgs(&c)
+		if err != nil {
+			return err
+		}
+		if _, err := w.exec(ctx, "UPDATE checkpoints SET heads = NULL WHERE heads IS NOT NULL"); err != nil {
+			return mapErr("checkpoint", err)
+		}
+		if _, err := w.exec(ctx, "INSERT INTO checkpoints ("+backend.CheckpointColumnList+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", args...); err != nil {
+			return mapErr("checkpoint", err)
+		}
+		return nil
+	})
+	return c, err
+}
+
+// Checkpoints lists the checkpoints, oldest first.
+func (s *Store) Checkpoints(ctx context.Context) ([]store.Checkpoint, error) {
+	if err := s.check("checkpoints"); err != nil {
+		return nil, err
 	}
-	if err := sqlTx.Commit(); err != nil {
-		return p, mapErr("prune: commit", err)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+backend.CheckpointColumnList+" FROM checkpoints ORDER BY seq")
+	if err != nil {
+		return nil, mapErr("checkpoints", err)
 	}
-	return p, nil
+	defer rows.Close()
+	out, err := backend.Collect(rows, backend.ScanCheckpointValue)
+	if err != nil {
+		return nil, mapErr("checkpoints", err)
+	}
+	return out, nil
 }

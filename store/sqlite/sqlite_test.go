@@ -635,3 +635,173 @@ func TestProcessExitWithoutClose(t *testing.T) {
 		t.Errorf("VerifyChain = %+v, %v", st, err)
 	}
 }
+
+// TestOneShotProcesses: hook-like processes that open the store OneShot,
+// decide and close leave the WAL to the next one (no checkpoint at close),
+// yet the WAL stays bounded and nothing is lost.
+func TestOneShotProcesses(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	run := storetest.Create(t, s, "cc:bench")
+	id := s.StoreID()
+	s.Close()
+	const n = 80
+	maxWAL := int64(0)
+	for i := 0; i < n; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), helperEnv+"=hook", "SW_PATH="+path, "SW_ID="+id,
+			"SW_TOOL_USE=toolu_os_"+strconv.Itoa(i), "SW_CLOSE=1", "SW_ONESHOT=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hook %d: %v: %s", i, err, out)
+		}
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxWAL = max(maxWAL, fi.Size())
+	}
+	// One decision writes a handful of pages: the WAL never holds much
+	// more than the bound before a oneShot writer truncates it.
+	if maxWAL > walTruncateBytes+64<<10 {
+		t.Errorf("the WAL grew to %d bytes over %d oneShot processes (bound %d)", maxWAL, n, walTruncateBytes)
+	}
+	s2, err := Open(bg, path, Options{MustExist: true, ExpectID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	got, err := s2.Run(bg, run.ID)
+	if err != nil || got.Iterations != n {
+		t.Fatalf("run after %d oneShot processes = %+v, %v", n, got, err)
+	}
+	if st, err := s2.VerifyChain(bg); err != nil || st.Events != n {
+		t.Errorf("VerifyChain = %+v, %v", st, err)
+	}
+}
+
+// TestMigrateGlobalChainStore: a store written by the schema-1 binary (one
+// global hash chain, pruned once) opens under schema 2: the old events are
+// verified as the legacy chain, new ones go to per-run chains, and
+// tampering with either is caught.
+func TestMigrateGlobalChainStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db := rawDB(t, path)
+	init, err := migrationFS.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA journal_mode=WAL; " + string(init) +
+		"; INSERT INTO meta (key, value) VALUES ('store_id', 'st_old'), ('created_at', 'then'); PRAGMA user_version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	snap := []byte(`{"id":"tdd","initial":"planning","states":{"planning":{}}}`)
+	if _, err := db.Exec(`INSERT INTO runs (id, session_key, workflow_id, snapshot, snapshot_digest, state, status, revision,
+		created_at, updated_at) VALUES ('run_old', 'cc:old', 'tdd', ?, ?, 'planning', 'active', 1, 1, 1)`,
+		snap, store.InputDigest(snap)); err != nil {
+		t.Fatal(err)
+	}
+	// Six events of the global chain over two sessions; the first two
+	// pruned (anchored at seq 2) as the old Prune did.
+	var old []store.Event
+	prev := ""
+	for i := 1; i <= 6; i++ {
+		e := store.Event{Seq: int64(i), RunID: "run_old", SessionKey: "cc:old", Time: time.Unix(int64(i), 0).UTC(),
+			Kind: store.KindDecision, Tool: "Read", Decision: "allow", ToolUseID: fmt.Sprintf("old%d", i), PrevHash: prev}
+		if i%2 == 0 {
+			e.RunID, e.SessionKey = "", "cc:dormant"
+		}
+		e.Hash = store.HashEvent(&e)
+		prev = e.Hash
+		old = append(old, e)
+		if i <= 2 {
+			continue
+		}
+		if _, err := db.Exec(`INSERT INTO events (seq, run_id, session_key, time, kind, tool, decision, tool_use_id, prev_hash, hash)
+			VALUES (?,?,?,?,?,?,?,?,?,?)`, e.Seq, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.Tool, e.Decision,
+			e.ToolUseID, e.PrevHash, e.Hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec("INSERT INTO meta (key, value) VALUES ('anchor_seq', '2'), ('anchor_hash', ?)", old[1].Hash); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s, err := Open(bg, path, Options{MustExist: true, ExpectID: "st_old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.VerifyChain(bg)
+	if err != nil || st.Legacy != 4 || st.Events != 4 || st.AnchorSeq != 2 || st.Chains != 1 {
+		t.Fatalf("VerifyChain of the migrated store = %+v, %v; want the 4 kept events as the legacy chain", st, err)
+	}
+	// New decisions chain per run; Seq carries on after the old log.
+	if _, _, err := storetest.Decide(bg, s, "cc:old", "new1"); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Events(bg, store.EventFilter{ToolUseID: "new1"})
+	if err != nil || len(evs) != 1 || evs[0].Seq != 7 || evs[0].Chain != "run_old" || evs[0].ChainSeq != 1 || evs[0].PrevHash != "" {
+		t.Fatalf("the first new event = %+v, %v", evs, err)
+	}
+	st, err = s.VerifyChain(bg)
+	if err != nil || st.Legacy != 4 || st.Events != 5 || st.Chains != 2 {
+		t.Errorf("VerifyChain after a new decision = %+v, %v", st, err)
+	}
+	var buf bytes.Buffer
+	if err := s.ExportJSONL(bg, &buf); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := store.VerifyJSONL(&buf); err != nil || st.Legacy != 4 || st.Events != 5 {
+		t.Errorf("VerifyJSONL = %+v, %v", st, err)
+	}
+	// Pruning now cuts the legacy chain and the run's chain alike.
+	if p, err := s.Prune(bg, store.Retention{Keep: 2}); err != nil || p.Events != 3 || p.AnchorSeq != 5 {
+		t.Errorf("Prune = %+v, %v", p, err)
+	}
+	if _, err := s.VerifyChain(bg); err != nil {
+		t.Errorf("VerifyChain after pruning into the legacy chain: %v", err)
+	}
+	// Tampering with a legacy event is still caught.
+	raw := rawDB(t, path)
+	if _, err := raw.Exec("DROP TRIGGER events_no_update; UPDATE events SET decision = 'deny' WHERE seq = 6"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyChain(bg); !errors.Is(err, store.ErrChainBroken) || !strings.Contains(err.Error(), "seq 6 (legacy chain)") {
+		t.Errorf("VerifyChain after editing a legacy event: %v", err)
+	}
+}
+
+// TestSchemaChangedUnderneath: a store whose schema another binary moved on
+// while this one had it open refuses to write instead of writing the old
+// way into the new schema.
+func TestSchemaChangedUnderneath(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	storetest.Create(t, s, "cc:v")
+	db := rawDB(t, path)
+	if _, err := db.Exec("PRAGMA user_version = " + strconv.Itoa(SchemaVersion()+1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := storetest.Decide(bg, s, "cc:v", "v1"); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "restart") {
+		t.Errorf("Decide after the schema moved on: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestVerifyCatchesACutChain: with its triggers dropped, removing a
+// chain's newest events passes the hash links but not the stored heads.
+func TestVerifyCatchesACutChain(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	r := storetest.Create(t, s, "cc:cut")
+	for i := 0; i < 4; i++ {
+		if _, _, err := storetest.Decide(bg, s, "cc:cut", fmt.Sprintf("c%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := rawDB(t, path)
+	if _, err := db.Exec("DROP TRIGGER events_prune_only; DELETE FROM events WHERE chain_seq = 4"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.VerifyChain(bg)
+	if !errors.Is(err, store.ErrChainBroken) || !strings.Contains(err.Error(), r.ID+" ends at #3") {
+		t.Errorf("VerifyChain of a cut chain: %v", err)
+	}
+}

@@ -13,21 +13,9 @@ import (
 // tables names the tables for the shared queries.
 var tables = backend.Tables{Runs: "runs", Events: "events", Calls: "calls", RunsOrder: "rowid DESC"}
 
-// runArgs encodes the mutable columns of r in backend.RunColumnList order from state on.
-func runArgs(r *store.Run) ([]any, error) {
-	c, err := backend.EncodeRunColumns(r)
-	if err != nil {
-		return nil, err
-	}
-	audit := 0
-	if r.AuditOnly {
-		audit = 1
-	}
-	return []any{r.State, c.Context, c.History, r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval,
-		string(r.Status), audit, c.Evidence}, nil
-}
-
-// Update runs fn in one BEGIN IMMEDIATE transaction on sessionKey.
+// Update runs fn in the writer's next transaction (see writer): it re-reads
+// the session's live run there, and commits fn's writes with the batch, or
+// rolls back only fn's writes when fn returns an error (or panics).
 func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.Tx) error) error {
 	if err := s.check("update"); err != nil {
 		return err
@@ -35,41 +23,75 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 	if sessionKey == "" {
 		return fmt.Errorf("store: update: %w: empty session key", store.ErrInvalid)
 	}
-	sqlTx, release, err := s.beginWrite(ctx, "update "+sessionKey)
-	if err != nil {
+	if err := s.writer().submit(&job{ctx: ctx, key: sessionKey, fn: fn}); err != nil {
+		if errors.Is(err, store.ErrClosed) {
+			return fmt.Errorf("store: update: %w", err)
+		}
 		return err
-	}
-	defer release()
-	t := &tx{TxBase: backend.TxBase{Key: sessionKey, At: s.now().UTC()}, ctx: ctx, s: s, tx: sqlTx}
-	row := sqlTx.QueryRowContext(ctx, "SELECT "+backend.RunColumnList+" FROM runs WHERE session_key = ? AND status IN "+backend.LiveStatusSQL, sessionKey)
-	live, err := backend.ScanRun(row)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return mapErr("update "+sessionKey+": read run", err)
-	default:
-		t.Begin(live)
-	}
-	err = fn(t)
-	t.Done = true
-	if err != nil {
-		return err
-	}
-	if err := sqlTx.Commit(); err != nil {
-		return mapErr("update "+sessionKey+": commit", err)
 	}
 	return nil
 }
 
+// tx is one session's transaction inside a writer batch.
 type tx struct {
 	backend.TxBase
-	ctx context.Context
-	s   *Store
-	tx  *sql.Tx
+	ctx   context.Context
+	b     *batch
+	heads map[string]store.Head // chains this transaction moved
+	next  int64                 // the Seq its next event gets (0: not read yet)
+}
 
-	headLoaded bool
-	headSeq    int64
-	headHash   string
+const (
+	qLive     = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? AND status IN " + backend.LiveStatusSQL
+	qLast     = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1"
+	qSnapshot = "SELECT snapshot FROM runs WHERE id = ?"
+	qCall     = "SELECT " + backend.CallColumnList + " FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?"
+)
+
+// begin reads the session's live run, or its newest when none is live.
+func (t *tx) begin() error {
+	live, err := t.readRun(qLive)
+	if err != nil {
+		return err
+	}
+	t.Begin(live)
+	if live == nil {
+		last, err := t.readRun(qLast)
+		if err != nil {
+			return err
+		}
+		t.BeginEnded(last)
+	}
+	return nil
+}
+
+// readRun reads one run of the session with q, its snapshot from the
+// store's cache (nil, nil when there is none).
+func (t *tx) readRun(q string) (*store.Run, error) {
+	w := t.b.w
+	r, err := backend.ScanRun(w.queryRow(t.ctx, q, t.Key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, mapErr("update "+t.Key+": read run", err)
+	}
+	if r.SnapshotDigest == "" {
+		return r, nil
+	}
+	if snap, ok := w.s.snapshots.Get(r.SnapshotDigest); ok {
+		r.Snapshot = snap
+		return r, nil
+	}
+	var snap []byte
+	if err := w.queryRow(t.ctx, qSnapshot, r.ID).Scan(&snap); err != nil {
+		return nil, mapErr("update "+t.Key+": read the run's workflow", err)
+	}
+	if len(snap) > 0 {
+		r.Snapshot = snap
+		w.s.snapshots.Put(r.SnapshotDigest, snap)
+	}
+	return r, nil
 }
 
 // Call implements store.Tx.
@@ -77,9 +99,7 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	if err := t.Use("call"); err != nil {
 		return nil, err
 	}
-	row := t.tx.QueryRowContext(t.ctx, "SELECT "+backend.CallColumnList+" FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?",
-		t.Key, toolUseID, string(phase))
-	c, err := backend.ScanCall(row)
+	c, err := backend.ScanCall(t.b.w.queryRow(t.ctx, qCall, t.Key, toolUseID, string(phase)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
 	}
@@ -113,6 +133,20 @@ func (t *tx) Put(r *store.Run) error {
 	return nil
 }
 
+// runArgs encodes the mutable columns of r in column order from state on.
+func runArgs(r *store.Run) ([]any, error) {
+	c, err := backend.EncodeRunColumns(r)
+	if err != nil {
+		return nil, err
+	}
+	audit := 0
+	if r.AuditOnly {
+		audit = 1
+	}
+	return []any{r.State, c.Context, c.History, r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval,
+		string(r.Status), audit, c.Evidence}, nil
+}
+
 func (t *tx) insertRun(r *store.Run, args []any) error {
 	id, err := backend.NewID("run_", 12)
 	if err != nil {
@@ -121,39 +155,45 @@ func (t *tx) insertRun(r *store.Run, args []any) error {
 	dg := backend.SnapshotDigestOf(r.Snapshot)
 	all := append([]any{id, r.SessionKey, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg}, args...)
 	all = append(all, int64(1), t.At.UnixNano(), t.At.UnixNano())
-	_, err = t.tx.ExecContext(t.ctx, "INSERT INTO runs ("+backend.RunColumnList+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", all...)
+	_, err = t.b.w.exec(t.ctx, "INSERT INTO runs ("+backend.RunColumnList+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", all...)
 	if err != nil {
 		if isConstraint(err) {
 			return fmt.Errorf("store: create run for %s: %w: the session already has a live run", t.Key, store.ErrConflict)
 		}
 		return mapErr("create run for "+t.Key, err)
 	}
+	t.b.w.s.snapshots.Put(dg, r.Snapshot)
 	r.ID, r.SnapshotDigest, r.Revision, r.CreatedAt, r.UpdatedAt = id, dg, 1, t.At, t.At
 	return nil
 }
 
-func (t *tx) updateRun(r *store.Run, args []any) error {
-	const set = `state = ?, context = ?, history = ?, iterations = ?, counters = ?, files_edited = ?,
+const (
+	runSet = `state = ?, context = ?, history = ?, iterations = ?, counters = ?, files_edited = ?,
 		pending_approval = ?, status = ?, audit_only = ?, evidence = ?, revision = ?, updated_at = ?`
+	qUpdateRun         = "UPDATE runs SET " + runSet + " WHERE id = ? AND session_key = ? AND revision = ?"
+	qUpdateRunWorkflow = "UPDATE runs SET workflow_id = ?, workflow_source = ?, snapshot = ?, snapshot_digest = ?, " + runSet +
+		" WHERE id = ? AND session_key = ? AND revision = ?"
+)
+
+func (t *tx) updateRun(r *store.Run, args []any) error {
 	next := r.Revision + 1
 	var (
 		q   string
 		all []any
-		dg  = r.SnapshotDigest
+		dg  string
 	)
 	// The snapshot rarely changes: rewrite it (and its digest) only when it did.
 	if t.SameWorkflow(r) {
 		dg = t.Live.SnapshotDigest
-		q = "UPDATE runs SET " + set + " WHERE id = ? AND session_key = ? AND revision = ?"
+		q = qUpdateRun
 		all = append(args, next, t.At.UnixNano(), r.ID, t.Key, r.Revision)
 	} else {
 		dg = backend.SnapshotDigestOf(r.Snapshot)
-		q = "UPDATE runs SET workflow_id = ?, workflow_source = ?, snapshot = ?, snapshot_digest = ?, " + set +
-			" WHERE id = ? AND session_key = ? AND revision = ?"
+		q = qUpdateRunWorkflow
 		all = append([]any{r.WorkflowID, r.WorkflowSource, r.Snapshot, dg}, args...)
 		all = append(all, next, t.At.UnixNano(), r.ID, t.Key, r.Revision)
 	}
-	res, err := t.tx.ExecContext(t.ctx, q, all...)
+	res, err := t.b.w.exec(t.ctx, q, all...)
 	if err != nil {
 		if isConstraint(err) {
 			return fmt.Errorf("store: update run %s: %w: the session already has another live run", r.ID, store.ErrConflict)
@@ -166,7 +206,7 @@ func (t *tx) updateRun(r *store.Run, args []any) error {
 	}
 	if n == 0 {
 		var rev int64
-		err := t.tx.QueryRowContext(t.ctx, "SELECT revision FROM runs WHERE id = ? AND session_key = ?", r.ID, t.Key).Scan(&rev)
+		err := t.b.w.queryRow(t.ctx, "SELECT revision FROM runs WHERE id = ? AND session_key = ?", r.ID, t.Key).Scan(&rev)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: update run %s: %w in session %s", r.ID, store.ErrNotFound, t.Key)
 		}
@@ -175,71 +215,85 @@ func (t *tx) updateRun(r *store.Run, args []any) error {
 		}
 		return fmt.Errorf("store: update run %s: %w: revision %d is stale (stored %d)", r.ID, store.ErrConflict, r.Revision, rev)
 	}
+	t.b.w.s.snapshots.Put(dg, r.Snapshot)
 	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.At
 	return nil
 }
 
-func (t *tx) loadHead() error {
-	if t.headLoaded {
-		return nil
+// head returns a chain's head as this transaction stands.
+func (t *tx) head(chain string) (store.Head, error) {
+	if h, ok := t.heads[chain]; ok {
+		return h, nil
 	}
-	err := t.tx.QueryRowContext(t.ctx, "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").Scan(&t.headSeq, &t.headHash)
-	if errors.Is(err, sql.ErrNoRows) {
-		t.headSeq, t.headHash, err = readAnchor(t.ctx, t.tx)
-	}
-	if err != nil {
-		return mapErr("append: read chain head", err)
-	}
-	t.headLoaded = true
-	return nil
+	return t.b.head(t.ctx, chain)
 }
 
-type querier interface {
-	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
-}
+const qInsertEvent = `INSERT INTO events (seq, run_id, session_key, time, kind, state, tool,
+	input_digest, decision, rule, reason, tool_use_id, data, prev_hash, hash, chain, chain_seq)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
-// readAnchor returns the prune anchor (0, "" when never pruned).
-func readAnchor(ctx context.Context, q querier) (int64, string, error) {
-	var seq int64
-	var hash string
-	err := q.QueryRowContext(ctx, `SELECT
-		COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'anchor_seq'), 0),
-		COALESCE((SELECT value FROM meta WHERE key = 'anchor_hash'), '')`).Scan(&seq, &hash)
-	return seq, hash, err
-}
-
-// Append implements store.Tx: each event is chained to the one before it.
+// Append implements store.Tx: each event joins its chain.
 func (t *tx) Append(events ...*store.Event) error {
 	if err := t.Use("append"); err != nil {
 		return err
 	}
-	if len(events) == 0 {
-		return nil
-	}
-	if err := t.loadHead(); err != nil {
-		return err
-	}
 	for _, e := range events {
-		if err := backend.PrepareEvent(e, t.RunID, t.Key, t.At); err != nil {
+		if err := t.PrepareAppend(e); err != nil {
 			return err
 		}
-		backend.ChainEvent(e, t.headSeq, t.headHash)
-		data := e.Data
-		var d any
-		if data != nil {
-			d = string(data)
+		if err := t.append(e); err != nil {
+			return err
 		}
-		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO events (seq, run_id, session_key, time, kind, state, tool,
-			input_digest, decision, rule, reason, tool_use_id, data, prev_hash, hash)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			e.Seq, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
-			e.Decision, e.Rule, e.Reason, e.ToolUseID, d, e.PrevHash, e.Hash); err != nil {
-			return mapErr(fmt.Sprintf("append %s event", e.Kind), err)
-		}
-		t.headSeq, t.headHash = e.Seq, e.Hash
 	}
 	return nil
 }
+
+// append links a prepared event into its chain and inserts it.
+func (t *tx) append(e *store.Event) error {
+	h, err := t.head(e.Chain)
+	if err != nil {
+		return err
+	}
+	if t.next == 0 {
+		if t.next, err = t.b.seq(t.ctx); err != nil {
+			return err
+		}
+	}
+	e.Seq = t.next
+	h = backend.Link(e, h)
+	var data any
+	if e.Data != nil {
+		data = string(e.Data)
+	}
+	if _, err := t.b.w.exec(t.ctx, qInsertEvent,
+		e.Seq, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
+		e.Decision, e.Rule, e.Reason, e.ToolUseID, data, e.PrevHash, e.Hash, e.Chain, e.ChainSeq); err != nil {
+		return mapErr(fmt.Sprintf("append %s event", e.Kind), err)
+	}
+	if t.heads == nil {
+		t.heads = map[string]store.Head{}
+	}
+	t.heads[e.Chain] = h
+	t.next++
+	return nil
+}
+
+// merge hands what a committed transaction moved on to its batch.
+func (t *tx) merge(b *batch) {
+	for c, h := range t.heads {
+		b.heads[c] = h
+		b.dirty[c] = true
+	}
+	if t.next != 0 {
+		b.nextSeq = t.next
+	}
+}
+
+const (
+	qInsertCall = "INSERT INTO calls (" + backend.CallColumnList + ") VALUES (?,?,?,?,?,?,?,?,?,?)"
+	qSettle     = `UPDATE calls SET status = ?, settled_at = ?
+		WHERE session_key = ? AND tool_use_id = ? AND phase = 'pre' AND status = 'reserved'`
+)
 
 // Record implements store.Tx; a post record settles the reserved pre record.
 func (t *tx) Record(c *store.Call) error {
@@ -250,20 +304,16 @@ func (t *tx) Record(c *store.Call) error {
 	if err != nil {
 		return err
 	}
-	outcome, effects, settled := cols.Outcome, cols.Effects, cols.SettledAt
-	if _, err := t.tx.ExecContext(t.ctx, "INSERT INTO calls ("+backend.CallColumnList+") VALUES (?,?,?,?,?,?,?,?,?,?)",
-		c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, outcome, effects, string(c.Status),
-		t.At.UnixNano(), settled); err != nil {
+	if _, err := t.b.w.exec(t.ctx, qInsertCall,
+		c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, cols.Outcome, cols.Effects, string(c.Status),
+		t.At.UnixNano(), cols.SettledAt); err != nil {
 		if isConstraint(err) {
 			return fmt.Errorf("store: record call %s/%s: %w", c.ToolUseID, c.Phase, store.ErrDuplicate)
 		}
 		return mapErr("record call "+c.ToolUseID, err)
 	}
 	if c.Phase == store.PhasePost {
-		st := c.SettlesAs()
-		if _, err := t.tx.ExecContext(t.ctx, `UPDATE calls SET status = ?, settled_at = ?
-			WHERE session_key = ? AND tool_use_id = ? AND phase = 'pre' AND status = 'reserved'`,
-			string(st), t.At.UnixNano(), t.Key, c.ToolUseID); err != nil {
+		if _, err := t.b.w.exec(t.ctx, qSettle, string(c.SettlesAs()), t.At.UnixNano(), t.Key, c.ToolUseID); err != nil {
 			return mapErr("settle call "+c.ToolUseID, err)
 		}
 	}

@@ -6,6 +6,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -69,6 +70,10 @@ func Run(t *testing.T, newStore Factory) {
 		{"RetentionKeepN", testRetentionKeep},
 		{"RetentionMaxAge", testRetentionAge},
 		{"ConcurrentUpdates", testConcurrent},
+		{"ConcurrentSessionsSomeFailing", testConcurrentFailing},
+		{"ChainsPerRun", testChainsPerRun},
+		{"LastRun", testLast},
+		{"Checkpoints", testCheckpoints},
 		{"Closed", testClosed},
 		{"WatchOwnWrites", testWatchOwn},
 	}
@@ -641,16 +646,28 @@ func testEvents(t *testing.T, s store.Store, clk *Clock) {
 	if len(all) != 7 {
 		t.Fatalf("events = %d, want 7", len(all))
 	}
+	// Each run's events form their own chain: #1, #2, ... each linked to
+	// the one before it in the same run, whatever the other run did
+	// meanwhile; Seq orders the whole log.
+	prev := map[string]store.Event{}
 	for i, e := range all {
 		if e.Seq != int64(i+1) {
 			t.Errorf("event %d has seq %d", i, e.Seq)
 		}
-		if i > 0 && e.PrevHash != all[i-1].Hash {
-			t.Errorf("event %d prev_hash does not link", e.Seq)
+		if e.Chain != e.RunID || e.Chain != store.ChainOf(e.RunID, e.SessionKey) {
+			t.Errorf("event %d is in chain %q, want its run's (%s)", e.Seq, e.Chain, e.RunID)
 		}
+		p, ok := prev[e.Chain]
+		if want := p.ChainSeq + 1; e.ChainSeq != want || (ok && e.PrevHash != p.Hash) || (!ok && e.PrevHash != "") {
+			t.Errorf("event %d (#%d of %s, prev %q) does not follow #%d (%q) of its chain", e.Seq, e.ChainSeq, e.Chain, e.PrevHash, p.ChainSeq, p.Hash)
+		}
+		prev[e.Chain] = e
 		if e.Hash != store.HashEvent(&e) {
 			t.Errorf("event %d hash does not match its content", e.Seq)
 		}
+	}
+	if len(prev) != 2 || prev[a.ID].ChainSeq != 4 || prev[b.ID].ChainSeq != 3 {
+		t.Errorf("chains = %v; want run a at #4, run b at #3", len(prev))
 	}
 	if all[6].Hash != tr.Hash || !reflect.DeepEqual(all[6], tr) {
 		t.Errorf("stored transition differs from the appended one:\n%+v\n%+v", all[6], tr)
@@ -686,8 +703,17 @@ func testEvents(t *testing.T, s store.Store, clk *Clock) {
 		})
 	}
 	st := mustVerify(t, s)
-	if st.Events != 7 || st.HeadSeq != 7 || st.HeadHash != tr.Hash || st.AnchorSeq != 0 {
+	if st.Events != 7 || st.Chains != 2 || st.HeadSeq != 7 || st.HeadHash != tr.Hash || st.AnchorSeq != 0 {
 		t.Errorf("VerifyChain = %+v", st)
+	}
+	heads, err := s.Heads(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Head{{Chain: prev[a.ID].Chain, Seq: 4, Hash: tr.Hash}, {Chain: b.ID, Seq: 3, Hash: prev[b.ID].Hash}}
+	store.SortHeads(want)
+	if !reflect.DeepEqual(heads, want) || st.HeadsHash != store.HeadsHash(heads) {
+		t.Errorf("Heads = %+v (verified heads hash %s); want %+v", heads, st.HeadsHash, want)
 	}
 }
 
@@ -809,7 +835,9 @@ func testRetentionKeep(t *testing.T, s store.Store, clk *Clock) {
 	if err := s.ExportJSONL(bg, &buf); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := store.VerifyJSONL(&buf); err != nil || st.AnchorSeq != 6 || st.AnchorHash != before[5].Hash {
+	// An export cannot prove what was pruned before it: each chain starts
+	// where its first exported event says.
+	if st, err := store.VerifyJSONL(&buf); err != nil || st.Events != 6 || st.Chains != 2 {
 		t.Errorf("VerifyJSONL of a pruned log = %+v, %v", st, err)
 	}
 	// Pruning everything leaves an anchor the next event links to.
@@ -898,6 +926,262 @@ func testConcurrent(t *testing.T, s store.Store, clk *Clock) {
 	}
 	if st := mustVerify(t, s); st.Events != workers*per {
 		t.Errorf("events = %d, want %d", st.Events, workers*per)
+	}
+}
+
+// testConcurrentFailing: many sessions write at once (a backend may commit
+// them together); the functions that fail, by error or panic, leave
+// nothing, and every other one commits exactly once.
+func testConcurrentFailing(t *testing.T, s store.Store, clk *Clock) {
+	const sessions, per = 12, 10
+	for i := 0; i < sessions; i++ {
+		Create(t, s, fmt.Sprintf("cc:cf%d", i))
+	}
+	boom := errors.New("boom")
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions*per)
+	for i := 0; i < sessions; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			key := fmt.Sprintf("cc:cf%d", i)
+			for j := 0; j < per; j++ {
+				fail := (i+j)%3 == 0
+				err := func() (err error) {
+					defer func() {
+						if v := recover(); v != nil {
+							err = fmt.Errorf("panic: %v", v)
+						}
+					}()
+					return s.Update(bg, key, func(tx store.Tx) error {
+						r := tx.Run()
+						r.Iterations++
+						if err := tx.Put(r); err != nil {
+							return err
+						}
+						if err := tx.Append(&store.Event{Kind: store.KindDecision, ToolUseID: fmt.Sprintf("t%d", j)}); err != nil {
+							return err
+						}
+						if err := tx.Record(&store.Call{ToolUseID: fmt.Sprintf("t%d", j), Phase: store.PhasePre, Status: store.CallDone}); err != nil {
+							return err
+						}
+						switch {
+						case fail && j%2 == 0:
+							return boom
+						case fail:
+							panic("boom")
+						}
+						return nil
+					})
+				}()
+				if fail != (err != nil) {
+					errs <- fmt.Errorf("%s call %d (fail %v): %v", key, j, fail, err)
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := 0; i < sessions; i++ {
+		key := fmt.Sprintf("cc:cf%d", i)
+		var want int64
+		for j := 0; j < per; j++ {
+			if (i+j)%3 != 0 {
+				want++
+			}
+		}
+		r := mustLive(t, s, key)
+		evs := mustEvents(t, s, store.EventFilter{SessionKey: key})
+		calls, err := s.Calls(bg, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Iterations != want || int64(len(evs)) != want || int64(len(calls)) != want || r.Revision != want+1 {
+			t.Errorf("%s: iterations %d, revision %d, %d events, %d calls; want %d each (revision %d)",
+				key, r.Iterations, r.Revision, len(evs), len(calls), want, want+1)
+		}
+		for k, e := range evs {
+			if e.ChainSeq != int64(k+1) {
+				t.Errorf("%s: event %d is #%d of its chain", key, k, e.ChainSeq)
+			}
+		}
+	}
+	mustVerify(t, s)
+}
+
+// testChainsPerRun: a session's events outside any run, a run's, the next
+// run's in the same session, and what an event may not name.
+func testChainsPerRun(t *testing.T, s store.Store, clk *Clock) {
+	// Dormant: the session's own chain.
+	var dormant store.Event
+	err := s.Update(bg, "cc:ch", func(tx store.Tx) error {
+		dormant = store.Event{Kind: store.KindDecision, Tool: "Read"}
+		return tx.Append(&dormant)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dormant.Chain != "session:cc:ch" || dormant.ChainSeq != 1 || dormant.PrevHash != "" || dormant.RunID != "" {
+		t.Errorf("dormant event = %+v; want #1 of session:cc:ch", dormant)
+	}
+	first := Create(t, s, "cc:ch")
+	if _, _, err := Decide(bg, s, "cc:ch", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	// End the run and start the next one in one transaction: each event
+	// goes to the run it names (the new one by default once written).
+	var end, start store.Event
+	var second *store.Run
+	err = s.Update(bg, "cc:ch", func(tx store.Tx) error {
+		r := tx.Run()
+		r.Status = store.StatusCompleted
+		if err := tx.Put(r); err != nil {
+			return err
+		}
+		end = store.Event{Kind: store.KindRun, RunID: r.ID, Reason: "completed"}
+		if err := tx.Append(&end); err != nil {
+			return err
+		}
+		second = NewRun("cc:ch")
+		if err := tx.Put(second); err != nil {
+			return err
+		}
+		start = store.Event{Kind: store.KindRun, Reason: "started"}
+		return tx.Append(&start)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Chain != first.ID || end.ChainSeq != 2 || start.Chain != second.ID || start.ChainSeq != 1 || start.PrevHash != "" {
+		t.Errorf("end = %s #%d, start = %s #%d (prev %q); want %s #2 and %s #1", end.Chain, end.ChainSeq,
+			start.Chain, start.ChainSeq, start.PrevHash, first.ID, second.ID)
+	}
+	// An event may name only its own session and a run the transaction
+	// read or wrote.
+	Create(t, s, "cc:other")
+	other := mustLive(t, s, "cc:other")
+	for name, e := range map[string]*store.Event{
+		"another session":   {Kind: store.KindAdmin, SessionKey: "cc:other"},
+		"another run":       {Kind: store.KindAdmin, RunID: other.ID},
+		"a run of its past": {Kind: store.KindAdmin, RunID: first.ID},
+	} {
+		err := s.Update(bg, "cc:ch", func(tx store.Tx) error { return tx.Append(e) })
+		if !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
+	st := mustVerify(t, s)
+	if st.Chains != 3 || st.Events != 4 {
+		t.Errorf("VerifyChain = %+v; want 4 events in 3 chains", st)
+	}
+}
+
+// testLast: Tx.Last is the session's newest run once none is live.
+func testLast(t *testing.T, s store.Store, clk *Clock) {
+	check := func(want *store.Run, live bool) {
+		t.Helper()
+		err := s.Update(bg, "cc:last", func(tx store.Tx) error {
+			if got := tx.Last(); (got == nil) != (want == nil) || (got != nil && (got.ID != want.ID || got.Status != want.Status ||
+				!bytes.Equal(got.Snapshot, want.Snapshot))) {
+				t.Errorf("Last = %+v, want %+v", got, want)
+			}
+			if (tx.Run() != nil) != live {
+				t.Errorf("Run = %+v, want live %v", tx.Run(), live)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(nil, false)
+	r := Create(t, s, "cc:last")
+	check(nil, true)
+	err := s.Update(bg, "cc:last", func(tx store.Tx) error {
+		r = tx.Run()
+		r.Status = store.StatusCompleted
+		return tx.Put(r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(r, false)
+}
+
+// testCheckpoints: a checkpoint signs every chain's head; checkpoints
+// chain to one another; only the newest keeps its heads.
+func testCheckpoints(t *testing.T, s store.Store, clk *Clock) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	next, nextKey, _ := ed25519.GenerateKey(nil)
+	if cps, err := s.Checkpoints(bg); err != nil || len(cps) != 0 {
+		t.Fatalf("Checkpoints of a new store = %v, %v", cps, err)
+	}
+	// A checkpoint of an empty log covers no chain.
+	c0, err := s.Checkpoint(bg, store.CheckpointOptions{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c0.Seq != 1 || c0.Chains != 0 || c0.PrevHash != "" {
+		t.Errorf("first checkpoint = %+v", c0)
+	}
+	Create(t, s, "cc:cp1")
+	Create(t, s, "cc:cp2")
+	for i := 0; i < 3; i++ {
+		if _, _, err := Decide(bg, s, "cc:cp1", fmt.Sprintf("cp%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := Decide(bg, s, "cc:cp2", "cpx"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	c1, err := s.Checkpoint(bg, store.CheckpointOptions{Key: key, NextKey: next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads, err := s.Heads(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := mustVerify(t, s)
+	if c1.Seq != 2 || c1.PrevHash != c0.Hash || c1.Chains != 2 || c1.HeadsHash != st.HeadsHash ||
+		!reflect.DeepEqual(c1.Heads, heads) || !c1.Time.Equal(T0.Add(time.Minute)) || c1.NextKeyID != store.KeyID(next) {
+		t.Errorf("second checkpoint = %+v\nheads %+v, verified heads hash %s", c1, heads, st.HeadsHash)
+	}
+	if err := c1.Verify(key.Public().(ed25519.PublicKey)); err != nil {
+		t.Error(err)
+	}
+	if err := c1.Verify(next); !errors.Is(err, store.ErrCheckpoint) {
+		t.Errorf("verified under another key: %v", err)
+	}
+	c2, err := s.Checkpoint(bg, store.CheckpointOptions{Key: nextKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cps, err := s.Checkpoints(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) != 3 || cps[0].Hash != c0.Hash || cps[1].Hash != c1.Hash || cps[2].Hash != c2.Hash || c2.PrevHash != c1.Hash {
+		t.Fatalf("Checkpoints = %+v", cps)
+	}
+	if cps[0].Heads != nil || cps[1].Heads != nil || !reflect.DeepEqual(cps[2].Heads, heads) {
+		t.Errorf("heads kept: %v, %v, %v; want the newest only", cps[0].Heads, cps[1].Heads, cps[2].Heads)
+	}
+	for i, c := range cps {
+		k := key.Public().(ed25519.PublicKey)
+		if i == 2 {
+			k = next
+		}
+		if err := c.Verify(k); err != nil {
+			t.Errorf("stored checkpoint %d: %v", c.Seq, err)
+		}
+	}
+	if _, err := s.Checkpoint(bg, store.CheckpointOptions{}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Checkpoint without a key: %v", err)
 	}
 }
 

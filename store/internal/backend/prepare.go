@@ -138,14 +138,6 @@ func PrepareEvent(e *store.Event, runID, sessionKey string, now time.Time) error
 	return nil
 }
 
-// ChainEvent links e after the event (or anchor) at headSeq/headHash:
-// it sets Seq, PrevHash and Hash.
-func ChainEvent(e *store.Event, headSeq int64, headHash string) {
-	e.Seq = headSeq + 1
-	e.PrevHash = headHash
-	e.Hash = store.HashEvent(e)
-}
-
 // SnapshotDigestOf returns the sha256 (hex) of a workflow snapshot ("" for none).
 func SnapshotDigestOf(b []byte) string {
 	if len(b) == 0 {

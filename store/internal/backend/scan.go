@@ -20,12 +20,17 @@ type Tables struct {
 
 // Column lists, in the order the Scan functions read them.
 const (
+	// RunColumnsNoSnapshot are RunColumnList with NULL for the snapshot:
+	// transactions take the snapshot from a cache by its digest.
+	RunColumnsNoSnapshot = `id, session_key, workflow_id, workflow_source, NULL, snapshot_digest, state,
+	context, history, iterations, counters, files_edited, pending_approval, status, audit_only,
+	evidence, revision, created_at, updated_at`
 	RunColumnList = `id, session_key, workflow_id, workflow_source, snapshot, snapshot_digest, state,
 	context, history, iterations, counters, files_edited, pending_approval, status, audit_only,
 	evidence, revision, created_at, updated_at`
 	CallColumnList  = `tool_use_id, phase, session_key, run_id, state, outcome, effects, status, created_at, settled_at`
 	EventColumnList = `seq, run_id, session_key, time, kind, state, tool, input_digest, decision, rule, reason,
-	tool_use_id, data, prev_hash, hash`
+	tool_use_id, data, prev_hash, hash, chain, chain_seq`
 	// LiveStatusSQL is the SQL list of live statuses.
 	LiveStatusSQL = `('active', 'awaiting_approval', 'paused')`
 )
@@ -104,7 +109,7 @@ func ScanEvent(sc Scanner, e *store.Event) error {
 		data []byte
 	)
 	if err := sc.Scan(&e.Seq, &e.RunID, &e.SessionKey, &t, &kind, &e.State, &e.Tool, &e.InputDigest,
-		&e.Decision, &e.Rule, &e.Reason, &e.ToolUseID, &data, &e.PrevHash, &e.Hash); err != nil {
+		&e.Decision, &e.Rule, &e.Reason, &e.ToolUseID, &data, &e.PrevHash, &e.Hash, &e.Chain, &e.ChainSeq); err != nil {
 		return err
 	}
 	e.Time = FromNanos(t)

@@ -1,0 +1,420 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
+)
+
+// maxBatch caps how many sessions' transactions one commit carries.
+const maxBatch = 128
+
+// writer commits every write this Store makes (group commit): one
+// goroutine with one connection, whose statements are prepared once. A
+// Store.Update queues its function and waits; the writer takes every
+// function queued meanwhile into one BEGIN IMMEDIATE transaction, each in a
+// savepoint of its own (a function that fails rolls back only its own
+// writes), and commits them together. Each caller gets its answer only
+// after the commit: as durable as the store's synchronous setting makes
+// any commit. Other processes' writers still queue on the file lock, one
+// batch at a time.
+type writer struct {
+	s *Store
+
+	mu     sync.Mutex
+	queue  []*job
+	closed bool
+	wake   chan struct{} // capacity 1: something was queued, or close
+	done   chan struct{} // closed when the goroutine ends
+
+	// Owned by the goroutine.
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+	wl    *writeLock
+}
+
+// job is one queued write: a session's transaction function, or a write
+// of the store's own (prune, retention, checkpoint), which runs alone.
+type job struct {
+	ctx context.Context
+	key string
+	fn  func(tx store.Tx) error
+	raw func(b *batch) error
+	res chan jobResult // capacity 1
+}
+
+type jobResult struct {
+	err      error
+	panicked bool
+	value    any // the panic's value
+}
+
+func newWriter(s *Store) *writer {
+	w := &writer{s: s, wake: make(chan struct{}, 1), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}}
+	go w.loop()
+	return w
+}
+
+// submit queues j and waits for its result. A panic in the job's function
+// is raised again here, in the caller's goroutine.
+func (w *writer) submit(j *job) error {
+	j.res = make(chan jobResult, 1)
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return store.ErrClosed
+	}
+	w.queue = append(w.queue, j)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	r := <-j.res
+	if r.panicked {
+		panic(r.value)
+	}
+	return r.err
+}
+
+// close lets the goroutine finish the queue, then stops it and releases
+// the connection.
+func (w *writer) close() error {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	<-w.done
+	var err error
+	for _, st := range w.stmts {
+		st.Close()
+	}
+	if w.conn != nil {
+		err = w.conn.Close()
+	}
+	if w.wl != nil {
+		if lerr := w.wl.close(); err == nil {
+			err = lerr
+		}
+	}
+	return err
+}
+
+func (w *writer) loop() {
+	defer close(w.done)
+	for {
+		jobs, ok := w.take()
+		if !ok {
+			return
+		}
+		w.run(jobs)
+	}
+}
+
+// take waits for queued jobs and takes a batch: every queued session
+// transaction up to maxBatch, or one write of the store's own.
+func (w *writer) take() ([]*job, bool) {
+	w.mu.Lock()
+	for len(w.queue) == 0 {
+		if w.closed {
+			w.mu.Unlock()
+			return nil, false
+		}
+		w.mu.Unlock()
+		<-w.wake
+		w.mu.Lock()
+	}
+	n := 1
+	if w.queue[0].raw == nil {
+		for n < len(w.queue) && n < maxBatch && w.queue[n].raw == nil {
+			n++
+		}
+	}
+	jobs := make([]*job, n)
+	copy(jobs, w.queue)
+	w.queue = append(w.queue[:0], w.queue[n:]...)
+	w.mu.Unlock()
+	return jobs, true
+}
+
+// stmt returns q prepared on the writer's connection.
+func (w *writer) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st := w.stmts[q]; st != nil {
+		return st, nil
+	}
+	st, err := w.conn.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	w.stmts[q] = st
+	return st, nil
+}
+
+func (w *writer) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := w.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// row is a prepared single-row query's result.
+type row struct {
+	r   *sql.Row
+	err error
+}
+
+func (r row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.r.Scan(dest...)
+}
+
+func (w *writer) queryRow(ctx context.Context, q string, args ...any) row {
+	st, err := w.stmt(ctx, q)
+	if err != nil {
+		return row{err: err}
+	}
+	return row{r: st.QueryRowContext(ctx, args...)}
+}
+
+func (w *writer) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := w.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// batch is the state of one writer transaction: the store-wide sequence
+// and the chain heads as the batch's committed jobs left them.
+type batch struct {
+	w         *writer
+	seqLoaded bool
+	nextSeq   int64
+	heads     map[string]store.Head // chain heads read or moved in this batch
+	dirty     map[string]bool       // heads to write before COMMIT
+}
+
+// answer delivers r to every job.
+func answer(jobs []*job, r jobResult) {
+	for _, j := range jobs {
+		j.res <- r
+	}
+}
+
+// run commits one batch; when something other than a job's own function
+// fails in a batch of several, each job runs again in its own transaction.
+func (w *writer) run(jobs []*job) {
+	live := jobs[:0:0]
+	for _, j := range jobs {
+		if err := j.ctx.Err(); err != nil {
+			j.res <- jobResult{err: fmt.Errorf("store: %s: %w", j.op(), err)}
+			continue
+		}
+		live = append(live, j)
+	}
+	if len(live) == 0 {
+		return
+	}
+	results, err := w.commit(live)
+	if err != nil && len(live) > 1 {
+		for _, j := range live {
+			w.run([]*job{j})
+		}
+		return
+	}
+	if err != nil {
+		answer(live, jobResult{err: err})
+		return
+	}
+	for i, j := range live {
+		j.res <- results[i]
+	}
+}
+
+func (j *job) op() string {
+	if j.key == "" {
+		return "write"
+	}
+	return "update " + j.key
+}
+
+const (
+	qBegin    = "BEGIN IMMEDIATE"
+	qCommit   = "COMMIT"
+	qRollback = "ROLLBACK"
+	qSave     = "SAVEPOINT job"
+	qRelease  = "RELEASE job"
+	qUndo     = "ROLLBACK TO job"
+	qVersion  = "SELECT user_version FROM pragma_user_version"
+)
+
+// commit runs the jobs in one transaction and commits it. The error is
+// the batch's (nothing committed); the jobs' own results are in results.
+func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
+	ctx := context.Background() // the transaction's own statements are never cut short
+	op := jobs[0].op()
+	if w.conn == nil {
+		if w.conn, err = w.s.db.Conn(ctx); err != nil {
+			return nil, mapErr(op, err)
+		}
+	}
+	if w.wl == nil { // opened on first write: read-only uses need no lock file
+		if w.wl, err = openWriteLock(w.s.path); err != nil {
+			return nil, fmt.Errorf("store: %s: %w", op, err)
+		}
+	}
+	if err := w.wl.lock(jobs[0].ctx, w.s.lockWait); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", op, err)
+	}
+	defer w.wl.unlock()
+	if _, err := w.exec(ctx, qBegin); err != nil {
+		return nil, mapErr(op+": begin", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			w.exec(ctx, qRollback)
+		}
+	}()
+	var v int
+	if err := w.queryRow(ctx, qVersion).Scan(&v); err != nil {
+		return nil, mapErr(op, err)
+	}
+	if want := SchemaVersion(); v != want {
+		return nil, fmt.Errorf("store: %s %s: %w: the schema is at version %d, this process at %d (another statewright migrated the store while this one ran: restart it with a matching binary)",
+			op, w.s.path, store.ErrCorrupt, v, want)
+	}
+	b := &batch{w: w, heads: map[string]store.Head{}, dirty: map[string]bool{}}
+	results = make([]jobResult, len(jobs))
+	alone := len(jobs) == 1
+	for i, j := range jobs {
+		if j.raw != nil {
+			results[i].err = j.raw(b)
+			if results[i].err != nil {
+				return results, nil
+			}
+			continue
+		}
+		if !alone {
+			if _, err := w.exec(ctx, qSave); err != nil {
+				return nil, mapErr(op+": savepoint", err)
+			}
+		}
+		t, r := w.runFn(b, j)
+		results[i] = r
+		if r.err != nil || r.panicked {
+			if alone {
+				return results, nil // the deferred ROLLBACK undoes it
+			}
+			if _, err := w.exec(ctx, qUndo); err != nil {
+				return nil, mapErr(op+": rollback to savepoint", err)
+			}
+		} else {
+			t.merge(b)
+		}
+		if !alone {
+			if _, err := w.exec(ctx, qRelease); err != nil {
+				return nil, mapErr(op+": release savepoint", err)
+			}
+		}
+	}
+	if err := b.writeHeads(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := w.exec(ctx, qCommit); err != nil {
+		return nil, mapErr(op+": commit", err)
+	}
+	committed = true
+	if w.s.oneShot {
+		w.truncateWAL(ctx)
+	}
+	return results, nil
+}
+
+// walTruncateBytes bounds the WAL that oneShot processes leave behind.
+// Each process that opens the store while no other has it open rebuilds
+// the WAL's index by reading the whole WAL, and forgets what earlier
+// processes checkpointed, so the WAL would never restart: past this size
+// a oneShot writer checkpoints it and truncates it to nothing.
+const walTruncateBytes = 256 << 10
+
+// truncateWAL checkpoints and truncates the WAL once it outgrows
+// walTruncateBytes. Busy readers or writers make it give up until the next
+// commit: it is housekeeping, never a reason to fail.
+func (w *writer) truncateWAL(ctx context.Context) {
+	fi, err := os.Stat(w.s.path + "-wal")
+	if err != nil || fi.Size() < walTruncateBytes {
+		return
+	}
+	w.exec(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+}
+
+// runFn runs one session's function in the open transaction.
+func (w *writer) runFn(b *batch, j *job) (t *tx, r jobResult) {
+	t = &tx{TxBase: backend.TxBase{Key: j.key, At: w.s.now().UTC()}, ctx: j.ctx, b: b}
+	defer func() {
+		t.Done = true
+		if v := recover(); v != nil {
+			r = jobResult{panicked: true, value: v}
+		}
+	}()
+	if err := t.begin(); err != nil {
+		return t, jobResult{err: err}
+	}
+	return t, jobResult{err: j.fn(t)}
+}
+
+// seq returns the store Seq the next event of this batch gets.
+func (b *batch) seq(ctx context.Context) (int64, error) {
+	if !b.seqLoaded {
+		var last int64
+		if err := b.w.queryRow(ctx, "SELECT COALESCE(max(seq), 0) FROM events").Scan(&last); err != nil {
+			return 0, mapErr("append: last seq", err)
+		}
+		var pruned int64
+		if err := b.w.queryRow(ctx, "SELECT COALESCE(CAST((SELECT value FROM meta WHERE key = 'anchor_seq') AS INTEGER), 0)").Scan(&pruned); err != nil {
+			return 0, mapErr("append: last seq", err)
+		}
+		b.nextSeq, b.seqLoaded = max(last, pruned)+1, true
+	}
+	return b.nextSeq, nil
+}
+
+// head returns a chain's head as this batch stands.
+func (b *batch) head(ctx context.Context, chain string) (store.Head, error) {
+	if h, ok := b.heads[chain]; ok {
+		return h, nil
+	}
+	h := store.Head{Chain: chain}
+	err := b.w.queryRow(ctx, "SELECT seq, hash, anchor_seq, anchor_hash FROM heads WHERE chain = ?", chain).
+		Scan(&h.Seq, &h.Hash, &h.AnchorSeq, &h.AnchorHash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return h, mapErr("append: read the chain head", err)
+	}
+	b.heads[chain] = h
+	return h, nil
+}
+
+// writeHeads writes the heads the batch moved.
+func (b *batch) writeHeads(ctx context.Context) error {
+	for chain := range b.dirty {
+		h := b.heads[chain]
+		if _, err := b.w.exec(ctx, `INSERT INTO heads (chain, seq, hash) VALUES (?, ?, ?)
+			ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, chain, h.Seq, h.Hash); err != nil {
+			return mapErr("write the chain heads", err)
+		}
+	}
+	return nil
+}
