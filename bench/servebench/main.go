@@ -137,7 +137,7 @@ func run(c config) error {
 		}
 	}
 	tokens := filepath.Join(dir, "tokens.json")
-	out, err := exec.Command(c.bin, "tokens", "create", "--role", "agent", "--tokens-file", tokens).Output()
+	out, err := exec.Command(c.bin, "tokens", "create", "--role", "hook", "--tokens-file", tokens).Output()
 	if err != nil {
 		return fmt.Errorf("tokens create: %v", err)
 	}
