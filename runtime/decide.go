@@ -316,6 +316,13 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 	// answers it, else deny with the command a person can run.
 	var g *grant
 	d, g = askFor(call, run, tx.SessionKey(), d)
+	if run != nil && d.Verdict != policy.Allow {
+		// Inside child work, say where the run goes when it ends: the
+		// phase that allows the call may be the parent's.
+		if n := s.subflowNote(run); n != "" {
+			d.Reason += " " + n
+		}
+	}
 
 	audit := s.opts.AuditOnly || (run != nil && run.AuditOnly)
 	out := callOutcome{Verdict: d.Verdict, Rule: d.Rule, Reason: d.Reason, AllowedTools: d.AllowedTools,

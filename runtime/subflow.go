@@ -249,6 +249,40 @@ func (e StackEntry) String() string {
 	return b.String()
 }
 
+// SubflowNote says, in one sentence for the agent, which sub-workflow or
+// fork branch the run's phase belongs to and where the run returns when it
+// ends ("" at the run's own level). Harness adapters add it to the phase
+// context they give the agent.
+func (v *RunView) SubflowNote() string {
+	if v == nil || len(v.Stack) == 0 {
+		return ""
+	}
+	top := v.Stack[len(v.Stack)-1]
+	fail := top.OnFail
+	if fail == "" {
+		fail = top.State
+	}
+	if top.Kind == KindInvoke {
+		return fmt.Sprintf("This phase belongs to sub-workflow %q (depth %d), invoked from %q in phase %s (event %s): its phases are the law until it reaches a final state; then the run returns to %q at %s (%s if it fails).",
+			v.Workflow, len(v.Stack), top.Workflow, top.State, top.Event, top.Workflow, top.OnComplete, fail)
+	}
+	return fmt.Sprintf("This phase belongs to branch %s of a fork of %q (depth %d, join %s): branches run one after another, each until its terminal state; then the run returns to %s (%s if the join fails).",
+		top.Current, top.Workflow, len(v.Stack), top.Join, top.OnComplete, fail)
+}
+
+// subflowNote is RunView.SubflowNote for a stored run ("" outside child work).
+func (s *Service) subflowNote(run *store.Run) string {
+	stack := s.stackView(run)
+	if len(stack) == 0 {
+		return ""
+	}
+	v := &RunView{Run: run, Workflow: run.WorkflowID, Stack: stack}
+	if p, err := s.compiledFor(run); err == nil && p.Def.ID != "" {
+		v.Workflow = p.Def.ID
+	}
+	return v.SubflowNote()
+}
+
 // stackView describes run's stack, outermost first (nil when none).
 func (s *Service) stackView(run *store.Run) []StackEntry {
 	_, stack, err := readHistory(run)

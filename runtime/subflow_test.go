@@ -190,7 +190,7 @@ func TestInvokedPhaseIsTheLaw(t *testing.T) {
 		t.Fatalf("CHECK = %+v", res)
 	}
 	d := write("w2")
-	if d.Verdict != policy.Deny || d.State != "look" {
+	if d.Verdict != policy.Deny || d.State != "look" || !strings.Contains(d.Reason, `returns to "parent" at ship`) {
 		t.Fatalf("write while the read-only sub-workflow is the phase: %+v", d)
 	}
 	v, err := f.svc.Status(ctx, s)
@@ -199,6 +199,9 @@ func TestInvokedPhaseIsTheLaw(t *testing.T) {
 	}
 	if v.Workflow != "audit" || len(v.Stack) != 1 || v.Stack[0].Workflow != "parent" || v.Stack[0].State != "work" || v.Stack[0].Invoked != "audit" {
 		t.Fatalf("view = workflow %s stack %+v", v.Workflow, v.Stack)
+	}
+	if n := v.SubflowNote(); !strings.Contains(n, `sub-workflow "audit"`) || !strings.Contains(n, `"parent" at ship (fix if it fails)`) {
+		t.Errorf("SubflowNote = %q", n)
 	}
 	res, err = f.svc.Transition(ctx, s, "OK", nil, agent)
 	if err != nil {

@@ -25,6 +25,9 @@ func PhaseContext(v *runtime.RunView, transitionTool string) string {
 		fmt.Fprintf(&b, " (tool call %d of %d)", r.Iterations, *v.MaxIterations)
 	}
 	b.WriteString(".\n")
+	if n := v.SubflowNote(); n != "" {
+		b.WriteString(n + "\n")
+	}
 	switch {
 	case v.IsFinal:
 		b.WriteString("The run is in a final phase: no tools are available.\n")
