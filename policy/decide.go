@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/statewright-go/statewright/shell"
 	"path"
 	"strings"
 
@@ -137,11 +138,22 @@ func (l *Law) Decide(run *RunState, call *ToolCall) (d Decision) {
 				return d
 			}
 			src, argv, ok := shellCommand(m)
+			patch := false
 			if ok && len(argv) >= 2 && (path.Base(argv[0]) == "apply_patch" || path.Base(argv[0]) == "applypatch") {
 				p.info = toolInfo{kind: kApplyPatch, canon: "Edit"}
+				patch = true
 			} else if body, ok := heredocPatch(src); ok {
 				p.info = toolInfo{kind: kApplyPatch, canon: "Edit"}
 				p.m = map[string]any{"input": body}
+				patch = true
+			}
+			if patch {
+				// The tool lists must see the edit, not the shell tool that
+				// carried it: a phase that allows Bash but not Edit must not
+				// let a patch through by the raw name.
+				c := *p.call
+				c.Tool = "apply_patch"
+				p.call = &c
 			}
 		}
 	}
@@ -326,11 +338,27 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		if f := l.checkFiles(cs, run, p.call, files); f != nil {
 			return l.deny(cs, run, p, f.rule, f.reason, suggest)
 		}
-		if cs.maxEdit >= 0 && ei.lines > cs.maxEdit {
-			return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit changes %d lines and max_edit_lines is %d; break it into smaller edits", ei.lines, cs.maxEdit), suggest)
+		lines := ei.lines
+		if ei.replaceAll {
+			// Every occurrence changes: count them in the file, which only
+			// the runtime on the agent's host can read.
+			cr, ok := p.call.Resolver.(ContentReader)
+			content := ""
+			if ok && len(files) == 1 {
+				content, ok = cr.Content(files[0])
+			}
+			if !ok && cs.maxEdit >= 0 {
+				return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit replaces every occurrence (replace_all), so the lines it changes cannot be counted without reading the file, and max_edit_lines is %d; replace occurrences one at a time", cs.maxEdit), suggest)
+			}
+			if ok {
+				lines = replaceAllLines(content, ei.old, ei.new)
+			}
+		}
+		if cs.maxEdit >= 0 && lines > cs.maxEdit {
+			return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit changes %d lines and max_edit_lines is %d; break it into smaller edits", lines, cs.maxEdit), suggest)
 		}
 		eff.FilesEdited = files
-		eff.EditedLines = ei.lines
+		eff.EditedLines = lines
 	}
 
 	// 8. max_iterations.
@@ -442,6 +470,17 @@ func (l *Law) readToolBlock(p *prepared) *block {
 		return nil // not a path-bearing input; later steps decide
 	}
 	verb := canonOrRaw(p) + " would read"
+	switch k {
+	case kRead, kGrep, kGlob, kLS:
+		// A process's environment by a spelling lexical cleaning would
+		// lose (/dev/fd/../environ: the kernel follows /dev/fd first).
+		if t, ok := str(m, pathKeys...); ok && t != "" {
+			raw := l.rawAbs(call, t)
+			if shell.ReadsEnvironment(raw) || k != kRead && shell.ReadsEnvironmentTree(raw) {
+				return &block{rule: RuleSelfProtect, reason: verb + " " + t + ", a process's environment (it may hold an operator credential or blocked_env variables)"}
+			}
+		}
+	}
 	switch k {
 	case kRead:
 		if t, ok := str(m, pathKeys...); ok && t != "" {

@@ -10,6 +10,47 @@ import (
 type editInfo struct {
 	paths []string // targets as written in the input
 	lines int      // lines changed
+	// replaceAll: an Edit that replaces every occurrence of old; lines
+	// counts one occurrence until the file's content is known.
+	replaceAll bool
+	old, new   string
+}
+
+// ContentReader is implemented by a Resolver that can read a file (on the
+// agent's host, bounded). With it an Edit with replace_all counts every
+// line it changes; without it such an edit is not countable and is denied
+// where max_edit_lines applies.
+type ContentReader interface {
+	// Content returns the file's content; ok is false when it cannot be
+	// read (missing, too large, not a regular file).
+	Content(abs string) (content string, ok bool)
+}
+
+// replaceAllLines counts the lines an Edit with replace_all changes in
+// content: every occurrence changes the lines one replacement changes (at
+// least one), and occurrences that share a line count that line once.
+func replaceAllLines(content, old, new string) int {
+	if old == "" {
+		return 0
+	}
+	per := max(changedLines(old, new), 1)
+	lines, lastLine, idx := 0, -1, 0
+	for {
+		i := strings.Index(content[idx:], old)
+		if i < 0 {
+			break
+		}
+		at := idx + i
+		line := strings.Count(content[:at], "\n")
+		if line == lastLine && !strings.Contains(old, "\n") {
+			// another occurrence on the same line
+		} else {
+			lines += per
+		}
+		lastLine = line + strings.Count(old, "\n")
+		idx = at + len(old)
+	}
+	return lines
 }
 
 var pathKeys = []string{"file_path", "filePath", "path", "notebook_path", "target_file", "file", "filename"}
@@ -66,6 +107,11 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 		o, _ := str(m, "old_string", "oldString", "oldText", "old_str", "old")
 		n, _ := str(m, "new_string", "newString", "newText", "new_str", "new")
 		ei.lines = changedLines(o, n)
+		if b, _ := m["replace_all"].(bool); b {
+			ei.replaceAll, ei.old, ei.new = true, o, n
+		} else if b, _ := m["replaceAll"].(bool); b {
+			ei.replaceAll, ei.old, ei.new = true, o, n
+		}
 	case kMultiEdit:
 		if edits, ok := m["edits"].([]any); ok {
 			for _, e := range edits {
@@ -143,6 +189,11 @@ func parsePatch(text string) (files []string, lines int) {
 	}
 	lastMinus := ""
 	for _, ln := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		// Codex trims a line before it looks for a file header, so
+		// "  *** Update File: x" is a header too.
+		if t := strings.TrimSpace(ln); strings.HasPrefix(t, "*** ") {
+			ln = t
+		}
 		switch {
 		case strings.HasPrefix(ln, "*** Add File: "):
 			flush()

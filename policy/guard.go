@@ -82,6 +82,13 @@ func (l *Law) secretBy(p string) (string, bool) {
 	if p == "" {
 		return "", false
 	}
+	if strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/dev/") {
+		// A process's environment holds operator tokens and blocked_env
+		// variables (issue 14.6): /proc/*/environ by any spelling.
+		if shell.ReadsEnvironment(p) {
+			return "a process's environment", true
+		}
+	}
 	return l.secret.match(p)
 }
 
