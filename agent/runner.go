@@ -599,10 +599,11 @@ func (r *runner) call(ctx context.Context, c model.ToolCall) (events.RunEnd, boo
 			root, err := sandbox.DefaultRoot()
 			if err == nil {
 				env.SessionDir = sandbox.SessionDir(root, r.session)
+				env.CacheDir = sandbox.SharedCache(root)
 			}
 		}
 		if env.SessionDir != "" {
-			if err := sandbox.PrepareSession(env.SessionDir); err != nil {
+			if err := sandbox.PrepareSession(env.SessionDir, env.CacheDir); err != nil {
 				env.SessionDir = ""
 			}
 		}

@@ -67,10 +67,16 @@ type SandboxEnv struct {
 	// Secrets are further hidden paths: the operator token and tokens
 	// file, the signing key, the decider's socket directory.
 	Secrets []string
-	// SessionDir is the session's own directory (tmp, build and test
-	// caches), created by the caller; it is writable. Empty: none (a fresh
-	// /tmp and no caches).
+	// SessionDir is the session's own directory (its /tmp), created by
+	// the caller; it is writable. Empty: none (a fresh /tmp and no caches).
 	SessionDir string
+	// CacheDir holds the build and test caches sandboxed commands write
+	// (GOCACHE, GOMODCACHE, npm, pip, cargo): never the user's own, so
+	// nothing planted there runs in the user's unsandboxed builds
+	// (DECISIONS 12). Empty: SessionDir/cache, per session. The hooks and
+	// the agent share one per user (sandbox.DefaultRoot/cache), since a cold
+	// Go build cache costs minutes per session; see docs/sandbox.md.
+	CacheDir string
 	// CallDir is the call's own writable directory ("" for none).
 	CallDir string
 	// GoModCache is the user's real Go module cache. Commands never write
@@ -193,16 +199,20 @@ func sandboxProfile(cs *compiledState, protectedPaths []string, env SandboxEnv) 
 
 	if env.SessionDir != "" {
 		s := env.SessionDir
+		c := env.CacheDir
+		if c == "" {
+			c = path.Join(s, "cache")
+		}
 		p.Tmp = path.Join(s, "tmp")
-		p.Writable = append(p.Writable, path.Join(s, "cache"))
+		p.Writable = append(p.Writable, c)
 		p.Env = append(p.Env,
 			"TMPDIR=/tmp",
-			"XDG_CACHE_HOME="+path.Join(s, "cache", "xdg"),
-			"GOCACHE="+path.Join(s, "cache", "go-build"),
-			"GOMODCACHE="+path.Join(s, "cache", "gomod"),
-			"npm_config_cache="+path.Join(s, "cache", "npm"),
-			"PIP_CACHE_DIR="+path.Join(s, "cache", "pip"),
-			"CARGO_HOME="+path.Join(s, "cache", "cargo"),
+			"XDG_CACHE_HOME="+path.Join(c, "xdg"),
+			"GOCACHE="+path.Join(c, "go-build"),
+			"GOMODCACHE="+path.Join(c, "gomod"),
+			"npm_config_cache="+path.Join(c, "npm"),
+			"PIP_CACHE_DIR="+path.Join(c, "pip"),
+			"CARGO_HOME="+path.Join(c, "cargo"),
 		)
 		var proxies []string
 		if env.GoModCache != "" {
@@ -255,3 +265,83 @@ func literalDir(pattern string) string {
 }
 
 func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{\\") }
+
+// SandboxLesson teaches what to do about a path the sandbox kept from a
+// command in state (DECISIONS 11): that it is protected in every phase,
+// or which events lead, in one step, to a phase whose profile lets the
+// path be written. p is absolute.
+func (l *Law) SandboxLesson(state, p string, env SandboxEnv) string {
+	cur, err := l.SandboxProfile(state, env)
+	if err != nil {
+		return ""
+	}
+	where := "phase '" + state + "'"
+	if state == "" {
+		where = "this session"
+	}
+	if under(p, cur.Hidden) {
+		return fmt.Sprintf("[statewright] The OS sandbox of %s hides %s (a secret or statewright's own state): commands never see it, in any phase.", where, p)
+	}
+	if under(p, ProtectedTrees(env.ProjectDir, env.Home)) || under(p, l.opts.ProtectedPaths) {
+		return fmt.Sprintf("[statewright] The OS sandbox keeps %s read-only in every phase: it is part of the law (harness settings, hooks, git configuration, shell rc files or statewright's own files). A person changes it, outside the agent.", p)
+	}
+	var events []string
+	if st := l.def.States[state]; st != nil {
+		for _, ev := range sortedEvents(st) {
+			for _, target := range transitionTargets(st.On[ev]) {
+				prof, err := l.SandboxProfile(target, env)
+				if err == nil && writable(p, &prof) {
+					events = append(events, ev+" (to '"+target+"')")
+					break
+				}
+			}
+		}
+	}
+	msg := fmt.Sprintf("[statewright] The OS sandbox of %s keeps %s read-only: this phase may not write there.", where, p)
+	if len(events) > 0 {
+		msg += " It is writable after " + strings.Join(events, ", ") + "."
+	} else {
+		msg += " No single event leads to a phase where it is writable."
+	}
+	return msg
+}
+
+func sortedEvents(st *workflow.State) []string {
+	out := make([]string, 0, len(st.On))
+	for ev := range st.On {
+		out = append(out, ev)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func transitionTargets(t *workflow.Transition) []string {
+	if t == nil {
+		return nil
+	}
+	var out []string
+	if t.Target != "" {
+		out = append(out, t.Target)
+	}
+	for _, b := range t.Branches {
+		if b != nil && b.Target != "" {
+			out = append(out, b.Target)
+		}
+	}
+	return out
+}
+
+// writable reports whether a profile lets p be written.
+func writable(p string, prof *sandbox.Profile) bool {
+	return under(p, prof.Writable) && !under(p, prof.ReadOnly) && !under(p, prof.Hidden)
+}
+
+// under reports whether p is one of trees or below one.
+func under(p string, trees []string) bool {
+	for _, t := range trees {
+		if t != "" && (p == t || strings.HasPrefix(p, strings.TrimSuffix(t, "/")+"/")) {
+			return true
+		}
+	}
+	return false
+}

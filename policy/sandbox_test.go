@@ -104,3 +104,41 @@ states:
 		t.Error("unknown state: no error")
 	}
 }
+
+func TestSandboxLesson(t *testing.T) {
+	src := `
+id: sb
+initial: planning
+states:
+  planning:
+    allowed_tools: [Read, Bash]
+    on: {GO: implementing, SKIP: review}
+  implementing:
+    allowed_tools: [Read, Edit, Bash]
+    on: {DONE: review}
+  review:
+    allowed_tools: [Read]
+    on: {OK: done}
+  done: {type: final}
+`
+	def, _, err := workflow.Parse([]byte(src), workflow.ParseOptions{Source: "sb.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Compile(def, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := SandboxEnv{ProjectDir: "/p", Home: "/h", Store: "/p/.statewright/state.db"}
+	for _, c := range []struct{ state, path, want string }{
+		{"planning", "/p/src/a.go", "It is writable after GO (to 'implementing')."},
+		{"review", "/p/src/a.go", "No single event leads to a phase where it is writable."},
+		{"implementing", "/p/.claude/settings.json", "read-only in every phase"},
+		{"implementing", "/h/.ssh/id_ed25519", "hides /h/.ssh/id_ed25519"},
+		{"implementing", "/p/.statewright/state.db", "hides"},
+	} {
+		if got := l.SandboxLesson(c.state, c.path, env); !strings.Contains(got, c.want) {
+			t.Errorf("SandboxLesson(%s, %s) = %q, want it to contain %q", c.state, c.path, got, c.want)
+		}
+	}
+}

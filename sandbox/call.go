@@ -30,8 +30,9 @@ import (
 //
 // Layout, under Root (default $XDG_CACHE_HOME/statewright/sandbox):
 //
+//	cache/                   GOCACHE, GOMODCACHE, npm, pip, cargo, XDG cache
+//	                         (shared by the sessions; never the user's own)
 //	<session>/tmp/           mounted at /tmp
-//	<session>/cache/         GOCACHE, GOMODCACHE, npm, pip, cargo, XDG cache
 //	<session>/calls/<id>/    profile.json, result.json (read-only inside)
 //	<session>/calls/<id>/rw/ the final working directory (writable inside)
 
@@ -84,9 +85,9 @@ type callFile struct {
 // the profile (which must name sessionDir's tmp and the call's RW, as
 // policy.SandboxProfile does when given them). A directory left by an
 // earlier call with the same id is replaced.
-func PrepareCall(sessionDir, id string, a Availability, p *Profile) (Call, error) {
+func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile) (Call, error) {
 	c := CallDir(sessionDir, id)
-	if err := PrepareSession(sessionDir); err != nil {
+	if err := PrepareSession(sessionDir, cacheDir); err != nil {
 		return Call{}, err
 	}
 	if err := os.RemoveAll(c.Dir); err != nil {
@@ -105,11 +106,15 @@ func PrepareCall(sessionDir, id string, a Availability, p *Profile) (Call, error
 	return c, nil
 }
 
-// PrepareSession creates a session's directories: tmp and the caches.
-func PrepareSession(sessionDir string) error {
+// PrepareSession creates a session's tmp directory and the cache
+// directories under cacheDir ("" for sessionDir/cache).
+func PrepareSession(sessionDir, cacheDir string) error {
+	if cacheDir == "" {
+		cacheDir = filepath.Join(sessionDir, "cache")
+	}
 	dirs := []string{filepath.Join(sessionDir, "tmp")}
 	for _, d := range CacheDirs {
-		dirs = append(dirs, filepath.Join(sessionDir, "cache", d))
+		dirs = append(dirs, filepath.Join(cacheDir, d))
 	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -118,6 +123,9 @@ func PrepareSession(sessionDir string) error {
 	}
 	return nil
 }
+
+// SharedCache returns the cache directory every session under root shares.
+func SharedCache(root string) string { return filepath.Join(root, "cache") }
 
 // Quote quotes s as one word for a POSIX shell.
 func Quote(s string) string {

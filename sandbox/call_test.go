@@ -52,7 +52,7 @@ func TestShellCommand(t *testing.T) {
 	p := &Profile{Phase: "implementing", Writable: []string{proj, filepath.Join(sess, "cache"), c.RW},
 		ReadOnly: []string{filepath.Join(proj, ".claude"), filepath.Dir(sess)}, Visible: []string{proj}, Tmp: filepath.Join(sess, "tmp"),
 		Env: []string{"TMPDIR=/tmp"}}
-	c2, err := PrepareCall(sess, "toolu_1", a, p)
+	c2, err := PrepareCall(sess, "", "toolu_1", a, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestShellCommand(t *testing.T) {
 	}
 
 	// The sandboxed command cannot forge the result or the profile.
-	c3, err := PrepareCall(sess, "toolu_2", a, &Profile{Writable: []string{CallDir(sess, "toolu_2").RW}, Visible: []string{proj}})
+	c3, err := PrepareCall(sess, "", "toolu_2", a, &Profile{Writable: []string{CallDir(sess, "toolu_2").RW}, Visible: []string{proj}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -311,4 +312,46 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// availabilityCache is the file DetectCached keeps under its root.
+type availabilityCache struct {
+	BootID string       `json:"boot_id"`
+	Bwrap  string       `json:"bwrap"`
+	MTime  int64        `json:"bwrap_mtime"`
+	Avail  Availability `json:"availability"`
+}
+
+// DetectCached is Detect for short-lived processes (hooks): it keeps the
+// probe's answer in root/availability.json for as long as the kernel
+// (boot id) and bubblewrap's binary stay the same, so that a hook does not
+// start a probe sandbox on every call. Sandboxed commands cannot write
+// root (it is read-only in every profile); a forged "available" would only
+// make the launcher fail closed.
+func DetectCached(root string) Availability {
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		return Detect()
+	}
+	fi, err := os.Stat(bw)
+	if err != nil {
+		return Detect()
+	}
+	key := availabilityCache{BootID: strings.TrimSpace(string(boot)), Bwrap: bw, MTime: fi.ModTime().UnixNano()}
+	file := filepath.Join(root, "availability.json")
+	if b, err := os.ReadFile(file); err == nil {
+		var c availabilityCache
+		if json.Unmarshal(b, &c) == nil && c.BootID == key.BootID && c.Bwrap == key.Bwrap && c.MTime == key.MTime && key.BootID != "" {
+			return c.Avail
+		}
+	}
+	key.Avail = Detect()
+	if b, err := json.Marshal(key); err == nil && os.MkdirAll(root, 0o700) == nil {
+		tmp := file + ".tmp"
+		if os.WriteFile(tmp, b, 0o600) == nil {
+			_ = os.Rename(tmp, file)
+		}
+	}
+	return key.Avail
 }

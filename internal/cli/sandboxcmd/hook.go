@@ -1,0 +1,98 @@
+package sandboxcmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/sandbox"
+)
+
+// Shell routes a harness's shell calls through the launcher: a hook asks
+// for the call's profile (Request), rewrites the allowed call's command
+// (Rewrite) and reads what the launcher recorded at PostToolUse (After).
+type Shell struct {
+	// Avail says whether the sandbox runs here.
+	Avail sandbox.Availability
+	// Bin is statewright's absolute path, which the rewritten command runs.
+	Bin string
+	// Root holds the per-session directories (sandbox.DefaultRoot).
+	Root string
+	// Host locates the profile's paths (HostEnv).
+	Host policy.SandboxEnv
+}
+
+// NewShell returns the shell router for a hook deciding in projectDir
+// against store, or an error when statewright's own path or the sandbox
+// root cannot be found. With detect, Avail comes from sandbox.DetectCached
+// (PostToolUse needs none).
+func NewShell(projectDir, store string, detect bool) (*Shell, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: statewright's own path: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = r
+	}
+	root, err := sandbox.DefaultRoot()
+	if err != nil {
+		return nil, err
+	}
+	s := &Shell{Bin: bin, Root: root, Host: HostEnv(projectDir, store)}
+	if detect {
+		s.Avail = sandbox.DetectCached(root)
+	}
+	return s, nil
+}
+
+// Request returns the SandboxEnv to put in runtime.ToolCall.Sandbox for a
+// shell call, with the session's and the call's directories.
+func (s *Shell) Request(session, toolUseID string) *policy.SandboxEnv {
+	env := s.Host
+	env.SessionDir = sandbox.SessionDir(s.Root, session)
+	env.CacheDir = sandbox.SharedCache(s.Root)
+	env.CallDir = sandbox.CallDir(env.SessionDir, toolUseID).RW
+	return &env
+}
+
+// escapeFields are the input fields by which a model asks a harness to
+// skip its sandbox; a rewritten input never carries them (DECISIONS 7).
+var escapeFields = []string{"dangerouslyDisableSandbox", "with_escalated_permissions", "sandbox_permissions", "justification"}
+
+// Rewrite prepares the call's directory with the profile in force at the
+// decision and returns the tool input with its command (under key)
+// replaced by the launcher's, and every sandbox-escape field removed.
+func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input json.RawMessage, key string) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(input, &m); err != nil {
+		return nil, fmt.Errorf("sandbox: the tool input: %w", err)
+	}
+	command, ok := m[key].(string)
+	if !ok || strings.TrimSpace(command) == "" {
+		return nil, fmt.Errorf("sandbox: the tool input has no %q string", key)
+	}
+	c, err := sandbox.PrepareCall(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, prof)
+	if err != nil {
+		return nil, err
+	}
+	m[key] = sandbox.ShellCommand(s.Bin, c, command)
+	for _, f := range escapeFields {
+		delete(m, f)
+	}
+	return json.Marshal(m)
+}
+
+// After reads what the launcher recorded for a call and removes the
+// call's directory; ok is false when the call was not sandboxed (or the
+// launcher never finished).
+func (s *Shell) After(session, toolUseID string) (sandbox.Result, bool) {
+	c := sandbox.CallDir(sandbox.SessionDir(s.Root, session), toolUseID)
+	r, ok := sandbox.ReadResult(c)
+	if _, err := os.Stat(c.Dir); err == nil {
+		_ = c.Remove()
+	}
+	return r, ok
+}
