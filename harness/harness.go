@@ -125,6 +125,10 @@ type Options struct {
 	DefaultWorkflow string
 	// AuditOnly records what would be denied, without denying.
 	AuditOnly bool
+	// Sandbox runs shell calls under the phase's OS sandbox where one is
+	// available (the launcher); RequireSandbox also denies them where none
+	// is (docs/sandbox.md).
+	Sandbox, RequireSandbox bool
 }
 
 // Hook is what an adapter answers a hook event with: the runtime of the
@@ -134,6 +138,9 @@ type Hook struct {
 	// ProjectDir, when set, is the project every call resolves against
 	// (serve --project-dir); else the adapter takes it from the input.
 	ProjectDir string
+	// StorePath is the store's file, which sandboxed commands never see
+	// ("" or a URL for none).
+	StorePath string
 	// Getenv reads the harness's environment: the hook process's own, or
 	// nothing (nil) when the input came over HTTP.
 	Getenv func(string) string

@@ -17,7 +17,7 @@ import (
 	"github.com/statewright-go/statewright/agent/events"
 	"github.com/statewright-go/statewright/agent/model"
 	"github.com/statewright-go/statewright/agent/tools"
-	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
+	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 )
@@ -121,7 +121,7 @@ func runAgentCmd(cmd *cobra.Command, f agentFlags) error {
 	}
 	sb := agentSandbox(ctx, ws, storeFile(st))
 	// Commands run under the profile of the phase each is decided in.
-	sbEnv := sandboxcmd.HostEnv(ws.Root, storeFile(st))
+	sbEnv := harness.HostEnv(ws.Root, storeFile(st))
 	svc := runtime.New(st, runtime.Options{ProjectDir: ws.Root, MaxDepth: f.maxDepth, Policy: policy.Options{ProtectedPaths: agentProtected()}})
 	var sink events.Sink
 	if f.events == "jsonl" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/harness/internal/wire"
+	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 )
 
@@ -63,17 +64,43 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 
 	switch ev {
 	case PreToolUse:
-		res, err := svc.Decide(ctx, ToolCall(in, project))
+		tc := ToolCall(in, project)
+		sh, deny := h.ShellFor(in.ToolName == "Bash", project, true)
+		if deny != "" {
+			return wire.Deny("statewright: " + deny)
+		}
+		if sh != nil {
+			tc.Sandbox, tc.Call.Sandboxed = sh.Request(session, in.ToolUseID), true
+		}
+		res, err := svc.Decide(ctx, tc)
 		if err != nil {
 			return Failure(ev, "decide "+in.ToolName+": "+err.Error())
+		}
+		if sh != nil && res.Enforced && res.Verdict == policy.Allow {
+			// Claude Code runs the updated command, the launcher under the
+			// profile in force now (and checks its own permission rules
+			// against it: docs/sandbox.md).
+			in2, err := sh.Rewrite(session, in.ToolUseID, res.Sandbox, in.ToolInput, "command")
+			if err != nil {
+				return Failure(ev, err.Error())
+			}
+			return wire.Allow(in2, "statewright: runs in the OS sandbox of "+harness.PhaseName(res.State))
 		}
 		return PreToolAnswer(in, res)
 
 	case PostToolUse, PostToolUseFailure:
+		tr := ToolResult(in, ev, project)
+		var lesson string
+		if sh, _ := h.ShellFor(in.ToolName == "Bash", project, false); sh != nil {
+			lesson = sh.After(ctx, svc, &tr, in.Cwd)
+		}
 		// After a control call (a transition, a start) tell the agent where it is now.
-		v, err := h.Record(ctx, svc, ToolResult(in, ev, project), IsControlTool(in.ToolName))
+		v, err := h.Record(ctx, svc, tr, IsControlTool(in.ToolName))
 		if err != nil {
 			return Failure(ev, "record the result of "+in.ToolName+": "+err.Error())
+		}
+		if lesson != "" {
+			return wire.Context(string(ev), lesson)
 		}
 		return wire.Context(string(ev), PhaseContext(v))
 

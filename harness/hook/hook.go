@@ -126,6 +126,8 @@ func FlagSet(f *Flags) *pflag.FlagSet {
 	fs.BoolVar(&f.RequireWorkflow, "require-workflow", false, "deny every ordinary tool call while the session has no run")
 	fs.StringVar(&f.DefaultWorkflow, "default-workflow", "", "start this workflow for a session that has no run, at SessionStart")
 	fs.BoolVar(&f.AuditOnly, "audit-only", false, "record what would be denied, without denying")
+	fs.BoolVar(&f.Sandbox, "sandbox", false, "run shell calls under the phase's OS sandbox where one is available")
+	fs.BoolVar(&f.RequireSandbox, "require-sandbox", false, "run shell calls under the phase's OS sandbox, and deny them where none is available")
 	return fs
 }
 
@@ -155,6 +157,9 @@ func OpenStore(env Env, f *Flags) Middleware {
 					st.Close()
 				}
 			}()
+			if loc, err := store.ResolvePath(f.Store, nil); err == nil {
+				r.Hook.StorePath = loc
+			}
 			r.Hook.Open = func(ctx context.Context, project string, protect ...string) (*runtime.Service, error) {
 				if st != nil {
 					return nil, errors.New("the store is open already")

@@ -21,6 +21,11 @@ func (p *Plan) HookArgs() []string {
 	if p.AuditOnly {
 		args = append(args, "--audit-only")
 	}
+	if p.RequireSandbox {
+		args = append(args, "--require-sandbox")
+	} else if p.Sandbox {
+		args = append(args, "--sandbox")
+	}
 	return args
 }
 
@@ -45,6 +50,11 @@ func (p *Plan) HookCommand(event string, gate bool, label string) string {
 	}
 	if p.AuditOnly {
 		b.WriteString(" --audit-only")
+	}
+	if p.RequireSandbox {
+		b.WriteString(" --require-sandbox")
+	} else if p.Sandbox {
+		b.WriteString(" --sandbox")
 	}
 	if gate {
 		b.WriteString(` || { c=$?; [ "$c" -eq 2 ] || echo "statewright: the ` + label +

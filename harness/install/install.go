@@ -47,6 +47,9 @@ type Options struct {
 	RequireWorkflow bool
 	DefaultWorkflow string
 	AuditOnly       bool
+	// Sandbox and RequireSandbox route shell calls through the OS
+	// sandbox's launcher (the latter denies them where none runs).
+	Sandbox, RequireSandbox bool
 	// Deadline is the hook's own deadline; Timeout the harness's hook
 	// timeout in seconds, which must be above it.
 	Deadline time.Duration
@@ -74,6 +77,8 @@ func AddFlags(f *pflag.FlagSet, o *Options) {
 	f.BoolVar(&o.RequireWorkflow, "require-workflow", false, "deny every ordinary tool call while a session has no run")
 	f.StringVar(&o.DefaultWorkflow, "default-workflow", "", "start this workflow (template name or file) for every new session")
 	f.BoolVar(&o.AuditOnly, "audit-only", false, "record what would be denied, without denying (rollout)")
+	f.BoolVar(&o.Sandbox, "sandbox", false, "run the agent's shell commands under the phase's OS sandbox where one is available (docs/sandbox.md)")
+	f.BoolVar(&o.RequireSandbox, "require-sandbox", false, "run shell commands under the phase's OS sandbox, and deny them where none is available")
 	f.DurationVar(&o.Deadline, "deadline", DefaultDeadline, "the hook's own deadline; must be under --timeout")
 	f.IntVar(&o.Timeout, "timeout", DefaultTimeout, "the hook timeout written into the harness's configuration, in seconds")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the changes instead of writing them")

@@ -1,4 +1,4 @@
-package sandboxcmd
+package harness
 
 import (
 	"os"

@@ -1,13 +1,16 @@
-package sandboxcmd
+package harness
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/sandbox"
 )
 
@@ -23,6 +26,31 @@ type Shell struct {
 	Root string
 	// Host locates the profile's paths (HostEnv).
 	Host policy.SandboxEnv
+}
+
+// ShellFor returns the shell router for a shell call decided in project
+// when the hook routes shell calls through the OS sandbox (--sandbox,
+// --require-sandbox), nil otherwise. deny is set when the hook requires a
+// sandbox and none is available here. pre is true at the tool gate (it
+// checks availability); the result event only reads the launcher's record.
+func (h *Hook) ShellFor(shell bool, project string, pre bool) (sh *Shell, deny string) {
+	if !shell || !(h.Sandbox || h.RequireSandbox) {
+		return nil, ""
+	}
+	sh, err := NewShell(project, h.StorePath, pre)
+	if err != nil {
+		if h.RequireSandbox {
+			return nil, err.Error()
+		}
+		return nil, ""
+	}
+	if pre && !sh.Avail.OK() {
+		if h.RequireSandbox {
+			return nil, "this install requires the OS sandbox for shell calls (--require-sandbox), and none is available here: " + sh.Avail.Why
+		}
+		return nil, ""
+	}
+	return sh, ""
 }
 
 // NewShell returns the shell router for a hook deciding in projectDir
@@ -74,6 +102,9 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 	if !ok || strings.TrimSpace(command) == "" {
 		return nil, fmt.Errorf("sandbox: the tool input has no %q string", key)
 	}
+	if prof == nil {
+		return nil, errors.New("sandbox: the phase's profile could not be derived, so the command does not run")
+	}
 	c, err := sandbox.PrepareCall(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, prof)
 	if err != nil {
 		return nil, err
@@ -85,14 +116,41 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 	return json.Marshal(m)
 }
 
-// After reads what the launcher recorded for a call and removes the
-// call's directory; ok is false when the call was not sandboxed (or the
-// launcher never finished).
-func (s *Shell) After(session, toolUseID string) (sandbox.Result, bool) {
-	c := sandbox.CallDir(sandbox.SessionDir(s.Root, session), toolUseID)
+// After reads what the launcher recorded for a call (outside the
+// sandbox's reach), removes the call's directory, puts the launcher's exit
+// status into the result (over the harness's report), and returns the
+// lessons for the paths the sandbox refused (DECISIONS 11), resolved
+// against cwd: "" when the call was not sandboxed or nothing was refused.
+func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.ToolResult, cwd string) string {
+	c := sandbox.CallDir(sandbox.SessionDir(s.Root, tr.Session), tr.ToolUseID)
 	r, ok := sandbox.ReadResult(c)
 	if _, err := os.Stat(c.Dir); err == nil {
 		_ = c.Remove()
 	}
-	return r, ok
+	if !ok {
+		return ""
+	}
+	code := r.ExitCode
+	tr.ExitCode = &code
+	var out []string
+	for i, p := range r.Refused {
+		if i == 3 {
+			break
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		if l, err := svc.SandboxLesson(ctx, tr.Session, filepath.Clean(p), s.Host); err == nil && l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// PhaseName is "phase 'X'", or "this session" with no run.
+func PhaseName(state string) string {
+	if state == "" {
+		return "this session"
+	}
+	return "phase '" + state + "'"
 }
