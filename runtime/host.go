@@ -49,6 +49,10 @@ func DiscoverHost(o HostOptions) *policy.Host {
 	h.ProjectDir = realPath(pd)
 	h.GitDirs = gitDirs(h.ProjectDir)
 	h.Store = realPath(o.Store)
+	if h.Store != "" && filepath.IsAbs(h.Store) {
+		// The registry of harness processes (internal/person) beside it.
+		h.Protected = append(h.Protected, path.Join(path.Dir(h.Store), "harnesses"))
+	}
 	bin := o.Binary
 	if bin == "" {
 		bin, _ = os.Executable()

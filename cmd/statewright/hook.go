@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/harness/adapters"
 	"github.com/statewright-go/statewright/harness/hook"
+	"github.com/statewright-go/statewright/internal/person"
 	"github.com/statewright-go/statewright/store"
 )
 
@@ -65,6 +67,9 @@ func runHook(a harness.Adapter, args []string, stdin io.Reader, stdout, stderr i
 func hookEnv() hook.Env {
 	env := hook.Env{
 		OpenStore: func(ctx context.Context, loc, id string, busy time.Duration) (store.Store, error) {
+			// The harness that runs this hook is the agent's root: a
+			// person's commands must not run below it (internal/person).
+			_ = person.RegisterHarness(harnessRegistry(loc))
 			return openStoreAt(ctx, loc, storeOptions{MustExist: true, ExpectID: id, BusyTimeout: busy, OneShot: true})
 		},
 	}
@@ -72,4 +77,22 @@ func hookEnv() hook.Env {
 		env.Executable = exe
 	}
 	return env
+}
+
+// harnessRegistry is where the hooks of a store record their harnesses
+// (beside an SQLite store; in the state directory for PostgreSQL).
+func harnessRegistry(storePath string) string {
+	if store.IsPostgresURL(storePath) {
+		p, err := store.ResolvePath("", func(k string) string {
+			if k == store.EnvStore {
+				return ""
+			}
+			return os.Getenv(k)
+		})
+		if err != nil {
+			return ""
+		}
+		storePath = p
+	}
+	return person.RegistryDir(filepath.Dir(storePath))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/statewright-go/statewright/agent"
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/internal/eventtext"
+	"github.com/statewright-go/statewright/internal/person"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -441,6 +442,16 @@ func stdinIsTerminal(cmd *cobra.Command) bool {
 // terminal, and self-protection keeps the agent's tools from reading the
 // token file. Without either, the command is refused (exit 1).
 func proveHuman(cmd *cobra.Command, prompt string, accept ...string) (runtime.Actor, error) {
+	// Nothing the agent's processes run counts as a person, whatever
+	// credential they hold (internal/person).
+	flag, _ := cmd.Flags().GetString("store")
+	registry := ""
+	if p, err := store.ResolvePath(flag, nil); err == nil {
+		registry = harnessRegistry(p)
+	}
+	if err := person.Check(registry, false); err != nil {
+		return runtime.Actor{}, failure{"`statewright " + cmd.Name() + "` needs a person, and " + err.Error() + "; run it yourself in a terminal of your own"}
+	}
 	tok, _ := cmd.Flags().GetString("token")
 	if tok == "" {
 		tok = os.Getenv(EnvOperatorToken)
@@ -474,6 +485,10 @@ func proveHuman(cmd *cobra.Command, prompt string, accept ...string) (runtime.Ac
 		"or pass an operator token with --token or $" + EnvOperatorToken + " (see `statewright token create`)"}
 	if !stdinIsTerminal(cmd) {
 		return runtime.Actor{}, noPerson
+	}
+	// A terminal the agent's processes made (script, expect, a pty) is no person.
+	if err := person.Check(registry, true); err != nil {
+		return runtime.Actor{}, failure{"`statewright " + cmd.Name() + "` needs a person, and " + err.Error() + "; run it in a terminal of your own, or pass the operator token"}
 	}
 	// The confirmation is read from the controlling terminal, not from
 	// stdin, so piping "yes" into the command proves nothing.
