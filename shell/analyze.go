@@ -41,7 +41,7 @@ var commentParserPool = sync.Pool{New: func() any {
 
 // parse parses src as bash with a pooled parser.
 func parse(src string) (*syntax.File, error) {
-	if strings.Contains(src, "\\\n") && strings.Contains(src, "#") {
+	if (strings.Contains(src, "\\\n") || strings.Contains(src, "\\\r\n")) && strings.Contains(src, "#") {
 		src = bashComments(src)
 	}
 	p := parserPool.Get().(*syntax.Parser)
@@ -79,6 +79,9 @@ func bashComments(src string) string {
 			}
 			// the first newline after the # ends the comment in bash
 			nl := strings.IndexByte(src[start:], '\n')
+			if nl > 0 && src[start+nl-1] == '\r' {
+				nl-- // \ CR LF: mvdan.cc/sh continues the line too
+			}
 			if nl <= 0 || src[start+nl-1] != '\\' {
 				return true
 			}

@@ -221,6 +221,11 @@ func progGit(x *cmdCtx) {
 		if has("f", "--force") || contains(ops, ".") || containsDashDash(rest) {
 			x.add(ClassDelete) // discards working-tree changes
 		}
+	case "restore":
+		if has("S", "--staged") && !has("W", "--worktree") {
+			// only the index: the working tree is not touched
+			x.c.Classes &^= ClassDelete
+		}
 	case "switch":
 		if has("f", "--force", "--discard-changes") {
 			x.add(ClassDelete)
@@ -318,6 +323,8 @@ func gitTargets(x *cmdCtx, sub, first string, ops []string, p parsed, rest []wor
 	}
 	paths := afterDashDash(rest)
 	switch {
+	case sub == "restore" && p.has("S", "--staged") && !p.has("W", "--worktree"):
+		x.writeDyn("git index")
 	case sub == "checkout" || sub == "restore":
 		if paths == nil && sub == "restore" {
 			paths = p.ops

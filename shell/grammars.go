@@ -45,8 +45,8 @@ const (
 // goBuildFlags are the build flags every go subcommand that builds takes.
 var goBuildFlags = []string{
 	"C= :r", "a", "n", "p=", "race", "msan", "asan", "cover", "covermode=", "coverpkg=", "v", "work", "x",
-	"asmflags=", "buildmode=", "buildvcs=", "compiler=", "gccgoflags= :x", "installsuffix=",
-	"linkshared", "mod=", "modcacherw", "modfile= :r", "overlay= :r", "pgo=", "pkgdir= :wd", "tags=",
+	"buildmode=", "buildvcs=", "compiler=", "gccgoflags= :x", "installsuffix=",
+	"linkshared", "modcacherw", "modfile= :r", "overlay= :r", "pgo=", "pkgdir= :wd", "tags=",
 	"trimpath", "toolexec= :x", "json", "debug-actiongraph= :w", "debug-runtime-trace= :w", "debug-trace= :w",
 }
 
@@ -74,7 +74,16 @@ func goGrammar(name string, extra ...string) *Grammar {
 	entries := append(append([]string{}, goBuildFlags...), extra...)
 	g := G(name, StyleGo, entries...)
 	g.Opts = append(g.Opts, Opt{Names: []string{"ldflags"}, Arg: RequiredArg, Check: checkLdflags},
-		Opt{Names: []string{"gcflags"}, Arg: RequiredArg, Check: checkGcflags})
+		Opt{Names: []string{"gcflags"}, Arg: RequiredArg, Check: checkGcflags},
+		Opt{Names: []string{"asmflags"}, Arg: RequiredArg, Check: func(v string) (Effect, string) {
+			return checkToolFlags(v, map[string]bool{"trimpath": true, "shared": true, "dynlink": true, "D": true, "I": true, "p": true})
+		}},
+		Opt{Names: []string{"mod"}, Arg: RequiredArg, Check: func(v string) (Effect, string) {
+			if v == "mod" {
+				return EffWrite | EffNetwork, "go.mod" // may download modules and rewrite go.mod
+			}
+			return 0, ""
+		}})
 	return g
 }
 
@@ -652,6 +661,18 @@ func grammarTable() map[string]*Grammar {
 		"u update-snapshots :w", "rerun-each=", "only :f", "todo", "watch", "hot", "smol", "define=", "env-file= :r",
 		"cwd=", "c config= :x", "tsconfig-override=", "conditions=", "max-concurrency=", "concurrent", "randomize",
 		"seed=", "pass-with-no-tests", "inspect? :n", "inspect-brk? :n", "inspect-wait? :n", "h help"))
+
+	// deno test: permissions grant what the tests may do
+	// (permissions widen what the project's tests may do, as any other
+	// runner lets them; they are not the command's own effects)
+	add(G("deno test", StyleJS, "A allow-all", "allow-run?", "allow-ffi?", "allow-net?",
+		"allow-write?", "allow-env?", "allow-read?", "allow-sys?", "allow-hrtime", "allow-import?",
+		"P permit-no-files", "c config= :x", "import-map= :x", "coverage? :wd=coverage", "junit-path= :w",
+		"reporter=", "filter= :f", "doc", "no-check", "check", "parallel", "fail-fast?", "shuffle?", "watch",
+		"q quiet", "L log-level=", "reload? :n", "r", "lock?", "no-lock", "frozen", "cached-only", "no-remote",
+		"no-npm", "node-modules-dir?", "vendor?", "cert= :r", "location=", "v8-flags= :x", "seed=", "inspect? :n",
+		"inspect-brk? :n", "inspect-wait? :n", "env-file? :r", "ext=", "trace-leaks", "clean", "h help",
+		"ignore=", "unstable", "no-prompt", "deny-net?", "deny-read?", "deny-write?", "deny-run?", "deny-env?"))
 
 	// Rust
 	add(G("cargo test", StyleGNU, "q quiet", "v verbose", "color=", "config= :x", "Z= :x", "C= :r", "frozen",

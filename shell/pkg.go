@@ -397,6 +397,20 @@ func progNpm(x *cmdCtx) {
 				x.add(ClassRead) // lists the scripts
 				return
 			}
+		case "config", "c":
+			if len(ops) > 1 && ops[1].lit {
+				switch ops[1].val {
+				case "get", "list", "ls":
+					x.c.Subcommand = ops[0].val
+					x.add(ClassRead)
+					return
+				case "set", "delete", "edit", "fix":
+					x.c.Subcommand = ops[0].val
+					x.add(ClassWrite | ClassExec) // .npmrc can name programs (script-shell, git, node-options)
+					x.writeDyn(".npmrc")
+					return
+				}
+			}
 		case "view", "info", "show", "v", "outdated", "search", "s", "se", "find", "audit", "ping", "dist-tag", "owner":
 			for _, o := range ops[1:] {
 				if pkgSpecNamesHost(o) {
@@ -491,7 +505,9 @@ func progCargo(x *cmdCtx) {
 			x.add(ClassModify)
 			x.writeDyn("cargo fmt")
 		}
-	case "tree", "metadata", "version", "search", "locate-project", "pkgid", "verify-project", "read-manifest", "help":
+	case "search", "info":
+		x.add(ClassNetwork | ClassRead) // queries a registry
+	case "tree", "metadata", "version", "locate-project", "pkgid", "verify-project", "read-manifest", "help":
 		x.add(ClassRead)
 	case "clean":
 		x.add(ClassDelete)

@@ -244,7 +244,27 @@ func progPython(x *cmdCtx) {
 			case mod == "http.server" || mod == "SimpleHTTPServer" || mod == "smtpd":
 				x.add(ClassNetwork | ClassExec)
 			case mod == "json.tool":
+				// python -m json.tool [options] [INFILE [OUTFILE]]
 				x.add(ClassRead)
+				var ops []word
+				for j := i + 2; j < len(args); j++ {
+					if args[j].lit && strings.HasPrefix(args[j].val, "-") && args[j].val != "-" {
+						if args[j].val == "--indent" {
+							j++
+						}
+						continue
+					}
+					ops = append(ops, args[j])
+				}
+				if len(ops) > 0 {
+					x.read(ops[0])
+				}
+				if len(ops) > 1 {
+					x.writeFile(ops[1])
+				}
+				if len(literal(args[i+2:])) < len(args[i+2:]) {
+					x.add(ClassExec | ClassUnknown)
+				}
 			case mod == "venv" || mod == "virtualenv":
 				x.add(ClassWrite)
 				if len(rest) > 0 {
@@ -1198,22 +1218,84 @@ func progFind(x *cmdCtx) {
 	}
 }
 
-// progFd: fd's -x/--exec and -X/--exec-batch run the rest of the line.
+// progFd: fd's -x/--exec and -X/--exec-batch run the rest of the line
+// (clap: they may end a cluster, -Hx CMD, or hold the program, -xCMD).
 func progFd(x *cmdCtx) {
 	x.add(ClassSearch)
 	args := x.rest()
-	for i, a := range args {
-		if a.lit && (a.val == "-x" || a.val == "--exec" || a.val == "-X" || a.val == "--exec-batch") {
-			end := len(args)
-			for j := i + 1; j < len(args); j++ {
-				if args[j].lit && args[j].val == ";" {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			if a.dash {
+				x.add(ClassExec | ClassUnknown)
+			}
+			continue
+		}
+		var inner []word
+		found := false
+		switch {
+		case a.val == "--exec" || a.val == "--exec-batch":
+			found, inner = true, args[i+1:]
+		case strings.HasPrefix(a.val, "--exec=") || strings.HasPrefix(a.val, "--exec-batch="):
+			_, v, _ := strings.Cut(a.val, "=")
+			found, inner = true, append([]word{{val: v, lit: true}}, args[i+1:]...)
+		case a.val == "--":
+			i = len(args)
+		case len(a.val) > 1 && a.val[0] == '-' && a.val[1] != '-':
+			for j := 1; j < len(a.val); j++ {
+				c := a.val[j]
+				if c == 'x' || c == 'X' {
+					found = true
+					if rest := a.val[j+1:]; rest != "" {
+						inner = append([]word{{val: rest, lit: true}}, args[i+1:]...)
+					} else {
+						inner = args[i+1:]
+					}
+					break
+				}
+				if strings.IndexByte("dtEecjSo", c) >= 0 {
+					if j == len(a.val)-1 {
+						i++ // its value is the next word
+					}
+					break
+				}
+			}
+		}
+		if found {
+			end := len(inner)
+			for j, w := range inner {
+				if w.lit && w.val == ";" {
 					end = j
 					break
 				}
 			}
-			x.inner(args[i+1:end], "fd", true)
+			x.inner(inner[:end], "fd", true)
+			if end == 0 {
+				x.add(ClassExec | ClassUnknown)
+			}
 			return
 		}
+	}
+}
+
+// progHistory: -w and -a write the history file (HISTFILE when none is
+// named), -r and -n read it, -s adds an entry.
+func progHistory(x *cmdCtx) {
+	x.add(ClassRead)
+	p := getopt(x.rest(), "d", nil, false)
+	if p.has("w", "a") {
+		if len(p.ops) > 0 {
+			x.writeFile(p.ops[0])
+		} else {
+			x.add(ClassWrite)
+			x.writeDyn("$HISTFILE")
+		}
+	} else if p.has("r", "n") && len(p.ops) > 0 {
+		x.read(p.ops[0])
+	}
+	if p.has("c", "s", "d") {
+		x.add(ClassWrite)
+		x.writeDyn("$HISTFILE")
 	}
 }
 
@@ -1381,4 +1463,19 @@ func progPs(x *cmdCtx) {
 			x.w.a.DumpsEnv = true
 		}
 	}
+}
+
+// progVersionOnly: compilers and toolchains that only print their version
+// with --version/-V/-v alone, and otherwise run code (proc macros,
+// plugins, the program they build).
+func progVersionOnly(x *cmdCtx) {
+	args := x.rest()
+	if len(args) == 1 && args[0].lit {
+		switch args[0].val {
+		case "--version", "-V", "-v", "-version", "--help", "-h", "show":
+			x.add(ClassRead)
+			return
+		}
+	}
+	x.add(ClassExec)
 }

@@ -31,6 +31,9 @@ func (c *Command) RunnerOptions() (name string, p *ParsedArgs, ok bool) {
 		return "", nil, false
 	}
 	r := rs[len(rs)-1]
+	if r.grammar == "" {
+		return "", nil, false
+	}
 	g := grammars()[r.grammar]
 	return r.grammar, g.parse(r.args), true
 }
@@ -149,6 +152,23 @@ func runnerParts(ws []word, depth int) []runnerPart {
 		if len(args) > 0 && args[0].lit && args[0].val == "exec" {
 			return runnerParts(args[1:], depth+1)
 		}
+	case "tox", "nox":
+		// what follows -- goes to the environment's test command, most
+		// often pytest: its options count
+		own := append([]word{ws[0]}, args...)
+		for i, a := range args {
+			if a.lit && a.val == "--" {
+				return []runnerPart{{"", own[:i+1]}, {"pytest", args[i+1:]}}
+			}
+			if !a.lit && a.dash {
+				return []runnerPart{{"", own[:i+1]}, {"pytest", args[i:]}}
+			}
+		}
+		return nil
+	case "deno":
+		if len(args) > 0 && args[0].lit && args[0].val == "test" {
+			return []runnerPart{{"deno test", args[1:]}}
+		}
 	}
 	return nil
 }
@@ -157,10 +177,17 @@ func runnerParts(ws []word, depth int) []runnerPart {
 // false when the runner has no grammar (the older checks then apply).
 func (x *cmdCtx) runnerOptions() bool {
 	parts := runnerParts(x.args, 0)
-	if len(parts) == 0 {
+	if parts == nil {
 		return false
 	}
 	for _, r := range parts {
+		if r.grammar == "" {
+			// the runner's own options, without a grammar: the older checks
+			if argv := literal(r.args); testRunnerExec(argv) {
+				x.add(ClassExec)
+			}
+			continue
+		}
 		g := grammars()[r.grammar]
 		p := g.parse(r.args)
 		outdir := ""

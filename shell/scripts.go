@@ -251,6 +251,10 @@ func progSed(x *cmdCtx) {
 // awkEffects is what an awk program does besides printing.
 type awkEffects struct {
 	exec     bool
+	inplace  bool // @include "inplace"
+	unknown  bool // @include of another file: code not seen
+	network  bool // a /inet/ special file
+	reads    []string
 	writes   []Target
 	envRefs  []string
 	dumpsEnv bool
@@ -290,8 +294,44 @@ func scanAwk(s string) awkEffects {
 			}
 			continue
 		case c == '"':
-			_, i = readString(i)
+			var lit string
+			lit, i = readString(i)
+			if strings.HasPrefix(lit, "/inet") {
+				fx.network = true // gawk's TCP/UDP special files
+			}
+			if ReadsEnvironment(lit) {
+				fx.reads = append(fx.reads, lit)
+			}
 			prevSig = '"'
+			continue
+		case c == '@':
+			j := i + 1
+			for j < n && (s[j] >= 'a' && s[j] <= 'z') {
+				j++
+			}
+			switch s[i+1 : j] {
+			case "load":
+				fx.exec = true // a shared object
+			case "include":
+				k := j
+				for k < n && (s[k] == ' ' || s[k] == '\t') {
+					k++
+				}
+				if k < n && s[k] == '"' {
+					name, end := readString(k)
+					if name == "inplace" || name == "inplace.awk" {
+						fx.inplace = true
+					} else {
+						fx.exec, fx.unknown = true, true
+					}
+					i = end
+					prevSig = '"'
+					continue
+				}
+				fx.exec, fx.unknown = true, true
+			}
+			i = j
+			prevSig = 'a'
 			continue
 		case c == '/' && regexOK():
 			i++
@@ -415,6 +455,18 @@ func progAwk(x *cmdCtx) {
 		fx := scanAwk(pr.val)
 		if fx.exec {
 			x.add(ClassExec)
+		}
+		if fx.unknown {
+			x.add(ClassUnknown)
+		}
+		if fx.network {
+			x.add(ClassNetwork)
+		}
+		if fx.inplace {
+			inplace = true
+		}
+		for _, r := range fx.reads {
+			x.read(word{val: r, lit: true})
 		}
 		for _, t := range fx.writes {
 			x.add(ClassWrite)
