@@ -43,6 +43,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	stdruntime "runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +54,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/statewright-go/statewright/gateway/tokens"
+	"github.com/statewright-go/statewright/harness/adapters"
 	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/serve"
 	"github.com/statewright-go/statewright/store"
 	_ "github.com/statewright-go/statewright/store/backends"
 )
@@ -63,16 +67,18 @@ const workflowJSON = `{"id":"bench","initial":"work","states":{
  "done":{"type":"final"}}}`
 
 type config struct {
-	sessions []int
-	replicas []int
-	duration time.Duration
-	warmup   time.Duration
-	storeLoc string
-	bin      string
-	hookPath string
-	keep     bool
-	perf     string
-	pgbenchJ int
+	sessions  []int
+	replicas  []int
+	duration  time.Duration
+	warmup    time.Duration
+	storeLoc  string
+	bin       string
+	hookPath  string
+	keep      bool
+	perf      string
+	inProcess bool
+	cpuprof   string
+	pgbenchJ  int
 }
 
 func main() {
@@ -87,6 +93,8 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (logs, stores)")
 	flag.StringVar(&c.perf, "perf", "", "record a perf profile (perf record -g) of the first replica at this session count into servebench-perf-N.data")
 	flag.IntVar(&c.pgbenchJ, "pgbench-jobs", 2, "pgbench -j")
+	flag.BoolVar(&c.inProcess, "inprocess", false, "serve the hook endpoint from this process (serve.MountHooks on the same store) instead of statewright serve processes")
+	flag.StringVar(&c.cpuprof, "cpuprofile", "", "with -inprocess: write a CPU profile of each row's measured window to FILE-SESSIONS (pprof; the load generator's own work is in it too)")
 	flag.Parse()
 	var err error
 	if c.sessions, err = ints(*sessions); err == nil {
@@ -217,19 +225,32 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 		}
 	}()
 	for r := 0; r < reps; r++ {
-		s, err := startServe(c, rowDir, loc, st.StoreID(), tokens, r)
+		var (
+			s   *server
+			err error
+		)
+		if c.inProcess {
+			s, err = startInProcess(ctx, rowDir, loc, st.StoreID(), tokens)
+		} else {
+			s, err = startServe(c, rowDir, loc, st.StoreID(), tokens, r)
+		}
 		if err != nil {
 			return err
 		}
 		servers = append(servers, s)
 	}
-	var stopPerf func()
-	if c.perf != "" && strconv.Itoa(sessions) == c.perf {
-		stopPerf = startPerf(servers[0].cmd.Process.Pid, fmt.Sprintf("servebench-perf-%d.data", sessions))
+	var startProf, stopProf func()
+	switch {
+	case c.perf != "" && strconv.Itoa(sessions) == c.perf && !c.inProcess:
+		startProf = func() {
+			stopProf = startPerf(servers[0].cmd.Process.Pid, fmt.Sprintf("servebench-perf-%d.data", sessions))
+		}
+	case c.cpuprof != "" && c.inProcess:
+		startProf = func() { stopProf = startCPUProfile(fmt.Sprintf("%s-%d", c.cpuprof, sessions)) }
 	}
-	res, err := drive(c, servers, token, rowDir, sessions)
-	if stopPerf != nil {
-		stopPerf()
+	res, err := drive(c, servers, token, rowDir, sessions, startProf)
+	if stopProf != nil {
+		stopProf()
 	}
 	if err != nil {
 		return err
@@ -277,14 +298,66 @@ type server struct {
 	base string
 	log  *os.File
 	once sync.Once
+	down func() // an in-process server's shutdown
 }
 
 func (s *server) stop() {
 	s.once.Do(func() {
+		if s.down != nil {
+			s.down()
+			return
+		}
 		s.cmd.Process.Signal(syscall.SIGTERM)
 		s.cmd.Wait()
 		s.log.Close()
 	})
+}
+
+// startInProcess serves the hook endpoint from this process, as `statewright
+// serve` mounts it, on its own handle of the store.
+func startInProcess(ctx context.Context, dir, loc, id, tokensPath string) (*server, error) {
+	st, err := store.Open(ctx, loc, store.Options{MustExist: true, ExpectID: id})
+	if err != nil {
+		return nil, err
+	}
+	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	srv, err := serve.New(serve.Options{Tokens: tokens.Open(tokensPath), Addr: ln.Addr().String()})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	srv.MountHooks(serve.HookOptions{Adapters: adapters.All, Runtime: svc, ProjectDir: dir})
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		serve.Run(sctx, ln, srv.Handler(), time.Second)
+		close(done)
+	}()
+	return &server{base: "http://" + ln.Addr().String(), down: func() {
+		cancel()
+		<-done
+		st.Close()
+	}}, nil
+}
+
+func startCPUProfile(path string) func() {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "servebench: cpuprofile:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 func freeAddr() (string, error) {
@@ -349,7 +422,7 @@ type driveResult struct {
 }
 
 // drive runs the closed loops: warm-up, then the measured window.
-func drive(c config, servers []*server, token, dir string, sessions int) (driveResult, error) {
+func drive(c config, servers []*server, token, dir string, sessions int, startProf func()) (driveResult, error) {
 	var (
 		res      driveResult
 		mu       sync.Mutex
@@ -404,6 +477,9 @@ func drive(c config, servers []*server, token, dir string, sessions int) (driveR
 		}(s)
 	}
 	time.Sleep(c.warmup)
+	if startProf != nil {
+		startProf()
+	}
 	measure.Store(true)
 	t0 := time.Now()
 	time.Sleep(c.duration)

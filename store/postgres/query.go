@@ -19,7 +19,7 @@ func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
 	if err := s.check("run"); err != nil {
 		return nil, err
 	}
-	r, err := backend.ScanRun(s.pool.QueryRow(ctx, "SELECT "+backend.RunColumnList+" FROM statewright_runs WHERE id = $1", id))
+	r, err := backend.ScanRun(s.pool.QueryRow(ctx, "SELECT "+backend.RunSelect(tables)+" FROM statewright_runs WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: run %s: %w", id, store.ErrNotFound)
 	}
@@ -35,7 +35,7 @@ func (s *Store) LiveRun(ctx context.Context, sessionKey string) (*store.Run, err
 		return nil, err
 	}
 	r, err := backend.ScanRun(s.pool.QueryRow(ctx,
-		"SELECT "+backend.RunColumnList+" FROM statewright_runs WHERE session_key = $1 AND status IN "+backend.LiveStatusSQL, sessionKey))
+		"SELECT "+backend.RunSelect(tables)+" FROM statewright_runs WHERE session_key = $1 AND status IN "+backend.LiveStatusSQL, sessionKey))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: live run of %s: %w", sessionKey, store.ErrNotFound)
 	}

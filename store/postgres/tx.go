@@ -16,7 +16,7 @@ import (
 
 // tables names the tables for the shared queries.
 var tables = backend.Tables{Runs: "statewright_runs", Events: "statewright_events", Calls: "statewright_calls",
-	RunsOrder: "ord DESC", Dollar: true}
+	Snapshots: "statewright_snapshots", RunsOrder: "ord DESC", Dollar: true}
 
 const (
 	qLive = "SELECT " + backend.RunColumnsNoSnapshot + " FROM statewright_runs WHERE session_key = $1 AND status IN " +
@@ -177,7 +177,7 @@ func (s *Store) fillSnapshot(ctx context.Context, conn *pgx.Conn, r *store.Run) 
 		return nil
 	}
 	var snap []byte
-	if err := conn.QueryRow(ctx, "SELECT snapshot FROM statewright_runs WHERE id = $1", r.ID).Scan(&snap); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT body FROM statewright_snapshots WHERE digest = $1", r.SnapshotDigest).Scan(&snap); err != nil {
 		return s.mapErr("read the workflow of run "+r.ID, err)
 	}
 	if len(snap) > 0 {
@@ -329,11 +329,14 @@ func (t *tx) announce(r *store.Run, before *store.Run) error {
 	return nil
 }
 
-const qInsertRun = `WITH i AS (
+const (
+	qInsertRun = `WITH i AS (
 	INSERT INTO statewright_runs (` + backend.RunColumnList + `)
-	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,1,$17,$17)
+	VALUES ($1,$2,$3,$4,NULL,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,1,$16,$16)
 	ON CONFLICT DO NOTHING RETURNING 1)
 	SELECT count(*) FROM i`
+	qInsertSnapshot = "INSERT INTO statewright_snapshots (digest, body) VALUES ($1, $2) ON CONFLICT (digest) DO NOTHING"
+)
 
 func (t *tx) insertRun(r *store.Run, c backend.RunColumns) error {
 	if t.Live != nil {
@@ -350,9 +353,14 @@ func (t *tx) insertRun(r *store.Run, c backend.RunColumns) error {
 	if err := t.flush(false); err != nil {
 		return err
 	}
+	if dg != "" {
+		if _, err := t.conn.Exec(t.ctx, qInsertSnapshot, dg, r.Snapshot); err != nil {
+			return t.s.mapErr("store the workflow snapshot", err)
+		}
+	}
 	var inserted int64
 	if err := t.conn.QueryRow(t.ctx, qInsertRun,
-		id, r.SessionKey, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg, r.State, c.Context, c.History,
+		id, r.SessionKey, r.WorkflowID, r.WorkflowSource, dg, r.State, c.Context, c.History,
 		r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval, string(r.Status), r.AuditOnly, c.Evidence, n).Scan(&inserted); err != nil {
 		return t.s.mapErr("create run for "+t.Key, err)
 	}
@@ -409,8 +417,11 @@ func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
 	q := "UPDATE statewright_runs SET " + runSet
 	if !same {
 		// The snapshot rarely changes: rewrite it (and its digest) only when it did.
-		q += ", workflow_id = $16, workflow_source = $17, snapshot = $18, snapshot_digest = $19"
-		args = append(args, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg)
+		q += ", workflow_id = $16, workflow_source = $17, snapshot = NULL, snapshot_digest = $18"
+		args = append(args, r.WorkflowID, r.WorkflowSource, dg)
+		if dg != "" {
+			t.writes.Queue(qInsertSnapshot, dg, r.Snapshot)
+		}
 	}
 	q = "WITH u AS (" + q + " WHERE id = $13 AND session_key = $14 AND revision = $15 RETURNING 1) " +
 		"SELECT statewright_expect(count(*), 1, 'update run') FROM u"

@@ -202,21 +202,25 @@ func prepareFile(abs string, mustExist bool) (os.FileInfo, error) {
 // dsn builds a file: URI with mode=rw, so SQLite never creates the file
 // itself (prepareFile does, with the right mode), and the per-connection
 // settings: BEGIN IMMEDIATE for write transactions, the busy timeout,
-// synchronous=NORMAL (durable across crashes of the process in WAL mode)
-// and foreign keys.
+// synchronous=NORMAL (durable across crashes of the process in WAL mode),
+// temporary files (the savepoints' sub-journals) in memory, foreign keys,
+// and a WAL that a checkpoint restarts without truncating it unless it
+// grew past 4 MiB (a limit of 0 truncated it on every restart, and the
+// next commit then synced a fresh WAL header and the directory). The last
+// connection to close still truncates it.
 func dsn(abs string, busy time.Duration) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
 	q := "mode=rw&_txlock=immediate" +
 		"&_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=journal_size_limit(0)"
+		"&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=foreign_keys(1)&_pragma=journal_size_limit(4194304)"
 	return u.String() + "?" + q
 }
 
 // connector opens connections with a private modernc driver (no global
 // registrations) and keeps the WAL and shared-memory files when the last
-// connection closes (SQLITE_FCNTL_PERSIST_WAL; journal_size_limit truncates
-// the WAL instead): a hook process closes the store on every call, and
-// deleting and recreating those files each time costs a directory sync.
+// connection closes (SQLITE_FCNTL_PERSIST_WAL; SQLite truncates the WAL to
+// nothing instead): deleting and recreating those files each time costs a
+// directory sync.
 type connector struct{ dsn string }
 
 var drv = &sqlitedrv.Driver{}

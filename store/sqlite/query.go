@@ -18,7 +18,7 @@ func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
 	if err := s.check("run"); err != nil {
 		return nil, err
 	}
-	r, err := backend.ScanRun(s.db.QueryRowContext(ctx, "SELECT "+backend.RunColumnList+" FROM runs WHERE id = ?", id))
+	r, err := backend.ScanRun(s.db.QueryRowContext(ctx, "SELECT "+backend.RunSelect(tables)+" FROM runs WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: run %s: %w", id, store.ErrNotFound)
 	}
@@ -34,7 +34,7 @@ func (s *Store) LiveRun(ctx context.Context, sessionKey string) (*store.Run, err
 		return nil, err
 	}
 	r, err := backend.ScanRun(s.db.QueryRowContext(ctx,
-		"SELECT "+backend.RunColumnList+" FROM runs WHERE session_key = ? AND status IN "+backend.LiveStatusSQL, sessionKey))
+		"SELECT "+backend.RunSelect(tables)+" FROM runs WHERE session_key = ? AND status IN "+backend.LiveStatusSQL, sessionKey))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: live run of %s: %w", sessionKey, store.ErrNotFound)
 	}

@@ -143,7 +143,7 @@ func TestConnectionSettings(t *testing.T) {
 	defer conn.Close()
 	// A quarter of the busy timeout is SQLite's; the rest is spent on the lock file.
 	for pragma, want := range map[string]int{"busy_timeout": 375, "synchronous": 1, "foreign_keys": 1,
-		"journal_size_limit": 0} {
+		"journal_size_limit": 4 << 20, "temp_store": 2} {
 		var got int
 		if err := conn.QueryRowContext(bg, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
 			t.Errorf("PRAGMA %s = %d, %v; want %d", pragma, got, err, want)

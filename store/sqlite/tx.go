@@ -11,7 +11,7 @@ import (
 )
 
 // tables names the tables for the shared queries.
-var tables = backend.Tables{Runs: "runs", Events: "events", Calls: "calls", RunsOrder: "rowid DESC"}
+var tables = backend.Tables{Runs: "runs", Events: "events", Calls: "calls", Snapshots: "snapshots", RunsOrder: "rowid DESC"}
 
 // Update runs fn in the writer's next transaction (see writer): it re-reads
 // the session's live run there, and commits fn's writes with the batch, or
@@ -44,7 +44,8 @@ type tx struct {
 const (
 	qLive     = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? AND status IN " + backend.LiveStatusSQL
 	qLast     = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1"
-	qSnapshot = "SELECT snapshot FROM runs WHERE id = ?"
+	qSnapshot       = "SELECT body FROM snapshots WHERE digest = ?"
+	qInsertSnapshot = "INSERT INTO snapshots (digest, body) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING"
 	qCall     = "SELECT " + backend.CallColumnList + " FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?"
 )
 
@@ -84,7 +85,7 @@ func (t *tx) readRun(q string) (*store.Run, error) {
 		return r, nil
 	}
 	var snap []byte
-	if err := w.queryRow(t.ctx, qSnapshot, r.ID).Scan(&snap); err != nil {
+	if err := w.queryRow(t.ctx, qSnapshot, r.SnapshotDigest).Scan(&snap); err != nil {
 		return nil, mapErr("update "+t.Key+": read the run's workflow", err)
 	}
 	if len(snap) > 0 {
@@ -152,8 +153,11 @@ func (t *tx) insertRun(r *store.Run, args []any) error {
 	if err != nil {
 		return err
 	}
-	dg := backend.SnapshotDigestOf(r.Snapshot)
-	all := append([]any{id, r.SessionKey, r.WorkflowID, r.WorkflowSource, r.Snapshot, dg}, args...)
+	dg, err := t.putSnapshot(r.Snapshot)
+	if err != nil {
+		return err
+	}
+	all := append([]any{id, r.SessionKey, r.WorkflowID, r.WorkflowSource, nil, dg}, args...)
 	all = append(all, int64(1), t.At.UnixNano(), t.At.UnixNano())
 	_, err = t.b.w.exec(t.ctx, "INSERT INTO runs ("+backend.RunColumnList+") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", all...)
 	if err != nil {
@@ -162,7 +166,6 @@ func (t *tx) insertRun(r *store.Run, args []any) error {
 		}
 		return mapErr("create run for "+t.Key, err)
 	}
-	t.b.w.s.snapshots.Put(dg, r.Snapshot)
 	r.ID, r.SnapshotDigest, r.Revision, r.CreatedAt, r.UpdatedAt = id, dg, 1, t.At, t.At
 	return nil
 }
@@ -171,7 +174,7 @@ const (
 	runSet = `state = ?, context = ?, history = ?, iterations = ?, counters = ?, files_edited = ?,
 		pending_approval = ?, status = ?, audit_only = ?, evidence = ?, revision = ?, updated_at = ?`
 	qUpdateRun         = "UPDATE runs SET " + runSet + " WHERE id = ? AND session_key = ? AND revision = ?"
-	qUpdateRunWorkflow = "UPDATE runs SET workflow_id = ?, workflow_source = ?, snapshot = ?, snapshot_digest = ?, " + runSet +
+	qUpdateRunWorkflow = "UPDATE runs SET workflow_id = ?, workflow_source = ?, snapshot = NULL, snapshot_digest = ?, " + runSet +
 		" WHERE id = ? AND session_key = ? AND revision = ?"
 )
 
@@ -188,9 +191,12 @@ func (t *tx) updateRun(r *store.Run, args []any) error {
 		q = qUpdateRun
 		all = append(args, next, t.At.UnixNano(), r.ID, t.Key, r.Revision)
 	} else {
-		dg = backend.SnapshotDigestOf(r.Snapshot)
+		var err error
+		if dg, err = t.putSnapshot(r.Snapshot); err != nil {
+			return err
+		}
 		q = qUpdateRunWorkflow
-		all = append([]any{r.WorkflowID, r.WorkflowSource, r.Snapshot, dg}, args...)
+		all = append([]any{r.WorkflowID, r.WorkflowSource, dg}, args...)
 		all = append(all, next, t.At.UnixNano(), r.ID, t.Key, r.Revision)
 	}
 	res, err := t.b.w.exec(t.ctx, q, all...)
@@ -215,9 +221,22 @@ func (t *tx) updateRun(r *store.Run, args []any) error {
 		}
 		return fmt.Errorf("store: update run %s: %w: revision %d is stale (stored %d)", r.ID, store.ErrConflict, r.Revision, rev)
 	}
-	t.b.w.s.snapshots.Put(dg, r.Snapshot)
 	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.At
 	return nil
+}
+
+// putSnapshot stores a workflow snapshot under its digest (once) and
+// returns the digest ("" for none).
+func (t *tx) putSnapshot(b []byte) (string, error) {
+	dg := backend.SnapshotDigestOf(b)
+	if dg == "" {
+		return "", nil
+	}
+	if _, err := t.b.w.exec(t.ctx, qInsertSnapshot, dg, b); err != nil {
+		return "", mapErr("store the workflow snapshot", err)
+	}
+	t.b.w.s.snapshots.Put(dg, b)
+	return dg, nil
 }
 
 // head returns a chain's head as this transaction stands.

@@ -10,7 +10,7 @@ import (
 
 // Tables names a backend's tables.
 type Tables struct {
-	Runs, Events, Calls string
+	Runs, Events, Calls, Snapshots string
 	// RunsOrder breaks ties between runs created at the same time, newest
 	// first ("rowid DESC", "ord DESC").
 	RunsOrder string
@@ -25,6 +25,9 @@ const (
 	RunColumnsNoSnapshot = `id, session_key, workflow_id, workflow_source, NULL, snapshot_digest, state,
 	context, history, iterations, counters, files_edited, pending_approval, status, audit_only,
 	evidence, revision, created_at, updated_at`
+	// RunColumnList are a run's columns as stored: the snapshot column is
+	// NULL since schema 3 (snapshots live in their own table; see
+	// RunSelect for reading a run with its snapshot).
 	RunColumnList = `id, session_key, workflow_id, workflow_source, snapshot, snapshot_digest, state,
 	context, history, iterations, counters, files_edited, pending_approval, status, audit_only,
 	evidence, revision, created_at, updated_at`
@@ -34,6 +37,12 @@ const (
 	// LiveStatusSQL is the SQL list of live statuses.
 	LiveStatusSQL = `('active', 'awaiting_approval', 'paused')`
 )
+
+// RunSelect lists the columns ScanRun reads, the snapshot taken from t's
+// snapshots table by the run's digest.
+func RunSelect(t Tables) string {
+	return strings.Replace(RunColumnsNoSnapshot, "NULL", "(SELECT body FROM "+t.Snapshots+" WHERE digest = snapshot_digest)", 1)
+}
 
 // Scanner is a row: *sql.Row, *sql.Rows, pgx.Row, pgx.Rows.
 type Scanner interface{ Scan(dest ...any) error }
@@ -177,7 +186,7 @@ func RunsQuery(t Tables, f store.RunFilter) (string, []any) {
 		}
 		w.in("status", st)
 	}
-	q := "SELECT " + RunColumnList + " FROM " + t.Runs + w.sql() + " ORDER BY created_at DESC, " + t.RunsOrder
+	q := "SELECT " + RunSelect(t) + " FROM " + t.Runs + w.sql() + " ORDER BY created_at DESC, " + t.RunsOrder
 	if f.Limit > 0 {
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
