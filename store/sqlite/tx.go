@@ -42,11 +42,11 @@ type tx struct {
 }
 
 const (
-	qLive     = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? AND status IN " + backend.LiveStatusSQL
-	qLast     = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1"
+	qLive           = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? AND status IN " + backend.LiveStatusSQL
+	qLast           = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1"
 	qSnapshot       = "SELECT body FROM snapshots WHERE digest = ?"
 	qInsertSnapshot = "INSERT INTO snapshots (digest, body) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING"
-	qCall     = "SELECT " + backend.CallColumnList + " FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?"
+	qCall           = "SELECT " + backend.CallColumnList + " FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?"
 )
 
 // begin reads the session's live run, or its newest when none is live.
