@@ -28,6 +28,35 @@ func BenchmarkAnalyzeTypical(b *testing.B) {
 	}
 }
 
+// BenchmarkParseTypical only parses the same commands with mvdan.cc/sh:
+// the same-run reference the analysis is measured against.
+func BenchmarkParseTypical(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := parse(typical[i%len(typical)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAnalyzeRunners analyses test-runner and option-heavy commands,
+// which go through the option grammars.
+func BenchmarkAnalyzeRunners(b *testing.B) {
+	cmds := []string{
+		"go test -race -count=1 -run 'TestA|TestB' -coverprofile=c.out ./... 2>&1 | tail -20",
+		"pytest -x -q -k 'not slow' --junitxml=r.xml -p no:cacheprovider tests/",
+		"npm test -- --runInBand -t foo",
+		"sort -u -k2 -t, --output=out.csv data/*.csv",
+		"tar -czf dist/app.tgz --exclude=node_modules src",
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Analyze(cmds[i%len(cmds)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkAnalyze64KiB analyses a 64 KiB script; the budget is 20 ms.
 func BenchmarkAnalyze64KiB(b *testing.B) {
 	var sb strings.Builder

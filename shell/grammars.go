@@ -558,7 +558,7 @@ func grammarTable() map[string]*Grammar {
 		"P absolute-names", "suffix=", "strip-components=", "transform= xform=", "checkpoint?", "full-time",
 		"index-file= :w", "l check-links", "no-quote-chars=", "quote-chars=", "quoting-style=", "R block-number",
 		"show-defaults", "show-omitted-dirs", "show-snapshot-field-ranges", "show-transformed-names",
-		"show-stored-names", "totals?", "utc", "v verbose", "warning=", "w interactive confirmation", "o",
+		"show-stored-names", "totals?", "utc", "restrict", "v verbose", "warning=", "w interactive confirmation", "o",
 		"no-same-owner", "help", "usage", "version", "?").with(
 		Opt{Names: []string{"checkpoint-action"}, Arg: RequiredArg, Check: checkTarCheckpoint}))
 	add(G("less", StyleGNU, "?", "help", "a search-skip-screen", "A SEARCH-SKIP-SCREEN", "b buffers=",
