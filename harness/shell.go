@@ -154,3 +154,26 @@ func PhaseName(state string) string {
 	}
 	return "phase '" + state + "'"
 }
+
+// NoSandboxNotice is what the session's start says where the hook would
+// route shell calls through the OS sandbox and none runs here ("" when one
+// runs, or the hook does not use it): plainly, that same-user secrecy
+// cannot hold (DECISIONS 9), or that shell calls are denied.
+func (h *Hook) NoSandboxNotice() string {
+	if !h.Sandbox && !h.RequireSandbox {
+		return ""
+	}
+	root, err := sandbox.DefaultRoot()
+	if err != nil {
+		return ""
+	}
+	a := sandbox.DetectCached(root)
+	if a.OK() {
+		return ""
+	}
+	if h.RequireSandbox {
+		return "[statewright] No OS sandbox is available here (" + a.Why + "), and this install requires one: every shell call is denied."
+	}
+	return "[statewright] No OS sandbox is available here (" + a.Why + "): shell commands run under the static law only, and same-user secrecy is impossible " +
+		"(code you run could read operator tokens and the store; the law still denies every call that does so visibly)."
+}

@@ -13,22 +13,7 @@ import (
 // it in place of the statewright binary.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 3 && os.Args[1] == "sandbox" && os.Args[2] == "exec" {
-		var dir, script string
-		var argv []string
-		a := os.Args[3:]
-		for i := 0; i < len(a); i++ {
-			switch a[i] {
-			case "--call":
-				i++
-				dir = a[i]
-			case "-c":
-				i++
-				script = a[i]
-			case "--":
-				argv, i = a[i+1:], len(a)
-			}
-		}
-		os.Exit(Launch(dir, script, argv, os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(Main(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -246,21 +246,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, out io.Writer) error {
 	} else {
 		r.ok("protection", "permission mode %s: nobody answers prompts, so human-only calls are denied (use the statewright CLI)", mode)
 	}
-	sandboxed := false
-	if settings != nil {
-		if raw, ok := settings.Get("sandbox"); ok {
-			var sb struct {
-				Enabled bool `json:"enabled"`
-			}
-			json.Unmarshal(raw, &sb)
-			sandboxed = sb.Enabled
-		}
-	}
-	if sandboxed {
-		r.ok("protection", "Claude Code sandboxing is enabled for the agent's shell")
-	} else {
-		r.warn("protection", "the agent runs as your OS user without Claude Code's sandbox: a phase that grants Exec lets it run arbitrary code; enable \"sandbox\" in settings or run the agent as another user")
-	}
+	checkHookSandbox(ctx, r, pre.flags)
 	checkAgentSandbox(ctx, r)
 	return r.finish()
 }

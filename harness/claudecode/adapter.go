@@ -113,7 +113,11 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 		case err != nil:
 			return Failure(ev, "read the run: "+err.Error())
 		}
-		return wire.Context(string(ev), PhaseContext(v))
+		ctxText := PhaseContext(v)
+		if n := h.NoSandboxNotice(); n != "" && ev == SessionStart {
+			ctxText = n + "\n" + ctxText
+		}
+		return wire.Context(string(ev), ctxText)
 
 	case Stop, SubagentStop:
 		if in.StopHookActive {

@@ -53,29 +53,7 @@ func newCmdExec() *cobra.Command {
 // status. main calls it before building the command tree: it is on the
 // path of every shell call.
 func RunExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var callDir, script string
-	var argv []string
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--call" && i+1 < len(args):
-			i++
-			callDir = args[i]
-		case a == "-c" && i+1 < len(args):
-			i++
-			script = args[i]
-		case a == "--":
-			argv = args[i+1:]
-			i = len(args)
-		default:
-			fmt.Fprintf(stderr, "statewright sandbox exec: unexpected argument %q (usage: sandbox exec --call DIR (-c SCRIPT | -- ARGV...))\n", a)
-			return 2
-		}
-	}
-	if callDir == "" || (script == "") == (len(argv) == 0) {
-		fmt.Fprintln(stderr, "statewright sandbox exec: usage: sandbox exec --call DIR (-c SCRIPT | -- ARGV...)")
-		return 2
-	}
-	return sandbox.Launch(callDir, script, argv, stdin, stdout, stderr)
+	return sandbox.Main(args, stdin, stdout, stderr)
 }
 
 func newCmdStatus() *cobra.Command {

@@ -1,0 +1,26 @@
+// Command statewright-sandbox is the sandbox launcher alone: the same
+// `sandbox exec --call DIR (-c SCRIPT | -- ARGV...)` as `statewright sandbox
+// exec`, in a binary that links only package sandbox, so that the launcher
+// every sandboxed shell call starts costs a small Go binary's start-up, not
+// statewright's (bench/sandbox.txt). Hooks use it when it sits next to the
+// statewright binary they run; it is built and released with it.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/statewright-go/statewright/sandbox"
+)
+
+func main() {
+	a := os.Args[1:]
+	if len(a) > 0 && a[0] == "sandbox" {
+		a = a[1:]
+	}
+	if len(a) == 0 || a[0] != "exec" {
+		fmt.Fprintln(os.Stderr, "usage: statewright-sandbox exec --call DIR (-c SCRIPT | -- ARGV...)")
+		os.Exit(2)
+	}
+	os.Exit(sandbox.Main(a[1:], os.Stdin, os.Stdout, os.Stderr))
+}
