@@ -131,7 +131,7 @@ func Analyze(src string) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{Commands: []Command{}}
-	w := &walker{a: a, src: src, env: map[string]struct{}{}, funcs: map[string]bool{}, ev: &evalState{}}
+	w := &walker{a: a, src: src, env: map[string]struct{}{}, funcs: map[string]bool{}, ev: &evalState{assigned: map[string]bool{}}}
 	w.a.Commands = make([]Command, 0, min(len(src)/24+2, 4096)) // about one command per 24 bytes
 	w.stmts(f.Stmts)
 	w.finish()
@@ -162,7 +162,29 @@ type walker struct {
 // positional parameters) and whether bash evaluates a variable's value as
 // code: arithmetic and subscripts expand $(...) inside values
 // (x='a[$(rm f)]'; echo $((x)) runs rm), as do ${x@P} and ${!x}.
-type evalState struct{ tainted, evaluates bool }
+type evalState struct {
+	tainted, evaluates bool
+	// assigned are the variables the line assigns; a variable evaluated
+	// as code that the line does not assign may hold anything an earlier
+	// command left in a persistent shell (export x='a[$(cmd)]').
+	assigned map[string]bool
+}
+
+// specialVars are set by bash itself, never to text that runs code.
+var specialVars = map[string]bool{
+	"RANDOM": true, "SRANDOM": true, "SECONDS": true, "LINENO": true, "BASHPID": true, "EPOCHSECONDS": true,
+	"EPOCHREALTIME": true, "PPID": true, "UID": true, "EUID": true, "COLUMNS": true, "LINES": true, "OPTIND": true,
+	"HISTCMD": true, "BASH_SUBSHELL": true, "SHLVL": true,
+}
+
+// outsideVar records that a variable the line did not assign is evaluated
+// as code.
+func (w *walker) outsideVar(name string) {
+	name, _, _ = strings.Cut(name, "[")
+	if isName(name) && !w.ev.assigned[name] && !specialVars[name] {
+		w.ev.tainted = true
+	}
+}
 
 // injects reports whether s, evaluated as arithmetic, a subscript or a
 // prompt, runs a command.
@@ -217,6 +239,9 @@ func outsideData(wd *syntax.Word) bool {
 // assignEval checks an assignment: a literal value that injects is exec,
 // a computed value taints.
 func (w *walker) assignEval(as *syntax.Assign) {
+	if as.Name != nil {
+		w.ev.assigned[as.Name.Value] = true
+	}
 	if as.Index != nil {
 		w.arithScan(as.Index)
 	}
@@ -275,7 +300,7 @@ func (w *walker) finish() {
 		for _, t := range c.Writes {
 			a.Writes, seenW = addTarget(a.Writes, seenW, t)
 		}
-		recursive := c.Classes&ClassSearch != 0 || recursiveReaders[c.Program]
+		recursive := c.Classes&ClassSearch != 0 || recursiveReaders[c.Program] || c.Program == "git" && c.Subcommand == "grep"
 		for _, t := range c.Reads {
 			a.Reads, seenR = addTarget(a.Reads, seenR, t)
 			if ReadsEnvironment(t.Path) || recursive && ReadsEnvironmentTree(t.Path) {
@@ -417,6 +442,9 @@ func (w *walker) compound(cmd syntax.Command) {
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
+			if l.Name != nil {
+				w.ev.assigned[l.Name.Value] = true
+			}
 			for _, wd := range l.Items {
 				w.word(wd)
 				if !plainWord(wd) {
@@ -636,6 +664,9 @@ func (w *walker) param(p *syntax.ParamExp) {
 	}
 	if p.Excl || p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && strings.Contains(p.Exp.Word.Lit(), "P") {
 		w.ev.evaluates = true // ${!x} expands the name in x, ${x@P} its prompt escapes
+		if p.Param != nil {
+			w.outsideVar(p.Param.Value)
+		}
 	}
 }
 

@@ -524,6 +524,11 @@ func (x *cmdCtx) generic(sp spec) {
 		p = getopt(x.rest(), sp.short, sp.long, false)
 	}
 	ops := p.ops
+	// files of names or patterns: read
+	x.read(p.all("--files0-from", "--exclude-from", "--include-from")...)
+	if sp.ops == opPatternRead {
+		x.read(p.all("f", "--file")...)
+	}
 	switch sp.ops {
 	case opRead:
 		x.read(ops...)

@@ -24,6 +24,9 @@ var environSamples = []string{
 // /proc/self/root, /proc/self/cwd). Relative paths are not known to be in
 // /proc and are not reported.
 func ReadsEnvironment(p string) bool {
+	if alt, ok := unanchored(p); ok {
+		return ReadsEnvironment(alt)
+	}
 	n := normEnvPath(p)
 	if n == "" {
 		return false
@@ -46,6 +49,9 @@ func ReadsEnvironment(p string) bool {
 // (grep -r, rg, tar c) may reach a process's environment: / and /proc and
 // a process's own directory hold environ files.
 func ReadsEnvironmentTree(p string) bool {
+	if alt, ok := unanchored(p); ok {
+		return ReadsEnvironmentTree(alt)
+	}
 	n := normEnvPath(p)
 	if n == "" {
 		return false
@@ -192,4 +198,38 @@ func jqField(s string) (string, bool) {
 		return s[1:j], isName(s[1:j])
 	}
 	return "", false
+}
+
+// unanchored turns a path whose directory is not known statically into the
+// absolute path it may reach: ~/../../proc/self/environ and
+// ../../proc/self/environ climb to / from a home or a working directory
+// of any depth, so what follows the ".." run is taken from /.
+func unanchored(p string) (string, bool) {
+	rest := p
+	switch {
+	case strings.HasPrefix(rest, "~"):
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return "", false
+		}
+		rest = rest[i+1:]
+	case strings.HasPrefix(rest, "/"):
+		return "", false
+	}
+	climbed := false
+	for {
+		switch {
+		case strings.HasPrefix(rest, "../"):
+			rest, climbed = rest[3:], true
+		case strings.HasPrefix(rest, "./"):
+			rest = rest[2:]
+		case strings.HasPrefix(rest, "/"):
+			rest = rest[1:]
+		default:
+			if !climbed {
+				return "", false
+			}
+			return "/" + rest, true
+		}
+	}
 }

@@ -58,7 +58,7 @@ var gitSub = map[string]Class{
 }
 
 // gitValueOpts are the long options of git subcommands that take a value.
-var gitValueOpts = []string{"message", "file", "output", "exec", "format", "author",
+var gitValueOpts = []string{"message", "file", "output", "exec", "format", "author", "contents",
 	"date", "reuse-message", "reedit-message", "fixup", "squash", "template", "trailer", "cleanup",
 	"strategy", "strategy-option", "onto", "upstream", "config", "origin", "branch", "depth", "reference",
 	"separate-git-dir", "shallow-since", "jobs", "upload-pack", "receive-pack", "remote", "prefix",
@@ -141,6 +141,15 @@ func progGit(x *cmdCtx) {
 	first := ""
 	if len(ops) > 0 {
 		first = ops[0]
+	}
+	// files whose content git reads and prints
+	x.read(p.all("--contents", "--file", "--pathspec-from-file")...)
+	if sub == "grep" {
+		paths := afterDashDash(rest)
+		if paths == nil && len(p.ops) > 1 && !has("e", "f") {
+			paths = p.ops[1:]
+		}
+		x.read(paths...)
 	}
 	// --output writes a file; -o (format-patch) a directory.
 	for _, o := range p.all("--output") {

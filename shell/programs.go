@@ -953,6 +953,20 @@ func inputOutputFilter(x *cmdCtx, p parsed) {
 func progYq(x *cmdCtx) {
 	p := getopt(x.rest(), "oIpe", []string{"output-format", "indent", "input-format", "expression", "from-file"}, false)
 	x.add(ClassRead)
+	if p.has("--from-file") {
+		x.w.a.DumpsEnv = true
+	}
+	exprs := p.all("e", "--expression")
+	if len(exprs) == 0 && len(p.ops) > 0 && !p.has("--from-file") {
+		exprs = p.ops[:1]
+	}
+	for _, e := range exprs {
+		if !e.lit {
+			x.w.a.DumpsEnv = true
+			continue
+		}
+		yqEnv(x, e.val)
+	}
 	ops := p.ops
 	if len(ops) > 0 && !p.has("--from-file") {
 		ops = ops[1:]
@@ -1408,24 +1422,62 @@ func progSetsVars(x *cmdCtx) {
 }
 
 // progJq: the filter's env and $ENV read the environment; -f reads a
-// filter nobody sees (it may too).
+// filter nobody sees (it may too). --arg/--argjson/--slurpfile/--rawfile
+// take two words, --args/--jsonargs make the operands values.
 func progJq(x *cmdCtx) {
 	x.add(ClassRead)
-	p := getopt(x.rest(), "fL", []string{"arg", "argjson", "slurpfile", "rawfile", "indent", "from-file", "args", "jsonargs", "tab"}, false)
-	ops := p.ops
-	// --arg NAME VALUE takes two words; getopt took one
+	args := x.rest()
 	var filter *word
-	if p.has("f", "--from-file") {
-		x.w.a.DumpsEnv = true
-		for _, f := range p.all("f", "--from-file") {
-			x.read(f)
+	var files []word
+	fromFile, valuesOnly := false, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			if a.dash {
+				x.w.a.DumpsEnv = true // may be -f or a filter
+			}
+			if filter == nil && !fromFile {
+				filter = &args[i]
+			} else if !valuesOnly {
+				files = append(files, a)
+			}
+			continue
 		}
-	} else if len(ops) > 0 {
-		filter = &ops[0]
-		ops = ops[1:]
+		v := a.val
+		switch {
+		case v == "--arg" || v == "--argjson" || v == "--slurpfile" || v == "--rawfile":
+			if (v == "--slurpfile" || v == "--rawfile") && i+2 < len(args) {
+				x.read(args[i+2])
+			}
+			i += 2
+		case v == "--args" || v == "--jsonargs":
+			valuesOnly = true
+		case v == "-f" || v == "--from-file":
+			fromFile = true
+			if i+1 < len(args) {
+				i++
+				x.read(args[i])
+			}
+		case v == "-L" || v == "--indent" || v == "--tab":
+			if v != "--tab" {
+				i++
+			}
+		case v == "--":
+			valuesOnly = valuesOnly || filter != nil
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+			if !strings.HasPrefix(v, "--") && strings.ContainsRune(v, 'f') {
+				fromFile = true
+			}
+		default:
+			if filter == nil && !fromFile {
+				filter = &args[i]
+			} else if !valuesOnly {
+				files = append(files, a)
+			}
+		}
 	}
-	for _, o := range p.all("--slurpfile", "--rawfile") {
-		_ = o
+	if fromFile {
+		x.w.a.DumpsEnv = true
 	}
 	if filter != nil {
 		if !filter.lit {
@@ -1440,15 +1492,7 @@ func progJq(x *cmdCtx) {
 			}
 		}
 	}
-	if p.has("--args", "--jsonargs") {
-		return // the operands are values
-	}
-	for _, o := range ops {
-		if o.lit && !strings.Contains(o.val, "/") && !strings.Contains(o.val, ".") {
-			continue // likely the value of --arg NAME VALUE
-		}
-		x.read(o)
-	}
+	x.read(files...)
 }
 
 // progPs: BSD-style "e" shows each process's environment.
@@ -1478,4 +1522,32 @@ func progVersionOnly(x *cmdCtx) {
 		}
 	}
 	x.add(ClassExec)
+}
+
+// yqEnv reads yq's env(NAME), strenv(NAME) and envsubst: a literal name is
+// a reference, anything else may read any variable.
+func yqEnv(x *cmdCtx, expr string) {
+	if strings.Contains(expr, "envsubst") {
+		x.w.a.DumpsEnv = true
+	}
+	for _, fn := range []string{"strenv(", "env("} {
+		rest := expr
+		for {
+			i := strings.Index(rest, fn)
+			if i < 0 {
+				break
+			}
+			if fn == "env(" && i > 0 && isWordByte(rest[i-1]) {
+				rest = rest[i+len(fn):]
+				continue
+			}
+			rest = rest[i+len(fn):]
+			end := strings.IndexByte(rest, ')')
+			if end < 0 || !isName(strings.TrimSpace(rest[:end])) {
+				x.w.a.DumpsEnv = true
+				continue
+			}
+			x.w.ref(strings.TrimSpace(rest[:end]))
+		}
+	}
 }

@@ -48,7 +48,7 @@ var pagerGrep = spec{class: ClassSearch, ops: opPatternRead, short: grepSpec.sho
 
 var grepSpec = spec{class: ClassSearch, ops: opPatternRead, short: "efmABCdD",
 	long: []string{"regexp", "file", "max-count", "after-context", "before-context", "context",
-		"include", "exclude", "exclude-dir", "exclude-from", "label", "binary-files", "devices", "directories"}}
+		"include", "exclude", "exclude-dir", "exclude-from", "include-from", "label", "binary-files", "devices", "directories"}}
 
 // programs maps a program's base name to its entry. It is built on first
 // use, not at init: the hook process links this package but decides most
@@ -155,7 +155,7 @@ func programTable() map[string]spec {
 		"doas":         {class: ClassPrivilege | ClassExec}, // doas -s runs a shell
 		"dotnet":       withFn(progBuildTool),
 		"dpkg":         withFn(progDpkg),
-		"du":           {class: ClassRead, ops: opRead, short: "dBt"},
+		"du":           {class: ClassRead, ops: opRead, short: "dBtX", long: []string{"files0-from", "exclude-from", "max-depth", "block-size", "threshold", "time-style", "exclude"}},
 		"echo":         rd,
 		"ed":           withFn(progEditor),
 		"egrep":        grepSpec,
@@ -451,7 +451,7 @@ func programTable() map[string]spec {
 		"w":            rd,
 		"wait":         rd,
 		"watch":        rd,
-		"wc":           rdF,
+		"wc":           {class: ClassRead, ops: opRead, long: []string{"files0-from"}},
 		"wget":         withFn(progWget),
 		"whatis":       rd,
 		"whereis":      rd,
