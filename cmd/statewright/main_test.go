@@ -9,13 +9,16 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/internal/cli/root"
 )
 
 // TestMain lets testscript run the statewright binary in-process as the
 // "statewright" command.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"statewright": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"statewright": func() { os.Exit(root.Run(cmdutil.New(""), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

@@ -1,12 +1,19 @@
 // Package wfgraph lays a workflow out as a graph for the human surfaces:
 // states as nodes in ranks (columns) from the initial state, transitions
-// as labelled edges. The TUI draws it as text, the web dashboard as SVG
-// (see SVG). The package is pure: no I/O, no clock.
+// as labelled edges. It is statewright's one graph renderer: the TUI draws
+// the graph as text, the web dashboard as SVG (see SVG), `statewright
+// workflows graph` as Mermaid or Graphviz (see Mermaid and Dot), and
+// `workflows show` lists a state's edges (TransitionEdges). The package is
+// pure: no clock, and output only to the writer it is given.
 package wfgraph
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/statewright-go/statewright/workflow"
@@ -27,6 +34,8 @@ const (
 	EdgeSafeNext
 	// EdgeInterrupt is an interrupt's detour into its handler state.
 	EdgeInterrupt
+	// EdgeBranch starts a fork's branch.
+	EdgeBranch
 )
 
 // Edge is one drawn transition.
@@ -38,6 +47,9 @@ type Edge struct {
 	Label string
 	// Kind says how to draw it.
 	Kind EdgeKind
+	// Note is what `workflows show` prints after the edge: an approval's
+	// message, an invoke's input.
+	Note string
 }
 
 // Node is one state.
@@ -86,51 +98,59 @@ func (g *Graph) Out(name string) []Edge {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
-// edgesOf expands one transition into its drawn edges.
-func edgesOf(from, event string, t *workflow.Transition) []Edge {
-	guards := func(names []string) string {
-		if len(names) == 0 {
-			return ""
-		}
-		return " [" + strings.Join(names, ", ") + "]"
-	}
+// TransitionEdges expands the transition under event, leaving state from,
+// into the edges it draws, in a fixed order.
+func TransitionEdges(from, event string, t *workflow.Transition) []Edge {
 	switch t.Kind {
 	case workflow.TransitionGuarded:
 		out := make([]Edge, 0, len(t.Branches))
 		for _, b := range t.Branches {
-			g := guards(b.GuardNames())
-			if g == "" {
-				g = " [else]"
+			g := "else"
+			if names := b.GuardNames(); len(names) > 0 {
+				g = strings.Join(names, ", ")
 			}
-			out = append(out, Edge{From: from, To: b.Target, Label: event + g})
+			out = append(out, Edge{From: from, To: b.Target, Label: fmt.Sprintf("%s [%s]", event, g)})
 		}
 		return out
 	case workflow.TransitionFork:
-		out := []Edge{{From: from, To: t.Fork.OnComplete, Label: event + " (fork)"}}
-		if t.Fork.OnFail != "" {
-			out = append(out, Edge{From: from, To: t.Fork.OnFail, Label: event + " (fork failed)", Kind: EdgeFail})
+		f := t.Fork
+		join := f.Join
+		if join == "" {
+			join = workflow.JoinAll
+		}
+		out := []Edge{{From: from, To: f.OnComplete, Label: fmt.Sprintf("%s fork(join %s)", event, join)}}
+		if f.OnFail != "" {
+			out = append(out, Edge{From: from, To: f.OnFail, Label: event + " fork failed", Kind: EdgeFail})
+		}
+		for _, name := range sortedKeys(f.Branches) {
+			out = append(out, Edge{From: from, To: f.Branches[name].Initial, Label: fmt.Sprintf("%s branch %s", event, name), Kind: EdgeBranch})
 		}
 		return out
 	case workflow.TransitionInvoke:
-		out := []Edge{{From: from, To: t.Invoke.OnComplete, Label: fmt.Sprintf("%s (invoke %s)", event, t.Invoke.Machine)}}
-		if t.Invoke.OnFail != "" {
-			out = append(out, Edge{From: from, To: t.Invoke.OnFail, Label: fmt.Sprintf("%s (invoke %s failed)", event, t.Invoke.Machine), Kind: EdgeFail})
+		inv := t.Invoke
+		out := []Edge{{From: from, To: inv.OnComplete, Label: fmt.Sprintf("%s invoke(%s)", event, inv.Machine)}}
+		if inv.Input != nil {
+			if b, err := json.Marshal(inv.Input); err == nil {
+				out[0].Note = "input " + string(b)
+			}
+		}
+		if inv.OnFail != "" {
+			out = append(out, Edge{From: from, To: inv.OnFail, Label: fmt.Sprintf("%s invoke(%s) failed", event, inv.Machine), Kind: EdgeFail})
 		}
 		return out
 	}
-	e := Edge{From: from, To: t.Target, Label: event + guards(t.GuardNames())}
+	e := Edge{From: from, To: t.Target, Label: event}
+	if names := t.GuardNames(); len(names) > 0 {
+		e.Label += " [" + strings.Join(names, ", ") + "]"
+	}
 	if t.RequiresApproval {
-		e.Kind = EdgeApproval
 		e.Label += " (approval)"
+		e.Kind = EdgeApproval
+		if t.ApprovalMessage != "" {
+			e.Note = strconv.Quote(t.ApprovalMessage)
+		}
 	}
 	return []Edge{e}
 }
@@ -149,7 +169,7 @@ func Build(def *workflow.Definition) *Graph {
 		}
 		for _, ev := range sortedKeys(s.On) {
 			if t := s.On[ev]; t != nil {
-				g.Edges = append(g.Edges, edgesOf(name, ev, t)...)
+				g.Edges = append(g.Edges, TransitionEdges(name, ev, t)...)
 			}
 		}
 		if s.SafeNext != "" {

@@ -1,0 +1,208 @@
+// Package cmdutil is what statewright's command packages share
+// (internal/cli/<group>, in the style of the GitHub CLI's pkg/cmdutil): the
+// Factory that opens the store and the runtime, the exit codes and the
+// errors that carry them, and the flags several commands take.
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store"
+	_ "github.com/statewright-go/statewright/store/backends" // every backend store.Open picks from
+)
+
+// Factory is what commands get from main: the version and the one place
+// the store is opened.
+type Factory struct {
+	linked string
+}
+
+// New returns the Factory for a binary whose linked-in version is version
+// ("" when not set at build time).
+func New(version string) *Factory { return &Factory{linked: version} }
+
+// Version returns the binary's version (see BuildVersion).
+func (f *Factory) Version() string { return BuildVersion(f.linked) }
+
+// BuildVersion returns the linked-in version, the module version when built
+// with `go install`, or "devel".
+func BuildVersion(linked string) string {
+	if linked != "" {
+		return linked
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// StoreFlag is the name of the flag every store-using command takes.
+const StoreFlag = "store"
+
+// AddStoreFlag adds the --store PATH|URL flag to cmd.
+func AddStoreFlag(cmd *cobra.Command) {
+	cmd.Flags().String(StoreFlag, "",
+		"the store: an SQLite file, or a postgres:// URL (default $"+store.EnvStore+", else $XDG_STATE_HOME/statewright/state.db, else ~/.local/state/statewright/state.db)")
+}
+
+// StoreLocation resolves the store location for cmd: --store when given,
+// else $STATEWRIGHT_STORE, else the XDG state directory (store.ResolvePath).
+func StoreLocation(cmd *cobra.Command) (string, error) {
+	var flag string
+	if f := cmd.Flag(StoreFlag); f != nil {
+		flag = f.Value.String()
+	}
+	p, err := store.ResolvePath(flag, nil)
+	if err != nil {
+		return "", Usage(err)
+	}
+	return p, nil
+}
+
+// OpenStoreAt opens the store at loc through the backend that claims it
+// (store.Open): the one place a command opens a store.
+func (f *Factory) OpenStoreAt(ctx context.Context, loc string, opts store.Options) (store.Store, error) {
+	return store.Open(ctx, loc, opts)
+}
+
+// OpenStore opens the store cmd's --store flag names (or the default
+// location). With opts.MustExist the store must exist already (hooks and
+// read-only commands never create a fresh, empty store). Errors name the
+// location; a missing store wraps store.ErrNoStore.
+func (f *Factory) OpenStore(ctx context.Context, cmd *cobra.Command, opts store.Options) (store.Store, error) {
+	p, err := StoreLocation(cmd)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.OpenStoreAt(ctx, p, opts)
+	if errors.Is(err, store.ErrNoStore) {
+		return nil, fmt.Errorf("open store: %w (start a run with `statewright start`, or name the store with --store / $%s)", err, store.EnvStore)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return st, nil
+}
+
+// WithService opens the store and runs fn with a runtime over it.
+func (f *Factory) WithService(cmd *cobra.Command, mustExist bool, fn func(ctx context.Context, svc *runtime.Service, st store.Store) error) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	st, err := f.OpenStore(ctx, cmd, store.Options{MustExist: mustExist})
+	if err != nil {
+		if IsUsage(err) {
+			return err
+		}
+		return Failure(err.Error())
+	}
+	defer st.Close()
+	return fn(ctx, runtime.New(st, runtime.Options{}), st)
+}
+
+// StoreFile returns the file of a store kept in a local file ("" for a
+// store on a server).
+func StoreFile(st store.Store) string {
+	if f := st.Identity().Files; len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// Exit codes shared by every command (DECISIONS 27; `agent` keeps its
+// documented 3 and 4).
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // the command ran and found a problem (invalid workflow, failing test)
+	ExitUsage   = 2 // bad flags or arguments, unreadable input
+)
+
+// usageError marks an error as a usage error (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+func (usageError) Usage() bool     { return true }
+
+// Usage marks err as a usage error (exit 2).
+func Usage(err error) error { return usageError{err} }
+
+// Usagef returns a usage error.
+func Usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// IsUsage reports whether err is a usage error: marked with Usage, or any
+// error in its chain with a Usage() bool method that says so.
+func IsUsage(err error) bool {
+	var u interface{ Usage() bool }
+	return errors.As(err, &u) && u.Usage()
+}
+
+// failure marks a command that ran but must exit 1.
+type failure struct{ msg string }
+
+func (e failure) Error() string { return e.msg }
+
+// Failure returns an error that exits 1 after printing msg ("" prints
+// nothing more: the command printed why).
+func Failure(msg string) error { return failure{msg} }
+
+// ExitError is an error carrying a specific exit status; nothing more is
+// printed.
+type ExitError struct{ Code int }
+
+func (e ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
+
+// ExitCode prints err to stderr the way statewright does and returns the
+// process exit code for it.
+func ExitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ec ExitError
+	if errors.As(err, &ec) {
+		return ec.Code
+	}
+	var f failure
+	if errors.As(err, &f) {
+		if f.msg != "" {
+			fmt.Fprintln(stderr, "statewright:", f.msg)
+		}
+		return ExitFailure
+	}
+	fmt.Fprintln(stderr, "statewright:", err)
+	if IsUsage(err) || isCobraUsageError(err) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// isCobraUsageError recognises cobra's own argument errors, which it does
+// not type.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Executable returns this binary's path ("" when unknown).
+func Executable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
+}

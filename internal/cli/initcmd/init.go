@@ -1,0 +1,67 @@
+// Package initcmd is `statewright init HARNESS`: installs statewright into a
+// harness through the installer driver (harness/install), one subcommand per
+// harness of harness/adapters.
+package initcmd
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/adapters"
+	"github.com/statewright-go/statewright/harness/install"
+	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/store"
+)
+
+// NewCmdInit returns `statewright init`.
+func NewCmdInit(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Install statewright into a coding harness's project settings",
+	}
+	for _, a := range adapters.All {
+		cmd.AddCommand(newInitHarnessCmd(f, a))
+	}
+	return cmd
+}
+
+// newInitHarnessCmd is `statewright init NAME`.
+func newInitHarnessCmd(f *cmdutil.Factory, a harness.Adapter) *cobra.Command {
+	info := a.Info()
+	var o install.Options
+	cmd := &cobra.Command{
+		Use:   info.Name,
+		Short: info.InstallShort,
+		Long:  info.InstallLong,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return install.Run(cmd.Context(), info.Name, o, installEnv(f), a.Install, cmd.OutOrStdout())
+		},
+	}
+	install.AddFlags(cmd.Flags(), &o)
+	if info.InstallFlags != nil {
+		info.InstallFlags(cmd.Flags(), &o)
+	}
+	return cmd
+}
+
+// installEnv is what init opens the store and checks workflows with.
+func installEnv(f *cmdutil.Factory) install.Env {
+	return install.Env{
+		OpenStore: func(ctx context.Context, loc string, create bool) (store.Store, error) {
+			return f.OpenStoreAt(ctx, loc, store.Options{MustExist: !create})
+		},
+		Workflow: func(name string) (string, error) {
+			if _, _, err := cmdutil.LoadWorkflow(name, false); err != nil {
+				return "", err
+			}
+			if cmdutil.LooksLikeTemplateName(name) {
+				return name, nil
+			}
+			return filepath.Abs(name)
+		},
+	}
+}

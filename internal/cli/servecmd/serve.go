@@ -1,0 +1,159 @@
+// Package servecmd is `statewright serve`: the long-lived HTTP server
+// (package serve) with the MCP endpoint, the hook endpoint, the operator API
+// and the dashboard.
+package servecmd
+
+import (
+	"fmt"
+	hookrun "github.com/statewright-go/statewright/harness/hook"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/statewright-go/statewright/gateway"
+	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/adapters"
+	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/mcpserver"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/serve"
+	"github.com/statewright-go/statewright/store"
+)
+
+// DefaultListen is `statewright serve`'s default address.
+const DefaultListen = "127.0.0.1:8377"
+
+// NewCmdServe returns `statewright serve`.
+func NewCmdServe(f *cmdutil.Factory) *cobra.Command {
+	var (
+		listen, harnessName, projectDir, storeID, tokensPath string
+		allowHosts, allowOrigins                             []string
+		hookOpts                                             harness.Options
+		gw                                                   cmdutil.GatewayFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [--listen 127.0.0.1:PORT]",
+		Short: "Serve MCP (streamable HTTP), the hook decision endpoint and operator actions over HTTP",
+		Long: `serve is statewright's long-lived HTTP server, for many sessions at once:
+
+  POST|GET|DELETE /mcp                 streamable-HTTP MCP: the control tools and the
+                                       upstream servers' tools, filtered to each session's phase
+  POST /hook/{harness}/{event}         the hook decision, for harnesses that prefer an HTTP
+                                       hook (body: the hook's JSON input; a hook credential)
+  GET  /api/sessions/{session}         a run's state (any token)
+  POST /api/sessions/{session}/{action} approve, reject, pause, resume, deactivate
+                                       (operator tokens only; body {"approval_id": "..."})
+  GET  /dashboard/                     the web dashboard (sign in with a token; operator
+                                       tokens approve, agent tokens only look; docs/dashboard.md)
+  GET  /healthz                        liveness (no token)
+
+Every endpoint but /healthz needs "Authorization: Bearer TOKEN" (statewright
+tokens create). Agent tokens never approve or weaken enforcement; only hook
+credentials (tokens create --role hook) post hook events, and the hook
+endpoint answers every refusal with 200 and a deny in the harness's JSON. Requests
+whose Host or Origin is not this server's are refused (DNS rebinding). serve
+listens on loopback by default and refuses a non-loopback address unless a
+token exists. An MCP session acts on the session its token is bound to, or
+the one named by the Statewright-Session header, or a fresh one.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, err := policy.ParseHarness(harnessName)
+			if err != nil {
+				return cmdutil.Usagef("--harness: %v", err)
+			}
+			// The hook endpoint resolves paths against the project the
+			// operator named, else each hook's own cwd (serve may decide for
+			// several projects); the rest defaults to the working directory.
+			hookProjectDir := projectDir
+			if projectDir == "" {
+				if projectDir, err = os.Getwd(); err != nil {
+					return cmdutil.Failure("serve: no project directory: " + err.Error())
+				}
+			}
+			tf, err := cmdutil.OpenTokens(tokensPath)
+			if err != nil {
+				return err
+			}
+			haveTokens, err := tf.Any()
+			if err != nil {
+				return cmdutil.Failure("serve: " + err.Error())
+			}
+			if err := serve.CheckBind(listen, haveTokens); err != nil {
+				return cmdutil.Usagef("%v", err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			st, err := f.OpenStore(ctx, cmd, store.Options{MustExist: storeID != "", ExpectID: storeID})
+			if err != nil {
+				return cmdutil.Failure(err.Error())
+			}
+			defer st.Close()
+			logger := cmdutil.StderrLogger(cmd)
+			var protected []string
+			if exe, err := os.Executable(); err == nil {
+				protected = append(protected, exe)
+			}
+			protected = append(protected, tf.Path())
+			workflows := runtime.DefaultWorkflows(projectDir)
+			svc := runtime.New(st, runtime.Options{
+				Policy:    policy.Options{RequireWorkflow: hookOpts.RequireWorkflow, ProtectedPaths: protected},
+				AuditOnly: hookOpts.AuditOnly, DefaultWorkflow: hookOpts.DefaultWorkflow, ProjectDir: projectDir, Workflows: workflows,
+			})
+			mgr, err := gw.Manager(projectDir, logger)
+			if err != nil {
+				return err
+			}
+			if mgr != nil {
+				if err := mgr.Start(ctx); err != nil {
+					return cmdutil.Failure(err.Error())
+				}
+				defer mgr.Close()
+			}
+			g, err := gateway.New(gateway.Options{Runtime: svc, Store: st, Upstreams: mgr, Harness: string(h), ProjectDir: projectDir,
+				Workflows: workflows, Version: f.Version(), RequireWorkflow: hookOpts.RequireWorkflow, PollInterval: gw.Poll,
+				PageSize: gw.PageSize, ElicitApprovals: gw.Elicit, OnPending: gw.Notifier(logger), Logger: logger})
+			if err != nil {
+				return cmdutil.Failure(err.Error())
+			}
+			srv, err := serve.New(serve.Options{Tokens: tf, Addr: listen, AllowedHosts: allowHosts, AllowedOrigins: allowOrigins, Logger: logger})
+			if err != nil {
+				return cmdutil.Failure(err.Error())
+			}
+			srv.MountMCP(g, string(h))
+			srv.MountAPI(svc, string(h))
+			srv.MountHooks(serve.HookOptions{Adapters: adapters.All, Runtime: svc, Options: hookOpts, ProjectDir: hookProjectDir,
+				Control: hookrun.Control(st)})
+			if err := srv.MountDashboard(svc, st); err != nil {
+				return cmdutil.Failure("serve: dashboard: " + err.Error())
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return cmdutil.Failure("serve: " + err.Error())
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "statewright serve: listening on http://%s (MCP at /mcp, hooks at /hook/HARNESS/EVENT, dashboard at /dashboard/)\n", ln.Addr())
+			if !haveTokens {
+				fmt.Fprintln(cmd.ErrOrStderr(), "statewright serve: no tokens exist yet, so every request but /healthz is refused: run `statewright tokens create --role agent`")
+			}
+			return serve.Run(ctx, ln, srv.Handler(), 5*time.Second)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&listen, "listen", DefaultListen, "the address to listen on (loopback unless a token exists)")
+	fl.StringVar(&harnessName, "harness", mcpserver.DefaultHarness, "the harness whose sessions are served; session keys are HARNESS:ID")
+	fl.StringVar(&projectDir, "project-dir", "", "the project root (default the working directory)")
+	fl.StringVar(&storeID, "store-id", "", "the store's id: refuse to serve any other store, and never create one")
+	fl.StringArrayVar(&allowHosts, "allow-host", nil, "a further Host header value to accept (the name clients dial); repeatable")
+	fl.StringArrayVar(&allowOrigins, "allow-origin", nil, "a browser origin allowed to call the server; repeatable")
+	fl.BoolVar(&hookOpts.RequireWorkflow, "require-workflow", false, "deny every ordinary tool call of a session without a run")
+	fl.StringVar(&hookOpts.DefaultWorkflow, "default-workflow", "", "start this workflow for a session without a run, at SessionStart")
+	fl.BoolVar(&hookOpts.AuditOnly, "audit-only", false, "record what would be denied, without denying")
+	cmdutil.AddTokensFileFlag(cmd, &tokensPath)
+	cmdutil.AddStoreFlag(cmd)
+	gw.Add(cmd)
+	return cmd
+}
