@@ -69,6 +69,13 @@ type pluginProject struct {
 
 func newPluginProject(t *testing.T, harness string) *pluginProject {
 	t.Helper()
+	return newPluginProjectWith(t, harness, e2eWorkflow)
+}
+
+// newPluginProjectWith is newPluginProject with the default workflow's
+// JSON and further init flags.
+func newPluginProjectWith(t *testing.T, harness, workflowJSON string, initArgs ...string) *pluginProject {
+	t.Helper()
 	p := &pluginProject{harness: harness, dir: t.TempDir(), home: t.TempDir()}
 	var err error
 	if p.dir, err = filepath.EvalSymlinks(p.dir); err != nil {
@@ -86,7 +93,7 @@ func newPluginProject(t *testing.T, harness string) *pluginProject {
 	}
 	p.storePath = filepath.Join(state, "store", "state.db")
 	p.wfPath = filepath.Join(state, "e2e-bugfix.json")
-	if err := os.WriteFile(p.wfPath, []byte(e2eWorkflow), 0o644); err != nil {
+	if err := os.WriteFile(p.wfPath, []byte(workflowJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(p.path("main.txt"), []byte("old line\n"), 0o644); err != nil {
@@ -94,8 +101,8 @@ func newPluginProject(t *testing.T, harness string) *pluginProject {
 	}
 	// The operator's default workflow starts for every new session: the
 	// harness makes its session id up, so no one can start it beforehand.
-	out, err := exec.Command(p.bin, "init", harness, "--project", p.dir, "--store", p.storePath,
-		"--default-workflow", p.wfPath).CombinedOutput()
+	out, err := exec.Command(p.bin, append([]string{"init", harness, "--project", p.dir, "--store", p.storePath,
+		"--default-workflow", p.wfPath}, initArgs...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("statewright init %s: %v\n%s", harness, err, out)
 	}

@@ -40,6 +40,7 @@ var Adapter harness.Adapter = &adapter{wire.Plugin{
 	TransitionTool:  ControlPrefix + "transition",
 	NoAsk: "opencode's plugin hooks cannot ask a person, so statewright denies the call; " +
 		"a person can act with the statewright CLI (statewright approve, transition) instead.",
+	ShellTool: "bash",
 }}
 
 type adapter struct{ wire.Plugin }

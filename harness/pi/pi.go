@@ -30,6 +30,7 @@ var Adapter harness.Adapter = &adapter{wire.Plugin{
 	TransitionTool:  ControlPrefix + "transition",
 	NoAsk: "Pi's tool_call hook cannot ask a person in print or JSON mode, so statewright denies the call; " +
 		"a person can act with the statewright CLI (statewright approve, transition) instead.",
+	ShellTool: "bash",
 }}
 
 type adapter struct{ wire.Plugin }

@@ -223,6 +223,9 @@ type Plugin struct {
 	TransitionTool string
 	// NoAsk explains, in a deny, why the harness cannot ask a person.
 	NoAsk string
+	// ShellTool is the harness's shell tool, whose "command" argument a
+	// sandboxing hook rewrites to run under the launcher ("bash").
+	ShellTool string
 }
 
 // SessionKey returns the store's session key for a harness session id.
@@ -323,16 +326,41 @@ func (p *Plugin) respond(ctx context.Context, h *harness.Hook, event string, inp
 	session := p.SessionKey(in.Session)
 	switch event {
 	case ToolBefore:
-		res, err := svc.Decide(ctx, p.ToolCall(in, project))
+		tc := p.ToolCall(in, project)
+		sh, deny := h.ShellFor(in.Tool == p.ShellTool, project, true)
+		if deny != "" {
+			return denyCall(Prefixed(deny))
+		}
+		if sh != nil {
+			tc.Sandbox, tc.Call.Sandboxed = sh.Request(session, in.CallID), true
+		}
+		res, err := svc.Decide(ctx, tc)
 		if err != nil {
 			return PluginFailure(event, "decide "+in.Tool+": "+err.Error())
+		}
+		if sh != nil && res.Enforced && res.Verdict == policy.Allow {
+			// The plugin replaces the arguments: the command runs under the
+			// launcher, with the profile in force now.
+			args, err := sh.Rewrite(session, in.CallID, res.Sandbox, in.Args, "command")
+			if err != nil {
+				return PluginFailure(event, err.Error())
+			}
+			return allowCall(args)
 		}
 		return p.PreToolAnswer(in, res)
 
 	case ToolAfter:
-		v, err := h.Record(ctx, svc, p.ToolResult(in, project), p.IsControlTool(in.Tool))
+		tr := p.ToolResult(in, project)
+		var lesson string
+		if sh, _ := h.ShellFor(in.Tool == p.ShellTool, project, false); sh != nil {
+			lesson = sh.After(ctx, svc, &tr, in.Cwd)
+		}
+		v, err := h.Record(ctx, svc, tr, p.IsControlTool(in.Tool))
 		if err != nil {
 			return PluginFailure(event, "record the result of "+in.Tool+": "+err.Error())
+		}
+		if lesson != "" {
+			return done(lesson)
 		}
 		return done(PhaseContext(v, p.TransitionTool))
 
