@@ -215,6 +215,10 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 		}
 	}
 	var res DecideResult
+	if id := call.Call.ToolUseID; id != "" {
+		// The first thing the transaction reads is the call's record.
+		ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+	}
 	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		res = DecideResult{} // fn may run more than once: the last run's answer counts
 		// Without a live run, a session whose last run completed is

@@ -52,6 +52,10 @@ func (s *Service) RecordResult(ctx context.Context, res ToolResult) error {
 	if res.Actor.Kind == "" {
 		res.Actor = defaultAgent
 	}
+	if res.ToolUseID != "" {
+		// The first thing the transaction reads is the call's post record.
+		ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: res.ToolUseID, Phase: store.PhasePost})
+	}
 	err := s.st.Update(ctx, res.Session, func(tx store.Tx) error {
 		return s.recordTx(tx, &res)
 	})

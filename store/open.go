@@ -149,3 +149,25 @@ func Display(location string) string {
 	}
 	return location
 }
+
+type prefetchKey struct{}
+
+// CallRef names a call record: a tool_use_id and a hook phase.
+type CallRef struct {
+	ToolUseID string
+	Phase     Phase
+}
+
+// WithCallPrefetch tells the next Update on ctx that its function will
+// look up this call record first (Tx.Call), so a backend that talks to a
+// server may fetch it with the transaction's first round trip. It is a
+// hint: Tx.Call answers the same with or without it.
+func WithCallPrefetch(ctx context.Context, ref CallRef) context.Context {
+	return context.WithValue(ctx, prefetchKey{}, ref)
+}
+
+// CallPrefetch returns the hint WithCallPrefetch left on ctx.
+func CallPrefetch(ctx context.Context) (CallRef, bool) {
+	r, ok := ctx.Value(prefetchKey{}).(CallRef)
+	return r, ok && r.ToolUseID != ""
+}

@@ -19,16 +19,19 @@ var tables = backend.Tables{Runs: "statewright_runs", Events: "statewright_event
 	Snapshots: "statewright_snapshots", RunsOrder: "ord DESC", Dollar: true}
 
 const (
-	qLive = "SELECT " + backend.RunColumnsNoSnapshot + " FROM statewright_runs WHERE session_key = $1 AND status IN " +
-		backend.LiveStatusSQL
-	qLast = "SELECT " + backend.RunColumnsNoSnapshot + " FROM statewright_runs WHERE session_key = $1 AND status NOT IN " +
-		backend.LiveStatusSQL + " ORDER BY created_at DESC, ord DESC LIMIT 1"
+	// qSessionRun reads the session's live run, or its newest when none
+	// is live (a session has at most one live run).
+	qSessionRun = "SELECT " + backend.RunColumnsNoSnapshot + " FROM statewright_runs WHERE session_key = $1 " +
+		"ORDER BY status IN " + backend.LiveStatusSQL + " DESC, created_at DESC, ord DESC LIMIT 1"
 	// qSessionHeads reads the heads of the chains a session's transaction
 	// usually appends to: its live run's and its own.
 	qSessionHeads = `SELECT chain, seq, hash, anchor_seq, anchor_hash FROM statewright_heads
 		WHERE chain = 'session:' || $1 OR chain IN (SELECT id FROM statewright_runs WHERE session_key = $1 AND status IN ` +
 		backend.LiveStatusSQL + `)`
-	qVersion = "SELECT COALESCE(max(version), 0) FROM statewright_migrations"
+	// qLock takes the session's lock and reads the schema version (which
+	// needs no lock).
+	qLock = "SELECT pg_advisory_xact_lock($1)::text, (SELECT COALESCE(max(version), 0) FROM statewright_migrations)"
+	qCall    = "SELECT " + backend.CallColumnList + " FROM statewright_calls WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3"
 )
 
 // Update runs fn in one transaction on sessionKey, holding the session's
@@ -94,6 +97,10 @@ type tx struct {
 	notify  []string              // payloads to NOTIFY with the commit
 	changes []store.Change        // changes to announce after the commit
 	events  []*store.Event        // appended, to receive their Seq at commit
+
+	prefetch    store.CallRef // the call record read with the first round trip
+	prefetched  *store.Call   // nil: not found (when prefetch is set)
+	hasPrefetch bool
 }
 
 // begin sends BEGIN, the session lock, the schema check and the reads of
@@ -102,34 +109,38 @@ func (t *tx) begin() error {
 	op := "update " + t.Key
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue("SELECT pg_advisory_xact_lock($1)", lockKey("session", t.s.schema, t.Key))
-	b.Queue(qVersion)
-	b.Queue(qLive, t.Key)
-	b.Queue(qLast, t.Key)
+	b.Queue(qLock, lockKey("session", t.s.schema, t.Key))
+	b.Queue(qSessionRun, t.Key)
 	b.Queue(qSessionHeads, t.Key)
+	if ref, ok := store.CallPrefetch(t.ctx); ok {
+		t.prefetch, t.hasPrefetch = ref, true
+		b.Queue(qCall, t.Key, ref.ToolUseID, string(ref.Phase))
+	}
 	br := t.conn.SendBatch(t.ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return t.s.mapErr(op+": begin", err)
 	}
-	if _, err := br.Exec(); err != nil {
+	var (
+		locked string
+		v      int
+	)
+	if err := br.QueryRow().Scan(&locked, &v); err != nil {
 		return t.s.mapErr(op+": lock the session", err)
-	}
-	var v int
-	if err := br.QueryRow().Scan(&v); err != nil {
-		return t.s.mapErr(op+": schema version", err)
 	}
 	if want := SchemaVersion(); v != want {
 		return fmt.Errorf("store: %s %s: %w: the schema is at version %d, this process at %d (another replica migrated the store: replicas of different versions must not serve together; restart this one with a matching binary)",
 			op, t.s.where, store.ErrCorrupt, v, want)
 	}
-	live, err := scanOptionalRun(br.QueryRow())
+	var live, last *store.Run
+	r, err := scanOptionalRun(br.QueryRow())
 	if err != nil {
 		return t.s.mapErr(op+": read run", err)
 	}
-	last, err := scanOptionalRun(br.QueryRow())
-	if err != nil {
-		return t.s.mapErr(op+": read run", err)
+	if r != nil && r.Status.Live() {
+		live = r
+	} else {
+		last = r
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -139,6 +150,16 @@ func (t *tx) begin() error {
 	rows.Close()
 	if err != nil {
 		return t.s.mapErr(op+": chain heads", err)
+	}
+	if t.hasPrefetch {
+		c, err := backend.ScanCall(br.QueryRow())
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return t.s.mapErr(op+": call "+t.prefetch.ToolUseID, err)
+		default:
+			t.prefetched = c
+		}
 	}
 	if err := br.Close(); err != nil {
 		return t.s.mapErr(op, err)
@@ -267,11 +288,24 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	if err := t.Use("call"); err != nil {
 		return nil, err
 	}
-	if err := t.flush(false); err != nil {
-		return nil, err
+	var (
+		c   *store.Call
+		err error
+	)
+	if ref := (store.CallRef{ToolUseID: toolUseID, Phase: phase}); t.hasPrefetch && ref == t.prefetch {
+		// Read with the first round trip; a Record of the same call
+		// since would have dropped the hint.
+		t.hasPrefetch = false
+		c, err = t.prefetched, nil
+		if c == nil {
+			err = pgx.ErrNoRows
+		}
+	} else {
+		if err := t.flush(false); err != nil {
+			return nil, err
+		}
+		c, err = backend.ScanCall(t.conn.QueryRow(t.ctx, qCall, t.Key, toolUseID, string(phase)))
 	}
-	c, err := backend.ScanCall(t.conn.QueryRow(t.ctx, "SELECT "+backend.CallColumnList+
-		" FROM statewright_calls WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3", t.Key, toolUseID, string(phase)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Under the session's lock nobody else records this session's
 		// calls: a Record of it may be buffered.
@@ -497,6 +531,9 @@ func (t *tx) Record(c *store.Call) error {
 	cols, err := backend.PrepareCall(c, t.Key, t.RunID, t.At)
 	if err != nil {
 		return err
+	}
+	if t.hasPrefetch && t.prefetch.ToolUseID == c.ToolUseID {
+		t.hasPrefetch = false // the prefetched record is no longer what is stored
 	}
 	insert := `INSERT INTO statewright_calls (` + backend.CallColumnList + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
 		ON CONFLICT DO NOTHING RETURNING 1`

@@ -74,6 +74,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ChainsPerRun", testChainsPerRun},
 		{"LastRun", testLast},
 		{"Checkpoints", testCheckpoints},
+		{"CallPrefetchHint", testCallPrefetch},
 		{"Closed", testClosed},
 		{"WatchOwnWrites", testWatchOwn},
 	}
@@ -1182,6 +1183,57 @@ func testCheckpoints(t *testing.T, s store.Store, clk *Clock) {
 	}
 	if _, err := s.Checkpoint(bg, store.CheckpointOptions{}); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("Checkpoint without a key: %v", err)
+	}
+}
+
+// testCallPrefetch: the WithCallPrefetch hint changes nothing Tx.Call
+// answers: a missing record, a present one, and one the transaction
+// itself recorded or settled after the hint was taken.
+func testCallPrefetch(t *testing.T, s store.Store, clk *Clock) {
+	Create(t, s, "cc:pf")
+	hint := func(id string, ph store.Phase) context.Context {
+		return store.WithCallPrefetch(bg, store.CallRef{ToolUseID: id, Phase: ph})
+	}
+	err := s.Update(hint("p1", store.PhasePre), "cc:pf", func(tx store.Tx) error {
+		if _, err := tx.Call("p1", store.PhasePre); !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("missing record: %v", err)
+		}
+		if err := tx.Record(&store.Call{ToolUseID: "p1", Phase: store.PhasePre}); err != nil {
+			return err
+		}
+		c, err := tx.Call("p1", store.PhasePre)
+		if err != nil || c.Status != store.CallReserved {
+			return fmt.Errorf("the record just written: %+v, %v", c, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(hint("p1", store.PhasePre), "cc:pf", func(tx store.Tx) error {
+		if err := tx.Record(&store.Call{ToolUseID: "p1", Phase: store.PhasePost}); err != nil {
+			return err
+		}
+		c, err := tx.Call("p1", store.PhasePre)
+		if err != nil || c.Status != store.CallSettled {
+			return fmt.Errorf("the record settled in this transaction: %+v, %v", c, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(hint("p1", store.PhasePost), "cc:pf", func(tx store.Tx) error {
+		if c, err := tx.Call("p1", store.PhasePost); err != nil || c.Status != store.CallSettled {
+			return fmt.Errorf("a present record: %+v, %v", c, err)
+		}
+		if err := tx.Record(&store.Call{ToolUseID: "p1", Phase: store.PhasePost}); !errors.Is(err, store.ErrDuplicate) {
+			return fmt.Errorf("a duplicate: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
