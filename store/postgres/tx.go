@@ -31,7 +31,7 @@ const (
 	// qLock takes the session's lock and reads the schema version (which
 	// needs no lock).
 	qLock = "SELECT pg_advisory_xact_lock($1)::text, (SELECT COALESCE(max(version), 0) FROM statewright_migrations)"
-	qCall    = "SELECT " + backend.CallColumnList + " FROM statewright_calls WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3"
+	qCall = "SELECT " + backend.CallColumnList + " FROM statewright_calls WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3"
 )
 
 // Update runs fn in one transaction on sessionKey, holding the session's
