@@ -79,6 +79,7 @@ type config struct {
 	inProcess bool
 	cpuprof   string
 	pgbenchJ  int
+	rounds    int
 }
 
 func main() {
@@ -93,6 +94,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (logs, stores)")
 	flag.StringVar(&c.perf, "perf", "", "record a perf profile (perf record -g) of the first replica at this session count into servebench-perf-N.data")
 	flag.IntVar(&c.pgbenchJ, "pgbench-jobs", 2, "pgbench -j")
+	flag.IntVar(&c.rounds, "rounds", 1, "measure every row this many times, round after round (the spread shows the machine's noise)")
 	flag.BoolVar(&c.inProcess, "inprocess", false, "serve the hook endpoint from this process (serve.MountHooks on the same store) instead of statewright serve processes")
 	flag.StringVar(&c.cpuprof, "cpuprofile", "", "with -inprocess: write a CPU profile of each row's measured window to FILE-SESSIONS (pprof; the load generator's own work is in it too)")
 	flag.Parse()
@@ -169,10 +171,12 @@ func run(c config) error {
 		fmt.Printf("# reference: pgbench plain inserts (INSERT INTO servebench_ref (v) VALUES ('x')), -c sessions -j %d, on the same server\n", c.pgbenchJ)
 	}
 	fmt.Printf("%-9s %-8s %12s %9s %9s %9s %9s %14s %7s  %s\n", "sessions", "replicas", "decisions/s", "p50", "p90", "p99", "max", "reference/s", "ratio", "load average")
-	for _, n := range c.sessions {
-		for _, reps := range c.replicas {
-			if err := row(c, dir, token, tokens, wf, n, reps); err != nil {
-				return err
+	for r := 0; r < max(c.rounds, 1); r++ {
+		for _, n := range c.sessions {
+			for _, reps := range c.replicas {
+				if err := row(c, dir, token, tokens, wf, n, reps); err != nil {
+					return err
+				}
 			}
 		}
 	}

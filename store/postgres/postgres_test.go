@@ -341,6 +341,13 @@ func TestMigrateGlobalChainStore(t *testing.T) {
 	if err != nil || len(evs) != 1 || evs[0].Seq != 7 || evs[0].Chain != "run_old" || evs[0].ChainSeq != 1 {
 		t.Fatalf("the first new event = %+v, %v", evs, err)
 	}
+	// The run's history spans both: its legacy events and its own chain.
+	if evs, err := s.Events(bg, store.EventFilter{RunID: "run_old"}); err != nil || len(evs) == 0 || evs[len(evs)-1].ToolUseID != "new1" || evs[0].Chain != "" {
+		t.Errorf("Events of the migrated run = %+v, %v", evs, err)
+	}
+	if cs, err := s.Calls(bg, "run_old"); err != nil || len(cs) != 1 || cs[0].ToolUseID != "new1" {
+		t.Errorf("Calls of the migrated run = %+v, %v", cs, err)
+	}
 	if st, err := s.VerifyChain(bg); err != nil || st.Legacy != 4 || st.Events != 5 || st.Chains != 2 {
 		t.Errorf("VerifyChain after a new decision = %+v, %v", st, err)
 	}

@@ -84,8 +84,7 @@ func (s *Store) Calls(ctx context.Context, runID string) ([]store.Call, error) {
 	if err := s.check("calls"); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+backend.CallColumnList+
-		" FROM statewright_calls WHERE run_id = $1 ORDER BY created_at, tool_use_id, phase DESC", runID)
+	rows, err := s.pool.Query(ctx, backend.CallsQuery(tables), runID, runID)
 	if err != nil {
 		return nil, s.mapErr("calls of "+runID, err)
 	}

@@ -83,7 +83,7 @@ func (s *Store) Calls(ctx context.Context, runID string) ([]store.Call, error) {
 	if err := s.check("calls"); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+backend.CallColumnList+" FROM calls WHERE run_id = ? ORDER BY created_at, tool_use_id, phase DESC", runID)
+	rows, err := s.db.QueryContext(ctx, backend.CallsQuery(tables), runID, runID)
 	if err != nil {
 		return nil, mapErr("calls of "+runID, err)
 	}

@@ -173,7 +173,12 @@ func (t *tx) insertRun(r *store.Run, args []any) error {
 const (
 	runSet = `state = ?, context = ?, history = ?, iterations = ?, counters = ?, files_edited = ?,
 		pending_approval = ?, status = ?, audit_only = ?, evidence = ?, revision = ?, updated_at = ?`
-	qUpdateRun         = "UPDATE runs SET " + runSet + " WHERE id = ? AND session_key = ? AND revision = ?"
+	qUpdateRun = "UPDATE runs SET " + runSet + " WHERE id = ? AND session_key = ? AND revision = ?"
+	// qUpdateRunCounters leaves the columns the live-run index depends on
+	// alone (status; pending_approval and audit_only with it), so that a
+	// decision, which moves only counters, writes no index page.
+	qUpdateRunCounters = `UPDATE runs SET state = ?, context = ?, history = ?, iterations = ?, counters = ?, files_edited = ?,
+		evidence = ?, revision = ?, updated_at = ? WHERE id = ? AND session_key = ? AND revision = ?`
 	qUpdateRunWorkflow = "UPDATE runs SET workflow_id = ?, workflow_source = ?, snapshot = NULL, snapshot_digest = ?, " + runSet +
 		" WHERE id = ? AND session_key = ? AND revision = ?"
 )
@@ -186,7 +191,13 @@ func (t *tx) updateRun(r *store.Run, args []any) error {
 		dg  string
 	)
 	// The snapshot rarely changes: rewrite it (and its digest) only when it did.
-	if t.SameWorkflow(r) {
+	if t.SameWorkflow(r) && r.Status == t.Live.Status && r.AuditOnly == t.Live.AuditOnly &&
+		r.PendingApproval == nil && t.Live.PendingApproval == nil {
+		dg = t.Live.SnapshotDigest
+		q = qUpdateRunCounters
+		// args: state, context, history, iterations, counters, files_edited, pending_approval, status, audit_only, evidence
+		all = append(append(args[:6:6], args[9]), next, t.At.UnixNano(), r.ID, t.Key, r.Revision)
+	} else if t.SameWorkflow(r) {
 		dg = t.Live.SnapshotDigest
 		q = qUpdateRun
 		all = append(args, next, t.At.UnixNano(), r.ID, t.Key, r.Revision)

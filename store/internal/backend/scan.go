@@ -170,6 +170,19 @@ func (w *where) sql() string {
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
 
+// CallsQuery is the query behind Store.Calls: a run's call records,
+// oldest first, found through the calls' primary key by the run's session.
+func CallsQuery(t Tables) string {
+	p := func(n int) string {
+		if t.Dollar {
+			return "$" + strconv.Itoa(n)
+		}
+		return "?"
+	}
+	return "SELECT " + CallColumnList + " FROM " + t.Calls + " WHERE session_key = (SELECT session_key FROM " + t.Runs +
+		" WHERE id = " + p(1) + ") AND run_id = " + p(2) + " ORDER BY created_at, tool_use_id, phase DESC"
+}
+
 // RunsQuery is the query behind Store.Runs: runs matching f, newest first.
 func RunsQuery(t Tables, f store.RunFilter) (string, []any) {
 	w := where{dollar: t.Dollar}
@@ -197,7 +210,10 @@ func RunsQuery(t Tables, f store.RunFilter) (string, []any) {
 func EventsQuery(t Tables, f store.EventFilter) (string, []any) {
 	w := where{dollar: t.Dollar}
 	if f.RunID != "" {
-		w.add("run_id = ?", f.RunID)
+		// A run's events are its chain, found through the chain index;
+		// the legacy chain's through its own index on run_id. The
+		// chain <> '' and chain = '' terms let each partial index serve.
+		w.add("((chain = ? AND chain <> '') OR (chain = '' AND run_id = ?))", f.RunID, f.RunID)
 	}
 	if f.SessionKey != "" {
 		w.add("session_key = ?", f.SessionKey)
