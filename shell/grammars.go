@@ -674,6 +674,38 @@ func grammarTable() map[string]*Grammar {
 		"inspect-brk? :n", "inspect-wait? :n", "env-file? :r", "ext=", "trace-leaks", "clean", "h help",
 		"ignore=", "unstable", "no-prompt", "deny-net?", "deny-read?", "deny-write?", "deny-run?", "deny-env?"))
 
+	// Ruby, PHP, CMake, .NET, JVM runners (lenient: the options listed
+	// are the ones with effects; their others select tests or output)
+	add(G("rspec", StyleGNU, "r require= :x", "o out= :w", "f format= :x", "I= :x", "default-path=",
+		"options= :x", "e example= :f", "t tag= :f", "seed=", "order=", "fail-fast?", "b backtrace", "c color",
+		"p profile?", "dry-run", "w warnings", "bisect? :x", "only-failures :f", "next-failure :f", "exclude-pattern= :f",
+		"pattern= :f", "init :w=.rspec", "h help", "v version").lenient().with(
+		Opt{Names: []string{"f", "format"}, Arg: RequiredArg, Check: func(v string) (Effect, string) {
+			switch v {
+			case "progress", "p", "documentation", "d", "html", "h", "json", "j", "failures", "f":
+				return 0, ""
+			}
+			return EffExec, "" // a formatter class from a required file
+		}}))
+	add(G("phpunit", StyleGNU, "c configuration= :x", "bootstrap= :x", "d= :x", "include-path= :x",
+		"log-junit= :w", "log-teamcity= :w", "log-events-text= :w", "log-events-verbose-text= :w",
+		"testdox-html= :w", "testdox-text= :w", "testdox-xml= :w", "coverage-html= :wd", "coverage-clover= :w",
+		"coverage-cobertura= :w", "coverage-crap4j= :w", "coverage-php= :w", "coverage-text?", "coverage-xml= :wd",
+		"cache-result-file= :w", "cache-directory= :wd", "extension= :x", "filter= :f", "group= :f",
+		"exclude-group= :f", "testsuite= :f", "stop-on-failure", "no-coverage", "colors?", "testdox", "h help",
+		"version", "no-configuration", "display-deprecations", "order-by=", "list-tests").lenient())
+	add(G("ctest", StyleGNU, "S= :x", "SP= :x", "script= :x", "build-and-test :x", "test-command= :x",
+		"D dashboard= :n", "T test-action= :n", "M test-model= :n", "O output-log= :w", "output-junit= :w",
+		"R tests-regex= :f", "E exclude-regex= :f", "L label-regex= :f", "LE label-exclude= :f", "I tests-information= :f",
+		"j parallel?", "output-on-failure", "V verbose", "VV extra-verbose", "N show-only?", "test-dir=", "preset=",
+		"C build-config=", "timeout=", "repeat=", "stop-on-failure", "rerun-failed :f", "resource-spec-file= :r",
+		"overwrite= :x", "extra-submit= :n", "submit-index=", "H help", "version", "Q quiet", "schedule-random",
+		"no-tests=", "progress", "build-generator= :x").lenient())
+	add(G("dotnet test", StyleGNU, "l logger= :wd=TestResults", "results-directory= :wd", "diag= :w",
+		"test-adapter-path= :x", "s settings= :x", "collect= :wd=TestResults", "blame :wd=TestResults",
+		"filter= :f", "f framework=", "c configuration=", "no-build", "no-restore :n", "v verbosity=", "nologo",
+		"a arch=", "os=", "e environment=", "list-tests", "- ", "h help").lenient())
+
 	// Rust
 	add(G("cargo test", StyleGNU, "q quiet", "v verbose", "color=", "config= :x", "Z= :x", "C= :r", "frozen",
 		"locked", "offline", "h help", "no-run", "no-fail-fast", "p package= :f", "workspace all", "exclude= :f",

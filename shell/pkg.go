@@ -219,6 +219,12 @@ func testRunnerExec(argv []string) bool {
 		if a == "--" {
 			break
 		}
+		if (argv[0] == "python" || argv[0] == "python3" || argv[0] == "pypy") && i < 3 && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'i') {
+			return true // python -i: an interactive prompt after the run reads code
+		}
+		if strings.HasPrefix(a, "-DargLine") || strings.HasPrefix(a, "-Dmaven.surefire.debug") || strings.HasPrefix(a, "-Dexec.") || a == "--scan" {
+			return true // surefire's JVM arguments (-javaagent), build scans uploaded
+		}
 		if a == "-exec" || a == "-toolexec" || strings.HasPrefix(a, "-exec=") || strings.HasPrefix(a, "-toolexec=") ||
 			strings.HasPrefix(a, "--config") || (a == "-p" && pytest && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "no:")) {
 			return true

@@ -72,6 +72,9 @@ func runnerParts(ws []word, depth int) []runnerPart {
 			if !a.lit {
 				return nil
 			}
+			if a.val == "-i" || strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "--") && strings.ContainsRune(a.val[1:], 'i') && a.val != "-m" {
+				return []runnerPart{{"", ws}} // -i: a prompt reads code from stdin after the run
+			}
 			if a.val == "-m" && i+1 < len(args) && args[i+1].lit {
 				if args[i+1].val == "pytest" {
 					return []runnerPart{{"pytest", args[i+2:]}}
@@ -168,6 +171,12 @@ func runnerParts(ws []word, depth int) []runnerPart {
 	case "deno":
 		if len(args) > 0 && args[0].lit && args[0].val == "test" {
 			return []runnerPart{{"deno test", args[1:]}}
+		}
+	case "rspec", "phpunit", "ctest":
+		return []runnerPart{{name, args}}
+	case "dotnet":
+		if len(args) > 0 && args[0].lit && args[0].val == "test" {
+			return []runnerPart{{"dotnet test", args[1:]}}
 		}
 	}
 	return nil
