@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -331,3 +332,49 @@ func TestNoUserNamespaces(t *testing.T) {
 }
 
 func sleep() { _ = exec.Command("sleep", "0.05").Run() }
+
+// TestFilesystemUnprivileged runs TestFilesystem and TestShellCommand again
+// as an unprivileged user (nobody), when this test runs as root: root
+// passes file modes and some namespace limits, so the protections must
+// hold without it (DECISIONS 36).
+func TestFilesystemUnprivileged(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("already unprivileged: TestFilesystem ran as this user")
+	}
+	need(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A directory nobody can use for its temporary files, and a copy of
+	// this binary it can run.
+	dir, err := os.MkdirTemp("", "sandbox-unprivileged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^(TestFilesystem|TestShellCommand|TestReadOnlyProfile|TestProcessesAndNetwork)$", "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir, "HOME=" + dir, "STATEWRIGHT_REQUIRE_SANDBOX=1", "LANG=C"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	for _, name := range []string{"TestFilesystem", "TestShellCommand", "TestReadOnlyProfile", "TestProcessesAndNetwork"} {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("%s did not pass as nobody:\n%s", name, out)
+		}
+	}
+}

@@ -230,3 +230,28 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestRequireSandboxDeniesShell: Cursor's hooks cannot rewrite a command,
+// so with --require-sandbox every shell call is denied (exit 2), while
+// other tools are decided as usual.
+func TestRequireSandboxDeniesShell(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := runtime.New(st, runtime.Options{ProjectDir: "/repo"})
+	hook := &harness.Hook{Open: func(context.Context, string, ...string) (*runtime.Service, error) { return svc, nil }}
+	hook.RequireSandbox = true
+	shell := []byte(`{"conversation_id":"conv-1","generation_id":"g","hook_event_name":"beforeShellExecution","command":"ls","cwd":"/repo","workspace_roots":["/repo"]}`)
+	a := Adapter.Respond(ctx, hook, BeforeShellExecution.Arg(), shell)
+	if a.Exit != 2 || !strings.Contains(string(a.Stdout)+a.Stderr, "--require-sandbox") {
+		t.Errorf("shell under --require-sandbox: exit %d %s %s", a.Exit, a.Stdout, a.Stderr)
+	}
+	hook.RequireSandbox = false
+	if a := Adapter.Respond(ctx, hook, BeforeShellExecution.Arg(), shell); a.Exit != 0 {
+		t.Errorf("shell without --require-sandbox (dormant): exit %d %s %s", a.Exit, a.Stdout, a.Stderr)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/statewright-go/statewright/sandbox"
 	"io"
 	"os"
 	"path/filepath"
@@ -150,6 +151,7 @@ func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
 					return cmdutil.PrintJSON(out, v)
 				}
 				printView(out, v)
+				printSandbox(out)
 				return nil
 			})
 		},
@@ -159,6 +161,20 @@ func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
 	cmdutil.AddHarnessFlag(cmd)
 	cmdutil.AddStoreFlag(cmd)
 	return cmd
+}
+
+// printSandbox says whether shell commands can run under the OS sandbox
+// here, and plainly what follows when they cannot (DECISIONS 9).
+func printSandbox(w io.Writer) {
+	root, err := sandbox.DefaultRoot()
+	if err != nil {
+		return
+	}
+	if a := sandbox.DetectCached(root); a.OK() {
+		fmt.Fprintf(w, "sandbox:    %s available (hooks use it with --sandbox or --require-sandbox)\n", a.String())
+	} else {
+		fmt.Fprintf(w, "sandbox:    none (%s): only the static law holds, and same-user secrecy is impossible\n", a.Why)
+	}
 }
 
 // printView writes a run view for people.
