@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/statewright-go/statewright/sandbox"
 )
 
 // The differential tests run real bash (and real GNU tools) inside a
@@ -21,28 +23,20 @@ import (
 // reported. Where the two disagree the analysis is wrong (or must deny).
 
 // sandboxRunner runs argv in a sandbox that can write only dir, with no
-// network. It is the small interface the differential tests need; the
-// sandbox package provides the real one.
-type sandboxRunner interface {
-	Run(ctx context.Context, dir string, env []string, argv []string) ([]byte, error)
-}
+// network: package sandbox's bubblewrap profile (DECISIONS 16: one
+// bubblewrap wrapper in the tree).
+type sandboxRunner struct{ bwrap string }
 
-// bwrapRunner is a bubblewrap sandbox for these tests only (the product's
-// sandbox is package sandbox).
-type bwrapRunner struct{ bwrap string }
-
-func (b bwrapRunner) Run(ctx context.Context, dir string, env []string, argv []string) ([]byte, error) {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-		"--bind", dir, dir, "--chdir", dir, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"}
-	for _, e := range env {
-		k, v, _ := strings.Cut(e, "=")
-		args = append(args, "--setenv", k, v)
+func (b sandboxRunner) Run(ctx context.Context, dir string, env []string, argv []string) ([]byte, error) {
+	args, err := sandbox.Args(&sandbox.Profile{Writable: []string{dir}, Visible: []string{dir}}, dir, argv)
+	if err != nil {
+		return nil, err
 	}
-	args = append(append(args, "--"), argv...)
 	cmd := exec.CommandContext(ctx, b.bwrap, args...)
+	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err = cmd.Run()
 	return out.Bytes(), err
 }
 
@@ -52,19 +46,17 @@ func (b bwrapRunner) Run(ctx context.Context, dir string, env []string, argv []s
 func testSandbox(t *testing.T) sandboxRunner {
 	t.Helper()
 	required := os.Getenv("CI") == "true" || os.Getenv("STATEWRIGHT_REQUIRE_SANDBOX") == "1"
-	bw, err := exec.LookPath("bwrap")
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err = (bwrapRunner{bw}).Run(ctx, t.TempDir(), nil, []string{"/bin/true"}); err == nil {
-			return bwrapRunner{bw}
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a := sandbox.Probe(ctx)
+	if a.OK() {
+		return sandboxRunner{a.Bwrap}
 	}
 	if required {
-		t.Fatalf("no sandbox for the differential test: %v", err)
+		t.Fatalf("no sandbox for the differential test: %s", a.Why)
 	}
-	t.Skipf("no sandbox for the differential test: %v", err)
-	return nil
+	t.Skipf("no sandbox for the differential test: %s", a.Why)
+	return sandboxRunner{}
 }
 
 // recorder is the program every fake command name runs: it appends its
