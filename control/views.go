@@ -47,6 +47,17 @@ type StateView struct {
 	// own level.
 	SubWorkflow string               `json:"sub_workflow,omitempty"`
 	Stack       []runtime.StackEntry `json:"stack,omitempty"`
+	// Model and ThinkingLevel are the phase's (model falls back to the
+	// workflow's default_model); opencode and Pi switch to them at the
+	// next prompt, the other harnesses name them only.
+	Model         string `json:"model,omitempty"`
+	ThinkingLevel string `json:"thinking_level,omitempty"`
+	// EnvOverrides are the environment values the phase's commands expect.
+	EnvOverrides map[string]string `json:"env_overrides,omitempty"`
+	// ContextBudgetBytes is the phase's read budget; ContextBytes the tool
+	// output read in the phase so far.
+	ContextBudgetBytes *uint64 `json:"context_budget_bytes,omitempty"`
+	ContextBytes       int64   `json:"context_bytes,omitempty"`
 }
 
 // Rules are the limits a state sets beyond allowed_tools, as its
@@ -143,6 +154,8 @@ func (c *Control) stateView(session string, v *runtime.RunView) *StateView {
 		out.PendingApproval = &ApprovalView{ApprovalID: a.ID, Event: a.Event, FromState: a.From, ToState: a.To,
 			Message: a.Message, ExpiresAt: a.ExpiresAt, Command: approveCommand(session, a.ID)}
 	}
+	out.Model, out.ThinkingLevel, out.EnvOverrides = v.Model, v.ThinkingLevel, v.EnvOverrides
+	out.ContextBudgetBytes, out.ContextBytes = v.ContextBudget, v.ContextBytes
 	if len(v.Stack) > 0 {
 		out.Stack = v.Stack
 		if v.Workflow != r.WorkflowID || v.Stack[len(v.Stack)-1].Kind == runtime.KindInvoke {

@@ -239,7 +239,7 @@ func OpencodeEnv(home, baseURL string) []string {
 			"npm":     "@ai-sdk/openai-compatible",
 			"name":    "fakemodel",
 			"options": map[string]any{"baseURL": baseURL + "/v1", "apiKey": "fakemodel"},
-			"models":  map[string]any{"fake-model": map[string]any{"name": "fake-model"}},
+			"models":  map[string]any{"fake-model": map[string]any{"name": "fake-model"}, "fake-big": map[string]any{"name": "fake-big"}},
 		}},
 		"model":       "fake/fake-model",
 		"small_model": "fake/fake-model",
@@ -268,7 +268,7 @@ func PiEnv(t *testing.T, home, baseURL string) []string {
 	models, _ := json.Marshal(map[string]any{"providers": map[string]any{"fake": map[string]any{
 		"baseUrl": baseURL + "/v1", "api": "openai-completions", "apiKey": "fakemodel",
 		"compat": map[string]any{"supportsDeveloperRole": false, "supportsReasoningEffort": false},
-		"models": []any{map[string]any{"id": "fake-model"}},
+		"models": []any{map[string]any{"id": "fake-model"}, map[string]any{"id": "fake-big"}},
 	}}})
 	if err := os.WriteFile(filepath.Join(agent, "models.json"), models, 0o600); err != nil {
 		t.Fatal(err)

@@ -580,6 +580,7 @@ func (s *Service) view(run *store.Run, c *Prepared) *RunView {
 		if ne := engine.NextEvents(c.Def, run.State); ne != nil {
 			v.NextEvents = ne
 		}
+		phaseFields(v, c.Def, st)
 	}
 	if rt, err := runtimeContext(run); err == nil {
 		v.Runtime = rt

@@ -26,6 +26,10 @@ type resultData struct {
 	// Note explains why a result did not change the run (no decision on
 	// record, the state moved on meanwhile, ...).
 	Note string `json:"note,omitempty"`
+	// Bytes is the size of the tool's output; Output the output itself,
+	// bounded, when the workflow sets meta.capture_output.
+	Bytes  int64  `json:"bytes,omitempty"`
+	Output string `json:"output,omitempty"`
 }
 
 // RecordResult settles a call (PostToolUse / PostToolUseFailure). It is
@@ -39,7 +43,12 @@ type resultData struct {
 //     call without an exit code counts as exit code 1, a successful one
 //     without an exit code as 0;
 //   - fires the interrupt the decision named after a successful edit
-//     (engine.Interrupt), moving the run with a transition event.
+//     (engine.Interrupt), moving the run with a transition event;
+//   - counts the output's bytes toward the state's context_budget_bytes
+//     (RunView.ContextBytes; PhaseNotes warns past the budget).
+//
+// The result event records the output's size, and the output itself (at
+// most 16 KiB) when the workflow sets meta.capture_output.
 //
 // Iterations were counted when the call was decided, failed or not.
 func (s *Service) RecordResult(ctx context.Context, res ToolResult) error {
@@ -137,9 +146,17 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 		}
 	}
 
+	text := outputText(res.Output)
+	data.Bytes = max(int64(len(text)), res.OutputBytes)
+	if live := tx.Run(); live != nil && text != "" {
+		if c, err := s.compiledFor(live); err == nil && c.Def.Meta != nil && c.Def.Meta.CaptureOutput {
+			data.Output = captured(text)
+		}
+	}
 	var fired *engine.Outcome
 	if run != nil {
-		changed := false
+		// The output the agent received counts toward the phase's read budget.
+		changed := countOutput(run, text, res.OutputBytes)
 		// Settle the reserved files.
 		for _, f := range eff.FilesEdited {
 			k := reservedPrefix + f

@@ -182,6 +182,20 @@ type RunView struct {
 	// Interrupts is the current level's interrupt stack, innermost last
 	// (non-empty inside an interrupt handler).
 	Interrupts []engine.Frame `json:"interrupts,omitempty"`
+	// Model and ThinkingLevel are the phase's (model falls back to
+	// meta.default_model); opencode, Pi and the agent runner switch to
+	// them, the other harnesses name them in the phase context.
+	Model         string `json:"model,omitempty"`
+	ThinkingLevel string `json:"thinking_level,omitempty"`
+	// EnvOverrides are the environment values the phase expects.
+	EnvOverrides map[string]string `json:"env_overrides,omitempty"`
+	// ContextBudget is the phase's context_budget_bytes; ContextBytes the
+	// bytes of tool output the agent received in the phase so far.
+	ContextBudget *uint64 `json:"context_budget_bytes,omitempty"`
+	ContextBytes  int64   `json:"context_bytes,omitempty"`
+	// CaptureOutput reports meta.capture_output: tool outputs are recorded
+	// with their results in the event log.
+	CaptureOutput bool `json:"capture_output,omitempty"`
 }
 
 // ToolCall is a tool call to decide, as the adapter decoded it.
@@ -241,8 +255,13 @@ type ToolResult struct {
 	Failed bool
 	// ExitCode is the shell command's exit status when known.
 	ExitCode *int
-	// Output is the tool's response (for byte budgets); may be empty.
+	// Output is the tool's response (counted toward the phase's
+	// context_budget_bytes, recorded under meta.capture_output); may be
+	// empty.
 	Output json.RawMessage
+	// OutputBytes is the size of the whole output when the harness sends
+	// a truncated copy in Output (0: Output is whole).
+	OutputBytes int64
 	// Actor is who reports (normally the agent through a hook).
 	Actor Actor
 }

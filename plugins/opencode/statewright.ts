@@ -15,9 +15,18 @@ const HARNESS = "opencode"
 
 /*STATEWRIGHT_COMMON*/
 
-function outputText(output: unknown): string {
-  const s = typeof output === "string" ? output : JSON.stringify(output ?? "")
-  return s.length > MAX_OUTPUT ? s.slice(0, MAX_OUTPUT) : s
+function outputString(output: unknown): string {
+  return typeof output === "string" ? output : JSON.stringify(output ?? "")
+}
+
+// phaseModel is the opencode model ref of the phase an answer names:
+// "provider/model", or a bare model id with the message's provider.
+function phaseModel(m: Answer["model"], cur: { providerID?: string } | undefined) {
+  const id = typeof m?.id === "string" ? m.id : ""
+  if (!id) return undefined
+  const slash = id.indexOf("/")
+  if (slash > 0) return { providerID: id.slice(0, slash), modelID: id.slice(slash + 1) }
+  return cur?.providerID ? { providerID: cur.providerID, modelID: id } : undefined
 }
 
 export const Statewright = async (ctx: { directory: string; worktree?: string }) => {
@@ -66,9 +75,22 @@ export const Statewright = async (ctx: { directory: string; worktree?: string })
         tool: input.tool,
         call_id: input.callID,
         args: input.args ?? {},
-        output: outputText(output?.output),
+        output: outputString(output?.output).slice(0, MAX_OUTPUT),
+        output_bytes: Buffer.byteLength(outputString(output?.output)),
         ...(typeof exit === "number" ? { exit_code: exit } : {}),
       })
+    },
+    "chat.message": async (
+      input: { sessionID?: string; model?: { providerID?: string; modelID?: string } },
+      output: { message?: any },
+    ) => {
+      // The phase's model (workflow `model`) for this user message, as
+      // the original's opencode plugin did; opencode picks the model per
+      // message, so a phase change takes effect at the next message.
+      if (typeof input?.sessionID !== "string" || !output?.message) return
+      const r = await ask("context", { session: input.sessionID, cwd })
+      const m = phaseModel(r.answer?.model, input.model ?? output.message.model)
+      if (m) output.message.model = m
     },
     "experimental.chat.system.transform": async (input: { sessionID?: string }, output: { system?: string[] }) => {
       // Advisory: the phase in the system prompt. Enforcement is the tool hook.

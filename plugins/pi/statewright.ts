@@ -45,6 +45,33 @@ function session(ctx: any): string {
   }
 }
 
+// applyModel switches Pi to the model and thinking level of the phase an
+// answer names (workflow `model` / `thinking_level`, as the original's Pi
+// extension did): "provider/id", or a bare id looked up in Pi's model
+// registry (the current provider's first). An unknown model leaves Pi's
+// as it is; the phase context still names it.
+let appliedModel = ""
+
+async function applyModel(pi: any, ctx: any, m: Answer["model"]) {
+  if (!m || typeof m !== "object") return
+  try {
+    const id = typeof m.id === "string" ? m.id : ""
+    if (id) {
+      const reg = ctx?.modelRegistry
+      const cur = ctx?.model
+      const all: any[] = reg?.getAll?.() ?? []
+      const slash = id.indexOf("/")
+      let target = slash > 0 ? reg?.find?.(id.slice(0, slash), id.slice(slash + 1)) : undefined
+      if (!target) target = all.find((x) => x?.id === id && x?.provider === cur?.provider) ?? all.find((x) => x?.id === id)
+      // (ctx.model may be the model the turn started with: compare with
+      // what this extension set last.)
+      const key = target ? `${target.provider}/${target.id}` : ""
+      if (target && key !== appliedModel && (await pi.setModel(target))) appliedModel = key
+    }
+    if (typeof m.thinking_level === "string" && m.thinking_level) pi.setThinkingLevel(m.thinking_level)
+  } catch {}
+}
+
 // The control tools, under their MCP names; the binary serves them.
 const CONTROL_TOOLS = [
   {
@@ -94,6 +121,7 @@ export default function (pi: any) {
           args: params ?? {},
         })
         if (!r.answer) throw new Error(blockReason(r))
+        await applyModel(pi, ctx, r.answer.model)
         const text = [r.answer.text ?? r.answer.reason ?? "", r.answer.context ?? ""].filter((s) => s).join("\n\n")
         if (r.code !== 0 || r.answer.is_error || r.answer.decision === "deny") throw new Error(text || blockReason(r))
         return { content: [{ type: "text", text }], details: {} }
@@ -111,6 +139,7 @@ export default function (pi: any) {
     const id = session(ctx)
     if (!id) return
     const r = await ask("context", { session: id, cwd: ctx?.cwd ?? process.cwd() })
+    await applyModel(pi, ctx, r.answer?.model)
     if (r.answer?.context) return { systemPrompt: `${event.systemPrompt ?? ""}\n\n${r.answer.context}` }
   })
 
@@ -140,6 +169,7 @@ export default function (pi: any) {
       call_id: event.toolCallId,
       args: event.input ?? {},
       output: text.length > MAX_OUTPUT ? text.slice(-MAX_OUTPUT) : text,
+      output_bytes: Buffer.byteLength(text),
       failed: !!event.isError,
     })
   })

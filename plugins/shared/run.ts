@@ -21,6 +21,9 @@ type Answer = {
   text?: string
   is_error?: boolean
   notice?: string
+  // The phase's model ("provider/model" or a bare model id) and thinking
+  // level, for the plugin to switch to.
+  model?: { id?: string; thinking_level?: string }
 }
 
 type Result = { code: number | null; answer: Answer | null; error: string }

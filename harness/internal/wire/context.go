@@ -25,7 +25,7 @@ func PhaseContext(v *runtime.RunView, transitionTool string) string {
 		fmt.Fprintf(&b, " (tool call %d of %d)", r.Iterations, *v.MaxIterations)
 	}
 	b.WriteString(".\n")
-	if n := v.SubflowNote(); n != "" {
+	for _, n := range v.PhaseNotes() {
 		b.WriteString(n + "\n")
 	}
 	switch {

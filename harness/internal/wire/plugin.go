@@ -66,8 +66,10 @@ type PluginInput struct {
 	CallID string `json:"call_id,omitempty"`
 	// Args is the tool's input, a JSON object.
 	Args json.RawMessage `json:"args,omitempty"`
-	// Output is the tool's result text (ToolAfter), possibly truncated.
-	Output string `json:"output,omitempty"`
+	// Output is the tool's result text (ToolAfter), possibly truncated;
+	// OutputBytes is the whole text's size when it was.
+	Output      string `json:"output,omitempty"`
+	OutputBytes int64  `json:"output_bytes,omitempty"`
 	// Failed reports that the tool failed (ToolAfter).
 	Failed bool `json:"failed,omitempty"`
 	// ExitCode is a shell tool's exit status, when the harness reports it.
@@ -160,6 +162,9 @@ type PluginAnswer struct {
 	IsError bool `json:"is_error,omitempty"`
 	// Notice is a warning for the user (a failure on a non-blocking event).
 	Notice string `json:"notice,omitempty"`
+	// Model is the phase's model, for the plugin to switch to, with its
+	// thinking level (set with Context; absent when the phase names none).
+	Model *PluginModel `json:"model,omitempty"`
 	// Exit is the process exit code (not encoded).
 	Exit int `json:"-"`
 }
@@ -177,6 +182,28 @@ func (a PluginAnswer) Answer() harness.Answer {
 		return harness.Answer{Exit: PluginExitDeny, Stdout: b.Bytes()}
 	}
 	return harness.Answer{Exit: a.Exit, Stdout: b.Bytes()}
+}
+
+// PluginModel is the model a phase names: an id ("provider/model" or a
+// bare model id, as the workflow writes it) and a thinking level.
+type PluginModel struct {
+	ID            string `json:"id,omitempty"`
+	ThinkingLevel string `json:"thinking_level,omitempty"`
+}
+
+// phase answers with the phase context of v and the phase's model.
+func (p *Plugin) phase(v *runtime.RunView) PluginAnswer {
+	a := done(PhaseContext(v, p.TransitionTool))
+	a.Model = phaseModel(v)
+	return a
+}
+
+// phaseModel is v's model for the plugin (nil when the phase names none).
+func phaseModel(v *runtime.RunView) *PluginModel {
+	if v == nil || v.Run == nil || v.Model == "" && v.ThinkingLevel == "" {
+		return nil
+	}
+	return &PluginModel{ID: v.Model, ThinkingLevel: v.ThinkingLevel}
 }
 
 // allowCall allows a tool call; args, when non-nil, replace its arguments.
@@ -273,7 +300,7 @@ func (p *Plugin) ToolResult(in *PluginInput, project string) runtime.ToolResult 
 		out, _ = json.Marshal(in.Output)
 	}
 	return runtime.ToolResult{Session: tc.Session, ToolUseID: in.CallID, Call: tc.Call, Failed: in.Failed,
-		ExitCode: in.ExitCode, Output: out, Actor: tc.Actor}
+		ExitCode: in.ExitCode, Output: out, OutputBytes: in.OutputBytes, Actor: tc.Actor}
 }
 
 // PreToolAnswer turns the runtime's decision into the plugin's answer:
@@ -362,7 +389,7 @@ func (p *Plugin) respond(ctx context.Context, h *harness.Hook, event string, inp
 		if lesson != "" {
 			return done(lesson)
 		}
-		return done(PhaseContext(v, p.TransitionTool))
+		return p.phase(v)
 
 	case SessionStart, PromptContext:
 		v, err := h.Session(ctx, svc, string(p.Harness), session, event == SessionStart)
@@ -372,7 +399,7 @@ func (p *Plugin) respond(ctx context.Context, h *harness.Hook, event string, inp
 		case err != nil:
 			return PluginFailure(event, "read the run: "+err.Error())
 		}
-		return done(PhaseContext(v, p.TransitionTool))
+		return p.phase(v)
 
 	case Control:
 		return p.control(ctx, h, svc, in, project)
@@ -399,10 +426,10 @@ func (p *Plugin) control(ctx context.Context, h *harness.Hook, svc *runtime.Serv
 		return PluginFailure(Control, "run "+in.Tool+": "+err.Error())
 	}
 	ans := done("")
-	ans.Text, ans.IsError = text, isErr
 	if v, err := svc.Status(ctx, p.SessionKey(in.Session)); err == nil && !isErr {
-		ans.Context = PhaseContext(v, p.TransitionTool)
+		ans = p.phase(v)
 	}
+	ans.Text, ans.IsError = text, isErr
 	return ans
 }
 

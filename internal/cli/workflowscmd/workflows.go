@@ -126,12 +126,14 @@ type fileResult struct {
 
 func newWorkflowsValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	var asJSON, strict bool
+	var harness string
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Parse and validate workflow files",
 		Long: "Parse and validate each workflow file (or bundled template name) and print every finding as\n" +
 			"file:line:col: severity: message. Exits 1 when any file has an error, a warning under --strict,\n" +
-			"or cannot be read; 0 otherwise.",
+			"or cannot be read; 0 otherwise. --harness NAME also warns about the fields that have no effect under\n" +
+			"that harness (" + strings.Join(runtime.Harnesses, ", ") + "); without it, about those no harness honours.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cmdutil.Usagef("workflows validate: give at least one workflow file")
@@ -140,7 +142,7 @@ func newWorkflowsValidateCmd(f *cmdutil.Factory) *cobra.Command {
 			results := make([]fileResult, 0, len(args))
 			allValid := true
 			for _, arg := range args {
-				r := validateOne(arg, strict)
+				r := validateOne(arg, strict, harness)
 				if !r.Valid {
 					allValid = false
 				}
@@ -172,20 +174,21 @@ func newWorkflowsValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as one JSON object")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat unknown keys and other warnings as errors")
+	cmd.Flags().StringVar(&harness, "harness", "", "also warn about fields that have no effect under this harness")
 	return cmd
 }
 
 // validateOne loads and validates one workflow for 'workflows validate'.
-func validateOne(arg string, strict bool) fileResult {
+func validateOne(arg string, strict bool, harness string) fileResult {
 	r := fileResult{File: cmdutil.DisplayName(arg)}
 	def, diags, err := cmdutil.LoadWorkflow(arg, strict)
 	if def != nil {
-		// Its invokes must resolve, as a run's start resolves them.
-		if sub := runtime.CheckSubWorkflows(def); len(sub) > 0 {
-			diags = append(diags, sub...)
-			if err == nil {
-				err = fmt.Errorf("%s: %w", def.Source, cmdutil.ErrInvalidWorkflow)
-			}
+		// Its invokes must resolve, as a run's start resolves them, and
+		// the fields that are not law say what they do under the harness.
+		more := append(runtime.CheckSubWorkflows(def), runtime.FieldEffects(def, harness)...)
+		diags = append(diags, more...)
+		if err == nil && (more.HasErrors() || strict && len(more) > 0) {
+			err = fmt.Errorf("%s: %w", def.Source, cmdutil.ErrInvalidWorkflow)
 		}
 	}
 	if err != nil && !errors.Is(err, cmdutil.ErrInvalidWorkflow) {
