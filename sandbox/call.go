@@ -218,7 +218,7 @@ func Launch(callDir string, script string, argv []string, stdin io.Reader, stdou
 	if err != nil {
 		return fail(err)
 	}
-	env := MergeEnv(StripEnv(os.Environ()), p.Env)
+	env := MergeEnv(StripEnv(os.Environ()), profileEnv(&p))
 	if script != "" {
 		env = append(env, "__sw_cwd_file="+filepath.Join(c.RW, "cwd"))
 	}

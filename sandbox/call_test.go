@@ -44,14 +44,14 @@ func TestShellCommand(t *testing.T) {
 	if c2 != c {
 		t.Fatalf("PrepareCall = %+v, CallDir = %+v", c2, c)
 	}
-	agent := "cd sub && echo hi > f.txt && echo \"secret=${STATEWRIGHT_OPERATOR_TOKEN:-none}\"; printf x > ../.claude/settings.json; echo 'ls $TMPDIR' > /dev/null; exit 3"
+	agent := "cd sub && echo hi > f.txt && echo \"secret=${STATEWRIGHT_OPERATOR_TOKEN:-none} phase=$STATEWRIGHT_SANDBOX_PHASE\"; printf x > ../.claude/settings.json; echo 'ls $TMPDIR' > /dev/null; exit 3"
 	outer := ShellCommand(exe, c, agent) + "\necho \"rc=$? pwd=$(pwd)\""
 	cmd := exec.Command("/bin/bash", "-c", outer)
 	cmd.Dir = proj
 	cmd.Env = append(os.Environ(), "STATEWRIGHT_OPERATOR_TOKEN=swop_leak")
 	out, _ := cmd.CombinedOutput()
 	s := string(out)
-	for _, want := range []string{"secret=none", "rc=3 pwd=" + filepath.Join(proj, "sub"), "Read-only file system"} {
+	for _, want := range []string{"secret=none phase=implementing", "rc=3 pwd=" + filepath.Join(proj, "sub"), "Read-only file system"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("missing %q in:\n%s", want, s)
 		}

@@ -62,6 +62,12 @@ type Profile struct {
 	Env []string `json:"env,omitempty"`
 }
 
+// EnvPhase is set in every sandboxed command's environment to the
+// profile's phase ("-" outside a run): statewright run inside the sandbox
+// says the store is hidden there instead of "no store". Not a credential:
+// a command outside could set it, and it only changes a message.
+const EnvPhase = "STATEWRIGHT_SANDBOX_PHASE"
+
 // ErrUnavailable is returned (wrapped) by Command when no sandbox can run
 // here; Availability.Why says why.
 var ErrUnavailable = errors.New("no OS sandbox is available")
@@ -257,8 +263,17 @@ func Command(ctx context.Context, a Availability, p *Profile, dir string, argv [
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, a.Bwrap, args...)
-	cmd.Env = MergeEnv(env, p.Env)
+	cmd.Env = MergeEnv(env, profileEnv(p))
 	return cmd, nil
+}
+
+// profileEnv is p.Env plus EnvPhase.
+func profileEnv(p *Profile) []string {
+	phase := p.Phase
+	if phase == "" {
+		phase = "-"
+	}
+	return append(append([]string{}, p.Env...), EnvPhase+"="+phase)
 }
 
 // MergeEnv returns env with over's variables replacing or adding to it.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statewright-go/statewright/sandbox"
 	"io"
 	"os"
 	"runtime/debug"
@@ -84,6 +85,11 @@ func (f *Factory) OpenStore(ctx context.Context, cmd *cobra.Command, opts store.
 		return nil, err
 	}
 	st, err := f.OpenStoreAt(ctx, p, opts)
+	if err != nil && os.Getenv(sandbox.EnvPhase) != "" {
+		// Inside the OS sandbox the store is hidden (DECISIONS 15).
+		return nil, fmt.Errorf("open store: this command runs inside statewright's OS sandbox, where the store is hidden; "+
+			"the agent reads its run through statewright's control tools (statewright_get_state), a person runs statewright outside: %w", err)
+	}
 	if errors.Is(err, store.ErrNoStore) {
 		return nil, fmt.Errorf("open store: %w (start a run with `statewright start`, or name the store with --store / $%s)", err, store.EnvStore)
 	}
