@@ -254,6 +254,7 @@ type awkEffects struct {
 	inplace  bool // @include "inplace"
 	unknown  bool // @include of another file: code not seen
 	network  bool // a /inet/ special file
+	lost     bool // a string or regular expression did not end: the scan lost its place
 	reads    []string
 	writes   []Target
 	envRefs  []string
@@ -261,8 +262,42 @@ type awkEffects struct {
 }
 
 // scanAwk scans an awk program for system(), pipes (cmd | getline, print |
-// "cmd"), output redirections of print/printf and ENVIRON.
+// "cmd"), output redirections of print/printf and ENVIRON. Whether a "/"
+// after ")" starts a regular expression depends on the grammar (`if (x)
+// /re/` versus `(a) / b`), so the program is scanned both ways and the
+// effects are the union: a misread can only add effects.
 func scanAwk(s string) awkEffects {
+	a, b := scanAwkMode(s, false), scanAwkMode(s, true)
+	if a.lost {
+		a.exec, a.unknown = true, true
+	}
+	if b.lost {
+		return a // "/" after ")" cannot start a regular expression here
+	}
+	a.exec = a.exec || b.exec
+	a.inplace = a.inplace || b.inplace
+	a.unknown = a.unknown || b.unknown
+	a.network = a.network || b.network
+	a.dumpsEnv = a.dumpsEnv || b.dumpsEnv
+	a.reads = append(a.reads, b.reads...)
+	a.envRefs = append(a.envRefs, b.envRefs...)
+	for _, w := range b.writes {
+		dup := false
+		for _, x := range a.writes {
+			dup = dup || x == w
+		}
+		if !dup {
+			a.writes = append(a.writes, w)
+		}
+	}
+	return a
+}
+
+// awkKeywords are words after which "/" starts a regular expression.
+var awkKeywords = map[string]bool{"print": true, "printf": true, "return": true, "in": true, "case": true,
+	"do": true, "else": true, "getline": true, "if": true, "while": true, "for": true, "delete": true, "exit": true}
+
+func scanAwkMode(s string, parenRegex bool) awkEffects {
 	var fx awkEffects
 	n := len(s)
 	depth := 0
@@ -270,7 +305,8 @@ func scanAwk(s string) awkEffects {
 	printDepth := 0
 	prevSig := byte(0) // last significant byte, for regex detection
 	regexOK := func() bool {
-		return prevSig == 0 || strings.IndexByte("(,;{}!~&|=\n+-*%<>?:[", prevSig) >= 0
+		return prevSig == 0 || prevSig == 'k' || parenRegex && prevSig == ')' ||
+			strings.IndexByte("(,;{}!~&|=\n+-*%<>?:[", prevSig) >= 0
 	}
 	readString := func(i int) (string, int) { // s[i] == '"'
 		var sb strings.Builder
@@ -296,6 +332,9 @@ func scanAwk(s string) awkEffects {
 		case c == '"':
 			var lit string
 			lit, i = readString(i)
+			if i > n {
+				fx.lost = true // unterminated: the scan lost its place
+			}
 			if strings.HasPrefix(lit, "/inet") {
 				fx.network = true // gawk's TCP/UDP special files
 			}
@@ -335,7 +374,7 @@ func scanAwk(s string) awkEffects {
 			continue
 		case c == '/' && regexOK():
 			i++
-			for i < n && s[i] != '/' {
+			for i < n && s[i] != '/' && s[i] != '\n' {
 				if s[i] == '\\' {
 					i++
 				} else if s[i] == '[' {
@@ -344,6 +383,9 @@ func scanAwk(s string) awkEffects {
 					}
 				}
 				i++
+			}
+			if i >= n || s[i] == '\n' {
+				fx.lost = true // unterminated: the scan lost its place
 			}
 			i++
 			prevSig = '/'
@@ -382,6 +424,9 @@ func scanAwk(s string) awkEffects {
 			}
 			i = j
 			prevSig = 'a'
+			if awkKeywords[id] {
+				prevSig = 'k'
+			}
 			continue
 		case c == '(' || c == '[':
 			depth++
