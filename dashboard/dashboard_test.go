@@ -460,3 +460,39 @@ func TestSessionBoundTokenSeesOnlyItsSession(t *testing.T) {
 		}
 	}
 }
+
+// TestRunViewShowsTheStack: while an invoked sub-workflow runs, the run
+// view names it, lists what waits for it and draws its graph.
+func TestRunViewShowsTheStack(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"parent.json": `{"id":"parent","initial":"work","states":{"work":{"on":{"CHECK":{"invoke":"audit","on_complete":"done"}}},"done":{"type":"final"}}}`,
+		"audit.json":  `{"id":"audit","initial":"look","states":{"look":{"allowed_tools":["Read"],"on":{"PASS":"passed"}},"passed":{"type":"final"}}}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	v, err := f.svc.Start(ctx, "claude-code:sub", filepath.Join(dir, "parent.json"), human)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Transition(ctx, "claude-code:sub", "CHECK", nil, human); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	c.bearer = operatorToken
+	code, m, _ := c.do("GET", "/api/runs/"+v.Run.ID, nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("run: %d", code)
+	}
+	stack, _ := m["stack"].([]any)
+	if m["workflow_in_force"] != "audit" || len(stack) != 1 || !strings.Contains(stack[0].(string), "parent waits in work: invoked audit") {
+		t.Fatalf("run view: workflow_in_force %v, stack %v", m["workflow_in_force"], m["stack"])
+	}
+	if svg, _ := m["svg"].(string); !strings.Contains(svg, `data-state="look" aria-current="step"`) {
+		t.Errorf("the graph is not the sub-workflow's:\n%s", svg)
+	}
+}

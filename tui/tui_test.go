@@ -294,3 +294,37 @@ func TestDecisionsScrollBack(t *testing.T) {
 		t.Fatalf("End did not return to the newest:\n%s", got)
 	}
 }
+
+// TestDetailShowsTheStack: while an invoked sub-workflow runs, the detail
+// view names it and what waits for it, and draws its graph.
+func TestDetailShowsTheStack(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"parent.json": `{"id":"parent","initial":"work","states":{"work":{"on":{"CHECK":{"invoke":"audit","on_complete":"done"}}},"done":{"type":"final"}}}`,
+		"audit.json":  `{"id":"audit","initial":"look","states":{"look":{"allowed_tools":["Read"],"on":{"PASS":"passed"}},"passed":{"type":"final"}}}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
+	ctx := context.Background()
+	if _, err := svc.Start(ctx, "claude-code:s9", filepath.Join(dir, "parent.json"), human); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Transition(ctx, "claude-code:s9", "CHECK", nil, human); err != nil {
+		t.Fatal(err)
+	}
+	ld := &Loader{Service: svc, Store: st}
+	detail := plainText(Frame(ctx, Options{Load: ld.Load, OpenSession: "s9"}, 140, 40))
+	for _, want := range []string{"Sub-workflow audit (depth 1)", "1. parent waits in work: invoked audit (event CHECK); then done", "▶ look", "PASS → passed"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail frame lacks %q:\n%s", want, detail)
+		}
+	}
+}
