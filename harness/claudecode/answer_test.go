@@ -69,8 +69,8 @@ func sampleView() *runtime.RunView {
 }
 
 func TestAnswersGolden(t *testing.T) {
-	pre := &Input{SessionID: "s1", ToolName: "Edit", ToolInput: json.RawMessage(`{"file_path":"/repo/x.go"}`),
-		ToolUseID: "toolu_1", PermissionMode: "default", Cwd: "/repo"}
+	pre := &Input{HookInput: wire.HookInput{SessionID: "s1", ToolName: "Edit", ToolInput: json.RawMessage(`{"file_path":"/repo/x.go"}`),
+		ToolUseID: "toolu_1", PermissionMode: "default", Cwd: "/repo"}}
 	ctl := *pre
 	ctl.ToolName, ctl.ToolInput = "mcp__statewright__transition", json.RawMessage(`{"event":"LOCALIZED","statewright_session":"forged"}`)
 	human := ctl
@@ -92,7 +92,7 @@ func TestAnswersGolden(t *testing.T) {
 	parked := sampleView()
 	parked.Run.Status = store.StatusAwaitingApproval
 	parked.Run.PendingApproval = &store.Approval{ID: "ap_1", To: "done", ExpiresAt: time.Unix(0, 0)}
-	stop := &Input{SessionID: "s1"}
+	stop := &Input{HookInput: wire.HookInput{SessionID: "s1"}}
 
 	for name, a := range map[string]harness.Answer{
 		"pre_deny":                PreToolAnswer(pre, deny),
@@ -119,7 +119,7 @@ func TestAnswersGolden(t *testing.T) {
 }
 
 func TestPreToolAnswerOutcomes(t *testing.T) {
-	in := &Input{SessionID: "s1", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "t", PermissionMode: "default"}
+	in := &Input{HookInput: wire.HookInput{SessionID: "s1", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "t", PermissionMode: "default"}}
 	for _, tt := range []struct {
 		name     string
 		res      runtime.DecideResult
@@ -158,13 +158,13 @@ func TestPreToolAnswerOutcomes(t *testing.T) {
 
 func TestStopReason(t *testing.T) {
 	v := sampleView()
-	if StopReason(&Input{SessionID: "s"}, v) == "" {
+	if StopReason(&Input{HookInput: wire.HookInput{SessionID: "s"}}, v) == "" {
 		t.Error("an active non-final run lets the agent stop")
 	}
-	if StopReason(&Input{SessionID: "s", StopHookActive: true}, v) != "" {
+	if StopReason(&Input{HookInput: wire.HookInput{SessionID: "s", StopHookActive: true}}, v) != "" {
 		t.Error("stop_hook_active must let the agent stop (no loop)")
 	}
-	if StopReason(&Input{SessionID: "s"}, nil) != "" {
+	if StopReason(&Input{HookInput: wire.HookInput{SessionID: "s"}}, nil) != "" {
 		t.Error("no run must let the agent stop")
 	}
 	for name, mut := range map[string]func(*runtime.RunView){
@@ -176,15 +176,15 @@ func TestStopReason(t *testing.T) {
 	} {
 		v := sampleView()
 		mut(v)
-		if r := StopReason(&Input{SessionID: "s"}, v); r != "" {
+		if r := StopReason(&Input{HookInput: wire.HookInput{SessionID: "s"}}, v); r != "" {
 			t.Errorf("%s: StopReason = %q, want the agent to stop", name, r)
 		}
 	}
 }
 
 func TestToolResultExitCode(t *testing.T) {
-	in := &Input{SessionID: "s", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"go test"}`), ToolUseID: "t",
-		ToolResponse: json.RawMessage(`{"stdout":"FAIL","exit_code":1}`)}
+	in := &Input{HookInput: wire.HookInput{SessionID: "s", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"go test"}`), ToolUseID: "t",
+		ToolResponse: json.RawMessage(`{"stdout":"FAIL","exit_code":1}`)}}
 	r := ToolResult(in, PostToolUseFailure, "/proj")
 	if r.ExitCode == nil || *r.ExitCode != 1 || !r.Failed || r.Session != "claude-code:s" || r.Call.ProjectDir != "/proj" {
 		t.Errorf("ToolResult = %+v", r)

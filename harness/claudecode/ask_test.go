@@ -18,7 +18,7 @@ import (
 func TestToolCallCarriesPermissionMode(t *testing.T) {
 	for mode, prompt := range map[string]bool{"default": true, "acceptEdits": false, "bypassPermissions": false,
 		"plan": false, "dontAsk": false, "auto": false, "": false} {
-		tc := ToolCall(&Input{SessionID: "s", ToolName: "Read", PermissionMode: mode}, "")
+		tc := ToolCall(&Input{HookInput: wire.HookInput{SessionID: "s", ToolName: "Read", PermissionMode: mode}}, "")
 		if tc.PermissionMode != mode || tc.HumanPrompt != prompt {
 			t.Errorf("mode %q: PermissionMode %q HumanPrompt %v", mode, tc.PermissionMode, tc.HumanPrompt)
 		}

@@ -130,24 +130,6 @@ func StopReason(in *Input, v *runtime.RunView) string {
 }
 
 // Failure is the answer when the hook cannot do its job for event (bad
-// input, an unreadable or foreign store, a deadline), failing closed:
-//
-//   - PreToolUse (and an unknown event): deny, with why.
-//   - UserPromptSubmit, SessionStart: keep the prompt, warn the user and
-//     the model (the next tool call is denied anyway). Exit 2 would erase
-//     the prompt.
-//   - Stop, SubagentStop: let the agent stop, with a warning. Blocking on
-//     an error would loop forever.
-//   - PostToolUse, PostToolUseFailure, SessionEnd: the call already ran or
-//     the session is over; warn the user.
-func Failure(event Event, msg string) harness.Answer {
-	return wire.Failure(failureKinds[event], string(event), msg)
-}
-
-// failureKinds says how each event fails; the zero kind, for PreToolUse
-// and an unknown event, denies.
-var failureKinds = map[Event]wire.FailureKind{
-	UserPromptSubmit: wire.FailPrompt, SessionStart: wire.FailPrompt,
-	Stop: wire.FailStop, SubagentStop: wire.FailStop,
-	PostToolUse: wire.FailNotice, PostToolUseFailure: wire.FailNotice, SessionEnd: wire.FailNotice,
-}
+// input, an unreadable or foreign store, a deadline), failing closed as
+// the events table says; an unknown event denies.
+func Failure(event Event, msg string) harness.Answer { return events.Failure(string(event), msg) }

@@ -9,8 +9,6 @@ package claudecode
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/statewright-go/statewright/harness/internal/wire"
@@ -33,16 +31,21 @@ const (
 )
 
 // events lists every event statewright registers, in the order init writes
-// them, with its command-line spelling.
+// them, with its command-line spelling and how it fails closed:
+// PreToolUse denies; UserPromptSubmit and SessionStart keep the prompt and
+// warn the user and the model (the next tool call is denied anyway; exit 2
+// would erase the prompt); Stop and SubagentStop let the agent stop with a
+// warning (blocking on an error would loop forever); the others warn (the
+// call already ran, or the session is over).
 var events = wire.Events{
-	{Arg: "session-start", Name: string(SessionStart)},
-	{Arg: "user-prompt-submit", Name: string(UserPromptSubmit)},
-	{Arg: "pre-tool-use", Name: string(PreToolUse)},
-	{Arg: "post-tool-use", Name: string(PostToolUse)},
-	{Arg: "post-tool-use-failure", Name: string(PostToolUseFailure)},
-	{Arg: "stop", Name: string(Stop)},
-	{Arg: "subagent-stop", Name: string(SubagentStop)},
-	{Arg: "session-end", Name: string(SessionEnd)},
+	{Arg: "session-start", Name: string(SessionStart), Fail: wire.FailPrompt},
+	{Arg: "user-prompt-submit", Name: string(UserPromptSubmit), Fail: wire.FailPrompt},
+	{Arg: "pre-tool-use", Name: string(PreToolUse), Fail: wire.FailGate},
+	{Arg: "post-tool-use", Name: string(PostToolUse), Fail: wire.FailNotice},
+	{Arg: "post-tool-use-failure", Name: string(PostToolUseFailure), Fail: wire.FailNotice},
+	{Arg: "stop", Name: string(Stop), Fail: wire.FailStop},
+	{Arg: "subagent-stop", Name: string(SubagentStop), Fail: wire.FailStop},
+	{Arg: "session-end", Name: string(SessionEnd), Fail: wire.FailNotice},
 }
 
 // Events lists every event statewright registers, in the order init writes
@@ -65,48 +68,21 @@ func ParseEvent(s string) (Event, error) {
 	return Event(name), err
 }
 
-// Input is the JSON Claude Code writes to a hook's stdin. Fields absent for
-// an event are zero. Unknown fields are ignored: Claude Code adds fields
-// between versions.
+// Input is the JSON Claude Code writes to a hook's stdin: the fields of
+// the hook contract (wire.HookInput) and Claude Code's own.
 type Input struct {
-	// Common to every event.
-	SessionID      string `json:"session_id"`
+	wire.HookInput
 	TranscriptPath string `json:"transcript_path"`
-	Cwd            string `json:"cwd"`
-	PermissionMode string `json:"permission_mode"`
-	HookEventName  string `json:"hook_event_name"`
-	// AgentID and AgentType are set inside a subagent; its calls are
-	// decided like the main agent's, on the same session.
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-
-	// Tool events.
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolUseID    string          `json:"tool_use_id"`
-	ToolResponse json.RawMessage `json:"tool_response"`
 	// Error is PostToolUseFailure's error text.
 	Error string `json:"error"`
-
-	// UserPromptSubmit.
-	Prompt string `json:"prompt"`
-	// Stop and SubagentStop: true when Claude is already continuing
-	// because a stop hook blocked.
-	StopHookActive bool `json:"stop_hook_active"`
-	// SessionStart: startup, resume, clear or compact.
-	Source string `json:"source"`
-	// SessionEnd: why the session ended.
+	// Reason is why a session ended (SessionEnd).
 	Reason string `json:"reason"`
 }
 
-// Errors returned by Decode, errors.Is-able.
-var (
-	// ErrMalformed: the input is not a JSON object of the documented shape.
-	ErrMalformed = errors.New("claude-code: malformed hook input")
-	// ErrWrongEvent: hook_event_name names another event than the one the
-	// hook was registered for.
-	ErrWrongEvent = errors.New("claude-code: hook input is for another event")
-)
+// ErrMalformed is wrapped by Decode's errors for input that is not a JSON
+// object of the documented shape; ErrWrongEvent by its error for input
+// whose hook_event_name names another event than the hook's.
+var ErrMalformed, ErrWrongEvent = wire.HookErrors("claude-code")
 
 var decoding = wire.Decoding{Malformed: ErrMalformed}
 
@@ -117,28 +93,7 @@ var decoding = wire.Decoding{Malformed: ErrMalformed}
 // not sane; and ErrWrongEvent when hook_event_name is present and differs
 // from event. The caller answers any error in the event's fail-closed way.
 func Decode(event Event, data []byte) (*Input, error) {
-	var in Input
-	if err := decoding.Decode(data, &in); err != nil {
-		return nil, err
-	}
-	if err := decoding.EventName(ErrWrongEvent, in.HookEventName, string(event)); err != nil {
-		return nil, err
-	}
-	if err := decoding.ID("session_id", in.SessionID); err != nil {
-		return nil, err
-	}
-	if event.ToolEvent() {
-		if err := decoding.ToolName(in.ToolName); err != nil {
-			return nil, err
-		}
-		if err := decoding.ID("tool_use_id", in.ToolUseID); err != nil {
-			return nil, err
-		}
-		if !wire.IsObject(in.ToolInput) {
-			return nil, fmt.Errorf("%w: tool_input is not a JSON object", ErrMalformed)
-		}
-	}
-	return &in, nil
+	return wire.DecodeHook[Input](decoding, data, string(event), event.ToolEvent(), ErrWrongEvent)
 }
 
 // SessionPrefix prefixes every Claude Code session key in the store.

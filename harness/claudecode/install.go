@@ -240,18 +240,8 @@ func isOurServer(raw json.RawMessage) bool {
 // addMCP registers the MCP server on the same store and approves it in
 // settings (enabledMcpjsonServers), so Claude Code starts it without asking.
 func addMCP(p *install.Plan, mcp, settings *install.Object) error {
-	servers, err := mcp.Object("mcpServers")
-	if err != nil {
-		return err
-	}
-	if raw, ok := servers.Get(MCPServerName); ok && !isOurServer(raw) {
-		return fmt.Errorf("an MCP server named %q exists and does not run statewright; rename or remove it first", MCPServerName)
-	}
-	if err := servers.Put(MCPServerName, mcpServer{Type: "stdio", Command: p.Binary,
-		Args: []string{"mcp", "--store", p.Store, "--store-id", p.StoreID}}); err != nil {
-		return err
-	}
-	if err := mcp.PutObject("mcpServers", servers); err != nil {
+	if err := mcp.PutServer("mcpServers", MCPServerName, mcpServer{Type: "stdio", Command: p.Binary,
+		Args: []string{"mcp", "--store", p.Store, "--store-id", p.StoreID}}, isOurServer); err != nil {
 		return err
 	}
 	var enabled []string
@@ -271,17 +261,8 @@ func addMCP(p *install.Plan, mcp, settings *install.Object) error {
 // removeMCP removes statewright's server (only if it runs statewright) and
 // its approval.
 func removeMCP(mcp, settings *install.Object) (bool, error) {
-	servers, err := mcp.Object("mcpServers")
-	if err != nil {
-		return false, err
-	}
-	s, ok := servers.Get(MCPServerName)
-	if !ok || !isOurServer(s) {
-		return false, nil
-	}
-	servers.Del(MCPServerName)
-	if err := mcp.PutObject("mcpServers", servers); err != nil {
-		return false, err
+	if removed, err := mcp.DeleteServer("mcpServers", MCPServerName, isOurServer); !removed || err != nil {
+		return removed, err
 	}
 	var enabled []string
 	if raw, ok := settings.Get("enabledMcpjsonServers"); ok && json.Unmarshal(raw, &enabled) == nil {

@@ -102,8 +102,8 @@ func sampleView() *runtime.RunView {
 }
 
 func TestAnswersGolden(t *testing.T) {
-	pre := &Input{SessionID: "s1", ToolName: "apply_patch", ToolInput: json.RawMessage(`{"command":"*** Begin Patch\n*** Update File: x.go\n@@\n-a\n+b\n*** End Patch\n"}`),
-		ToolUseID: "call_1", PermissionMode: "bypassPermissions", Cwd: "/repo"}
+	pre := &Input{HookInput: wire.HookInput{SessionID: "s1", ToolName: "apply_patch", ToolInput: json.RawMessage(`{"command":"*** Begin Patch\n*** Update File: x.go\n@@\n-a\n+b\n*** End Patch\n"}`),
+		ToolUseID: "call_1", PermissionMode: "bypassPermissions", Cwd: "/repo"}}
 	ctl := *pre
 	ctl.ToolName, ctl.ToolInput = "mcp__statewright__statewright_transition", json.RawMessage(`{"event":"LOCALIZED","statewright_session":"forged"}`)
 	human := ctl
@@ -116,7 +116,7 @@ func TestAnswersGolden(t *testing.T) {
 		Reason: "`mcp__statewright__statewright_deactivate` weakens enforcement, so only a person may grant it."}}
 	audit := deny
 	audit.Enforced = false
-	stop := &Input{SessionID: "s1"}
+	stop := &Input{HookInput: wire.HookInput{SessionID: "s1"}}
 
 	for name, a := range map[string]harness.Answer{
 		"pre_deny":                PreToolAnswer(pre, deny),
@@ -141,7 +141,7 @@ func TestAnswersGolden(t *testing.T) {
 // TestPreToolAnswerNeverAllowsOrAsks checks Codex's rule for every verdict
 // and enforcement: an ordinary call gets silence or exit 2, never JSON.
 func TestPreToolAnswerNeverAllowsOrAsks(t *testing.T) {
-	in := &Input{SessionID: "s1", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "c"}
+	in := &Input{HookInput: wire.HookInput{SessionID: "s1", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "c"}}
 	for _, v := range []policy.Verdict{policy.Allow, policy.Deny, policy.Ask} {
 		for _, enforced := range []bool{true, false} {
 			a := PreToolAnswer(in, runtime.DecideResult{Enforced: enforced, Decision: policy.Decision{Verdict: v, Reason: "r."}})
@@ -257,8 +257,8 @@ func TestToolResultExitCode(t *testing.T) {
 		{`"no exit line"`, 0, false},
 		{`[1]`, 0, false},
 	} {
-		in := &Input{SessionID: "s", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"go test"}`), ToolUseID: "t",
-			ToolResponse: json.RawMessage(tt.resp)}
+		in := &Input{HookInput: wire.HookInput{SessionID: "s", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"go test"}`), ToolUseID: "t",
+			ToolResponse: json.RawMessage(tt.resp)}}
 		r := ToolResult(in, "/p")
 		if tt.ok != (r.ExitCode != nil) || tt.ok && (*r.ExitCode != tt.code || r.Failed != (tt.code != 0)) {
 			t.Errorf("%s: ToolResult = %+v", tt.resp, r)

@@ -159,18 +159,6 @@ func StopReason(in *Input, v *runtime.RunView) string {
 }
 
 // Failure is the answer when the hook cannot do its job for event (bad
-// input, an unreadable or foreign store, a deadline), failing closed:
-// PreToolUse (and an unknown event) denies; UserPromptSubmit and
-// SessionStart keep the prompt and warn the user and the model (the next
-// tool call is denied anyway); Stop lets the agent stop with a warning
-// (blocking on an error would loop); PostToolUse warns (the call already
-// ran).
-func Failure(event Event, msg string) harness.Answer {
-	return wire.Failure(failureKinds[event], string(event), msg)
-}
-
-// failureKinds says how each event fails; the zero kind, for PreToolUse
-// and an unknown event, denies.
-var failureKinds = map[Event]wire.FailureKind{
-	UserPromptSubmit: wire.FailPrompt, SessionStart: wire.FailPrompt, Stop: wire.FailStop, PostToolUse: wire.FailNotice,
-}
+// input, an unreadable or foreign store, a deadline), failing closed as
+// the events table says; an unknown event denies.
+func Failure(event Event, msg string) harness.Answer { return events.Failure(string(event), msg) }

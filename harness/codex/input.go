@@ -13,8 +13,6 @@ package codex
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/statewright-go/statewright/harness/internal/wire"
@@ -33,12 +31,15 @@ const (
 	Stop             Event = "Stop"
 )
 
+// events are the hook events with their command-line spelling and how
+// each fails closed (as Claude Code's: PreToolUse denies, a prompt warns
+// and is kept, Stop lets the agent stop, PostToolUse warns).
 var events = wire.Events{
-	{Arg: "session-start", Name: string(SessionStart)},
-	{Arg: "user-prompt-submit", Name: string(UserPromptSubmit)},
-	{Arg: "pre-tool-use", Name: string(PreToolUse)},
-	{Arg: "post-tool-use", Name: string(PostToolUse)},
-	{Arg: "stop", Name: string(Stop)},
+	{Arg: "session-start", Name: string(SessionStart), Fail: wire.FailPrompt},
+	{Arg: "user-prompt-submit", Name: string(UserPromptSubmit), Fail: wire.FailPrompt},
+	{Arg: "pre-tool-use", Name: string(PreToolUse), Fail: wire.FailGate},
+	{Arg: "post-tool-use", Name: string(PostToolUse), Fail: wire.FailNotice},
+	{Arg: "stop", Name: string(Stop), Fail: wire.FailStop},
 }
 
 // Events lists every event statewright registers, in the order init writes
@@ -59,46 +60,20 @@ func ParseEvent(s string) (Event, error) {
 }
 
 // Input is the JSON Codex writes to a hook's stdin (the *.command.input
-// schemas Codex ships). Fields absent for an event are zero; unknown
-// fields are ignored.
+// schemas Codex ships): the fields of the hook contract (wire.HookInput)
+// and Codex's own. The shell tool is "Bash" with tool_input.command; the
+// patch tool is "apply_patch" with the patch in tool_input.command.
 type Input struct {
-	// Common to every event.
-	SessionID      string  `json:"session_id"`
+	wire.HookInput
 	TurnID         string  `json:"turn_id"`
 	TranscriptPath *string `json:"transcript_path"`
-	Cwd            string  `json:"cwd"`
-	HookEventName  string  `json:"hook_event_name"`
 	Model          string  `json:"model"`
-	PermissionMode string  `json:"permission_mode"`
-	// AgentID and AgentType are set inside a subagent.
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-
-	// Tool events. The shell tool is "Bash" with tool_input.command; the
-	// patch tool is "apply_patch" with the patch in tool_input.command; MCP
-	// tools are "mcp__SERVER__TOOL".
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolUseID    string          `json:"tool_use_id"`
-	ToolResponse json.RawMessage `json:"tool_response"`
-
-	// UserPromptSubmit.
-	Prompt string `json:"prompt"`
-	// Stop: true when Codex is already continuing because a stop hook
-	// blocked.
-	StopHookActive bool `json:"stop_hook_active"`
-	// SessionStart: startup, resume, clear, compact or fork.
-	Source string `json:"source"`
 }
 
-// Errors returned by Decode, errors.Is-able.
-var (
-	// ErrMalformed: the input is not a JSON object of the documented shape.
-	ErrMalformed = errors.New("codex: malformed hook input")
-	// ErrWrongEvent: hook_event_name names another event than the one the
-	// hook was registered for.
-	ErrWrongEvent = errors.New("codex: hook input is for another event")
-)
+// ErrMalformed is wrapped by Decode's errors for input that is not a JSON
+// object of the documented shape; ErrWrongEvent by its error for input
+// whose hook_event_name names another event than the hook's.
+var ErrMalformed, ErrWrongEvent = wire.HookErrors("codex")
 
 var decoding = wire.Decoding{Malformed: ErrMalformed}
 
@@ -107,28 +82,7 @@ var decoding = wire.Decoding{Malformed: ErrMalformed}
 // and a tool_input object. The caller answers any error in the event's
 // fail-closed way.
 func Decode(event Event, data []byte) (*Input, error) {
-	var in Input
-	if err := decoding.Decode(data, &in); err != nil {
-		return nil, err
-	}
-	if err := decoding.EventName(ErrWrongEvent, in.HookEventName, string(event)); err != nil {
-		return nil, err
-	}
-	if err := decoding.ID("session_id", in.SessionID); err != nil {
-		return nil, err
-	}
-	if event.ToolEvent() {
-		if err := decoding.ToolName(in.ToolName); err != nil {
-			return nil, err
-		}
-		if err := decoding.ID("tool_use_id", in.ToolUseID); err != nil {
-			return nil, err
-		}
-		if !wire.IsObject(in.ToolInput) {
-			return nil, fmt.Errorf("%w: tool_input is not a JSON object", ErrMalformed)
-		}
-	}
-	return &in, nil
+	return wire.DecodeHook[Input](decoding, data, string(event), event.ToolEvent(), ErrWrongEvent)
 }
 
 // SessionPrefix prefixes every Codex session key in the store.

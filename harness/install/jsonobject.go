@@ -237,3 +237,36 @@ func splitKeep(s string) []string {
 	}
 	return strings.Split(s, "\n")
 }
+
+// PutServer sets o[key][name] to v, where the object under key holds a
+// harness's MCP servers by name. A server of that name that ours does not
+// recognise as statewright's is refused, never overwritten.
+func (o *Object) PutServer(key, name string, v any, ours func(json.RawMessage) bool) error {
+	entries, err := o.Object(key)
+	if err != nil {
+		return err
+	}
+	if raw, ok := entries.Get(name); ok && !ours(raw) {
+		return fmt.Errorf("an MCP server named %q exists and does not run statewright; rename or remove it first", name)
+	}
+	if err := entries.Put(name, v); err != nil {
+		return err
+	}
+	return o.PutObject(key, entries)
+}
+
+// DeleteServer removes o[key][name] when ours recognises it as
+// statewright's, and the object under key when that leaves it empty. It
+// reports whether it removed the server.
+func (o *Object) DeleteServer(key, name string, ours func(json.RawMessage) bool) (bool, error) {
+	entries, err := o.Object(key)
+	if err != nil {
+		return false, err
+	}
+	raw, ok := entries.Get(name)
+	if !ok || !ours(raw) {
+		return false, nil
+	}
+	entries.Del(name)
+	return true, o.PutObject(key, entries)
+}

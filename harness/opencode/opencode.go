@@ -13,7 +13,6 @@ package opencode
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -116,38 +115,17 @@ func isOurServer(raw json.RawMessage) bool {
 }
 
 func addMCP(cfg *install.Object, argv []string) error {
-	servers, err := cfg.Object("mcp")
-	if err != nil {
-		return err
-	}
-	if raw, ok := servers.Get(MCPServerName); ok && !isOurServer(raw) {
-		return fmt.Errorf("an MCP server named %q exists and does not run statewright; rename or remove it first", MCPServerName)
-	}
-	if err := servers.Put(MCPServerName, server{Type: "local", Command: argv, Enabled: true}); err != nil {
-		return err
-	}
 	if _, ok := cfg.Get("$schema"); !ok && cfg.Empty() {
 		cfg.Set("$schema", json.RawMessage(`"https://opencode.ai/config.json"`))
 	}
-	return cfg.PutObject("mcp", servers)
+	return cfg.PutServer("mcp", MCPServerName, server{Type: "local", Command: argv, Enabled: true}, isOurServer)
 }
 
 // removeMCP removes statewright's server, only if it runs statewright.
 func removeMCP(cfg *install.Object) (bool, error) {
-	servers, err := cfg.Object("mcp")
-	if err != nil {
-		return false, err
-	}
-	s, ok := servers.Get(MCPServerName)
-	if !ok || !isOurServer(s) {
-		return false, nil
-	}
-	servers.Del(MCPServerName)
-	if err := cfg.PutObject("mcp", servers); err != nil {
-		return false, err
-	}
-	if keys := cfg.Keys(); len(keys) == 1 && keys[0] == "$schema" {
+	removed, err := cfg.DeleteServer("mcp", MCPServerName, isOurServer)
+	if keys := cfg.Keys(); removed && len(keys) == 1 && keys[0] == "$schema" {
 		cfg.Del("$schema")
 	}
-	return true, nil
+	return removed, err
 }

@@ -3,11 +3,18 @@ package wire
 import (
 	"fmt"
 	"strings"
+
+	"github.com/statewright-go/statewright/harness"
 )
 
-// Event is one hook event: its command-line spelling ("pre-tool-use") and
-// the harness's own name for it ("PreToolUse").
-type Event struct{ Arg, Name string }
+// Event is one hook event: its command-line spelling ("pre-tool-use"), the
+// harness's own name for it ("PreToolUse"), and, for the hook-output
+// contract of Claude Code and Codex, how it fails closed (the zero kind, a
+// tool gate, denies).
+type Event struct {
+	Arg, Name string
+	Fail      FailureKind
+}
 
 // Events is a harness's list of events, in the order init registers them.
 type Events []Event
@@ -42,4 +49,16 @@ func (es Events) Parse(prefix, s string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%sunknown hook event %q (want one of %s)", prefix, s, strings.Join(es.Args(), ", "))
+}
+
+// Failure is the answer of the hook-output contract when the hook cannot
+// do its job for the event named name (an unknown event denies, as a gate).
+func (es Events) Failure(name, msg string) harness.Answer {
+	kind := FailGate
+	for _, e := range es {
+		if e.Name == name {
+			kind = e.Fail
+		}
+	}
+	return Failure(kind, name, msg)
 }

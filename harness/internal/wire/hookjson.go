@@ -2,6 +2,8 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/statewright-go/statewright/harness"
 )
@@ -120,4 +122,90 @@ func Failure(kind FailureKind, event, msg string) harness.Answer {
 		return Notice(msg + "; letting the agent stop (run `statewright doctor`)")
 	}
 	return Notice(msg + " (run `statewright doctor`)")
+}
+
+// HookInput is what Claude Code's hooks, and Codex's, whose contract
+// follows Claude Code's, write on stdin: the fields both carry. Each
+// adapter's Input embeds it and adds its own. Fields absent for an event
+// are zero; unknown fields are ignored (the harnesses add fields between
+// versions).
+type HookInput struct {
+	// Common to every event.
+	SessionID      string `json:"session_id"`
+	Cwd            string `json:"cwd"`
+	PermissionMode string `json:"permission_mode"`
+	HookEventName  string `json:"hook_event_name"`
+	// AgentID and AgentType are set inside a subagent; its calls are
+	// decided like the main agent's, on the same session.
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+
+	// Tool events. MCP tools are "mcp__SERVER__TOOL".
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolUseID    string          `json:"tool_use_id"`
+	ToolResponse json.RawMessage `json:"tool_response"`
+
+	// A prompt.
+	Prompt string `json:"prompt"`
+	// A stop: true when the agent already continues because a stop hook
+	// blocked.
+	StopHookActive bool `json:"stop_hook_active"`
+	// A session start: startup, resume, clear, compact (or fork).
+	Source string `json:"source"`
+}
+
+// fields gives DecodeHook the HookInput of an adapter's Input.
+func (in *HookInput) fields() *HookInput { return in }
+
+// HookErrors returns a harness's errors for hook input that is not a JSON
+// object of the documented shape (malformed), and for input whose
+// hook_event_name names another event than the hook was registered for
+// (wrongEvent).
+func HookErrors(harness string) (malformed, wrongEvent error) {
+	return errors.New(harness + ": malformed hook input"), errors.New(harness + ": hook input is for another event")
+}
+
+// DecodeHook decodes data into an adapter's Input (a T embedding
+// HookInput) and checks it for event (see Check). Every error wraps
+// d.Malformed or wrongEvent; the caller answers it in the event's
+// fail-closed way.
+func DecodeHook[T any, P interface {
+	*T
+	fields() *HookInput
+}](d Decoding, data []byte, event string, toolEvent bool, wrongEvent error) (*T, error) {
+	var in T
+	if err := d.Decode(data, &in); err != nil {
+		return nil, err
+	}
+	if err := d.Check(P(&in).fields(), event, toolEvent, wrongEvent); err != nil {
+		return nil, err
+	}
+	return &in, nil
+}
+
+// Check checks a decoded hook input for event: hook_event_name, when
+// present, names event (else an error wrapping wrongEvent); a sane
+// session_id always; and for a tool event (toolEvent) a tool_name, a
+// tool_use_id and a tool_input object.
+func (d Decoding) Check(in *HookInput, event string, toolEvent bool, wrongEvent error) error {
+	if err := d.EventName(wrongEvent, in.HookEventName, event); err != nil {
+		return err
+	}
+	if err := d.ID("session_id", in.SessionID); err != nil {
+		return err
+	}
+	if !toolEvent {
+		return nil
+	}
+	if err := d.ToolName(in.ToolName); err != nil {
+		return err
+	}
+	if err := d.ID("tool_use_id", in.ToolUseID); err != nil {
+		return err
+	}
+	if !IsObject(in.ToolInput) {
+		return fmt.Errorf("%w: tool_input is not a JSON object", d.Malformed)
+	}
+	return nil
 }

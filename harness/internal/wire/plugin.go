@@ -47,7 +47,8 @@ const (
 
 // PluginEvents lists every plugin event, in documentation order. The
 // plugin wire spells events the same on the command line and on the wire.
-var PluginEvents = Events{{SessionStart, SessionStart}, {PromptContext, PromptContext}, {ToolBefore, ToolBefore}, {ToolAfter, ToolAfter}, {Control, Control}}
+var PluginEvents = Events{{Arg: SessionStart, Name: SessionStart}, {Arg: PromptContext, Name: PromptContext},
+	{Arg: ToolBefore, Name: ToolBefore}, {Arg: ToolAfter, Name: ToolAfter}, {Arg: Control, Name: Control}}
 
 // ErrPluginMalformed is wrapped by every plugin input decoding error.
 var ErrPluginMalformed = errors.New("statewright plugin: malformed hook input")
