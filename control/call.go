@@ -11,8 +11,8 @@ import (
 )
 
 // StampKey is the argument through which a harness hook or plugin names
-// the calling session in a control call's input (see "Identity" in
-// DESIGN.md). Call ignores it: the caller resolved the session already.
+// the calling session in a control call's input (see "Identity and shared state" in
+// docs/architecture.md). Call ignores it: the caller resolved the session already.
 const StampKey = "statewright_session"
 
 // Arguments of the operations, as the MCP tools and the plugins' tools

@@ -19,7 +19,7 @@ import (
 )
 
 // Claude Code's interactive TUI, driven under tmux: the only place a person
-// answers its permission prompts (DESIGN.md "Approvals") and the only way
+// answers its permission prompts (docs/runtime.md, approvals) and the only way
 // to reach /clear.
 
 // shq quotes s for sh.

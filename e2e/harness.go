@@ -1,4 +1,5 @@
-// Package e2e runs the real coding-agent harnesses (Claude Code for now)
+// Package e2e runs the real coding-agent harnesses (Claude Code, Codex,
+// opencode, Pi; Cursor has no offline client) and the servers
 // offline against internal/fakemodel and asserts what they did on disk and
 // what they told the model.
 //

@@ -6,7 +6,7 @@
 // The server is a thin MCP face over package control, which holds the
 // operations themselves (shared with the opencode and Pi plugins, the CLI
 // and serve). It holds no run state. Every call resolves the session it
-// belongs to (see "Identity" in DESIGN.md: the harness's PreToolUse hook
+// belongs to (see "Identity and shared state" in docs/architecture.md: the harness's PreToolUse hook
 // stamps the session into the call's input under StampKey) and runs the
 // operation, which re-reads the run from the store. Tools that would weaken enforcement
 // (pause, deactivate, force a state) never act: they record a request in the

@@ -574,7 +574,7 @@ type suggestion struct {
 }
 
 // suggestions lists the current phase's events whose one-step target phase
-// would allow the call (DESIGN.md pipeline step 9). Fork and invoke
+// would allow the call (docs/architecture.md, decision pipeline step 9). Fork and invoke
 // transitions are never suggested; guarded and approval-gated ones are
 // named as such.
 func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) []suggestion {
@@ -640,7 +640,7 @@ var implicitRules = map[Rule]bool{
 	RuleToolNotAllowed: true, RuleDisallowedTool: true, RuleShellCapability: true, RuleAllowedCommands: true,
 }
 
-// implicit applies DESIGN.md step 9's opt-in: when the workflow sets
+// implicit applies the opt-in of step 9 of the decision pipeline (docs/architecture.md): when the workflow sets
 // meta.implicit_transitions: auto and exactly one unguarded, approval-free
 // event leads to a phase that allows the call, the call is allowed there and
 // the runtime must first take that transition (Effects.Transition).

@@ -8,7 +8,7 @@ import (
 )
 
 // This file defines, in one place, the two sets the static law and the OS
-// sandbox share (DESIGN.md "Threat model", DECISIONS.md 4 and 13):
+// sandbox share (docs/threat-model.md, DECISIONS.md 4 and 13):
 //
 //   - the protected set: the law itself (harness settings and hooks,
 //     statewright's own files, shell rc files, git config and hooks). The

@@ -269,7 +269,7 @@ func (l *Law) globSpells(glob string) (string, bool) {
 }
 
 // dynamicWriteBlock decides a write target the analysis could not know
-// (DESIGN.md step 7, DECISIONS.md 1). Under the sandbox the OS keeps the
+// (docs/architecture.md, decision pipeline step 7; DECISIONS.md 1). Under the sandbox the OS keeps the
 // law read-only, so only text that names the law is denied. Outside it, a
 // plain glob is expanded now and each match checked, provided it cannot
 // spell a protected name; anything else (variables, substitutions, loops,

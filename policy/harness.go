@@ -124,7 +124,7 @@ func table(entries map[kind][]string) harnessTools {
 	return t
 }
 
-// The alias tables, one per harness (DESIGN.md pipeline step 3). Names are
+// The alias tables, one per harness (docs/architecture.md, decision pipeline step 3). Names are
 // the raw names each harness reports to its hooks or plugins.
 var harnessTables = map[Harness]harnessTools{
 	ClaudeCode: table(map[kind][]string{

@@ -89,7 +89,7 @@ func runAnalysis(src string) (a *shell.Analysis, err error, internal bool) {
 const readOnlyClasses = shell.ClassRead | shell.ClassSearch | shell.ClassGitRead
 
 // needs maps operation classes to the capabilities they require beyond the
-// shell tool itself (DESIGN.md "Shell analysis").
+// shell tool itself (docs/shell.md).
 func needs(c shell.Class) capSet {
 	var n capSet
 	if c&(shell.ClassWrite|shell.ClassModify) != 0 {
@@ -161,7 +161,7 @@ func (l *Law) isStatewright(c *shell.Command) bool {
 // shellSelfProtect applies self-protection to an analysed command line:
 // statewright's mutating subcommands, git configuration, every write
 // target (static ones on their real paths, as trees, with the directories
-// that contain the law; dynamic ones as DESIGN.md step 7 says), links to
+// that contain the law; dynamic ones as step 7 of the decision pipeline says (docs/architecture.md)), links to
 // protected files, and every read of a secret, recursive walks included.
 func (l *Law) shellSelfProtect(call *ToolCall, sc *shellCall) *block {
 	if sc.err != nil {

@@ -8,7 +8,7 @@
 // it also supplies the paths self-protection must guard (store, workflow
 // files, binary) in Options.
 //
-// Decisions follow DESIGN.md's pipeline steps 1–9 in order: self-protection,
+// Decisions follow the decision pipeline's steps 1–9 (docs/architecture.md) in order: self-protection,
 // dormancy, canonical tool names, control tools, final states,
 // disallowed/allowed tools, per-tool checks (shell analysis,
 // allowed_commands, blocked_env, edit limits, path scopes), max_iterations,

@@ -10,7 +10,7 @@ import (
 	"github.com/statewright-go/statewright/store"
 )
 
-// Asking a person through the harness's own prompt (DESIGN.md "Approvals").
+// Asking a person through the harness's own prompt (docs/runtime.md, approvals).
 //
 // The policy answers Ask for a control tool that only a person may grant
 // (pause, deactivate, ...); the runtime also asks when the agent calls the

@@ -192,7 +192,7 @@ func decodeHistory(run *store.Run) ([]engine.Frame, error) {
 // Without a live run the call is decided dormant (self-protection and
 // --require-workflow still apply) and recorded under the session — unless
 // the session's last run completed in a final state: then the call is
-// decided in that final state (DESIGN pipeline step 5: everything but
+// decided in that final state (docs/architecture.md, decision pipeline step 5: everything but
 // read-only control tools and starting a new run is denied), so finishing a
 // workflow does not set the agent free. A person's deactivate, by
 // contrast, leaves the session dormant. A paused

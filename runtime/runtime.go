@@ -74,7 +74,7 @@ type WorkflowSource interface {
 	// ("template:bugfix", an absolute path).
 	Load(name string) (src []byte, source string, err error)
 	// AgentMayStart reports whether an agent may start this workflow
-	// (DESIGN pipeline step 4: only a workflow the project allows).
+	// (docs/architecture.md, decision pipeline step 4: only a workflow the project allows).
 	AgentMayStart(name string) bool
 }
 

@@ -935,7 +935,7 @@ func TestUpdateFunctionsRerun(t *testing.T) {
 
 // TestCompletedRunKeepsFinalStateLaw: a run that reached a final state is
 // over, but the session is not set free: every ordinary call is denied in
-// the final state (DESIGN pipeline step 5) until a new run starts; read-only
+// the final state (docs/architecture.md, decision pipeline step 5) until a new run starts; read-only
 // control tools and starting a new run still work.
 func TestCompletedRunKeepsFinalStateLaw(t *testing.T) {
 	f := newFixture(t, Options{})

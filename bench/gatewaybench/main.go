@@ -6,7 +6,7 @@
 //     (client → gateway over the SDK's in-memory transport → upstream), with
 //     an active run on a SQLite store whose phase allows the tool. Calls
 //     alternate between the two paths; the report gives p50/p90/p99 of each
-//     and the difference of the medians. Budget (DESIGN.md): p50 overhead
+//     and the difference of the medians. Budget (docs/architecture.md): p50 overhead
 //     < 0.3 ms.
 //
 //  2. `statewright serve` under load: the gateway's streamable-HTTP handler

@@ -9,7 +9,7 @@
 // creates a store, starts a one-phase workflow for a session, then
 // alternates the two commands n times each, feeding each the same PreToolUse
 // input (a Read, allowed in the first phase, with a fresh tool_use_id) on
-// stdin. Budgets (DESIGN.md): p50 < 3 ms, p99 < 10 ms, and the hook's p50 at
+// stdin. Budgets (docs/architecture.md): p50 < 3 ms, p99 < 10 ms, and the hook's p50 at
 // most 2x the trivial binary's.
 package main
 

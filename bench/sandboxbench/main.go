@@ -19,7 +19,7 @@
 //	launcher-full  the same through `statewright sandbox exec` (no slim launcher)
 //
 // and prints p50/p99 of wall time and of CPU time (user+sys of the process
-// tree). Budget (DESIGN.md): the launcher adds at most 5 ms at p50 over
+// tree). Budget (docs/architecture.md): the launcher adds at most 5 ms at p50 over
 // plain.
 package main
 

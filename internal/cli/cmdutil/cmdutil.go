@@ -125,8 +125,8 @@ func StoreFile(st store.Store) string {
 	return ""
 }
 
-// Exit codes shared by every command (DECISIONS 27; `agent` keeps its
-// documented 3 and 4).
+// Exit codes shared by every command (`agent` keeps its documented 3 and
+// 4: a budget ran out, waiting for a person).
 const (
 	ExitOK      = 0
 	ExitFailure = 1 // the command ran and found a problem (invalid workflow, failing test)
