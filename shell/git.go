@@ -58,7 +58,7 @@ var gitSub = map[string]Class{
 }
 
 // gitValueOpts are the long options of git subcommands that take a value.
-var gitValueOpts = []string{"message", "file", "output", "exec", "format", "author", "contents",
+var gitValueOpts = []string{"message", "file", "output", "exec", "format", "author", "contents", "template",
 	"date", "reuse-message", "reedit-message", "fixup", "squash", "template", "trailer", "cleanup",
 	"strategy", "strategy-option", "onto", "upstream", "config", "origin", "branch", "depth", "reference",
 	"separate-git-dir", "shallow-since", "jobs", "upload-pack", "receive-pack", "remote", "prefix",
@@ -136,7 +136,13 @@ func progGit(x *cmdCtx) {
 	}
 	x.add(cls)
 	p := getopt(rest, "mCFOoxXuBbcj", gitValueOpts, false)
+	if sub != "diff" && sub != "log" && sub != "show" {
+		gitAbbrev(&p) // parse-options accepts unique prefixes (diff options do not)
+	}
 	has := p.has
+	if has("--template", "--separate-git-dir") && (sub == "clone" || sub == "init" || sub == "submodule") {
+		x.add(ClassExec) // a template directory's hooks run (post-checkout on clone)
+	}
 	ops := literal(p.ops)
 	first := ""
 	if len(ops) > 0 {
@@ -398,4 +404,30 @@ func containsDashDash(ws []word) bool {
 		}
 	}
 	return false
+}
+
+// gitRisky are long options of git subcommands that run programs, write
+// or read files; parse-options accepts any unique prefix of them
+// (git clone --upl=./x, git grep --open=./x).
+var gitRisky = []string{"--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--output",
+	"--output-directory", "--template", "--config", "--contents", "--file", "--separate-git-dir", "--ext-diff",
+	"--textconv", "--remote"}
+
+// gitAbbrev renames options written as a prefix of a risky long option
+// (three letters at least) to that option's full name.
+func gitAbbrev(p *parsed) {
+	for i, o := range p.opts {
+		if !strings.HasPrefix(o.name, "--") || len(o.name) < 5 {
+			continue
+		}
+		for _, r := range gitRisky {
+			if o.name != r && strings.HasPrefix(r, o.name) {
+				p.opts[i].name = r
+				if !o.hasVal && contains(gitValueOpts, r[2:]) {
+					p.opts[i].hasVal, p.opts[i].val = true, word{val: "(the next word)"}
+				}
+				break
+			}
+		}
+	}
 }
