@@ -652,7 +652,7 @@ func (r *runner) call(ctx context.Context, c model.ToolCall) (events.RunEnd, boo
 	}
 	outJSON, _ := json.Marshal(out.Output)
 	if err := r.cfg.Service.RecordResult(ctx, runtime.ToolResult{Session: r.session, ToolUseID: c.ID, Call: pcall, Failed: out.Failed && out.ExitCode == nil,
-		ExitCode: out.ExitCode, Output: outJSON, Actor: agentActor}); err != nil {
+		ExitCode: out.ExitCode, Output: outJSON, Actor: agentActor, TestReport: out.Test}); err != nil {
 		r.emit(events.Event{Type: events.TypeError, Error: &events.Error{Message: "record result: " + err.Error()}})
 	}
 	if out.Failed {

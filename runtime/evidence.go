@@ -9,6 +9,7 @@ import (
 	"github.com/statewright-go/statewright/engine"
 	"github.com/statewright-go/statewright/shell"
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/testreport"
 )
 
 // evidence is what store.Run.Evidence holds: the runtime.* facts about
@@ -25,10 +26,38 @@ type commandEvidence struct {
 	Program  string `json:"program"`
 }
 
+// testEvidence is runtime.last_test. Passed comes only from a structured
+// report (testreport.Evidence, handed over by the launcher or `statewright
+// testrun`): a run without one, a run of zero tests or a listing never
+// passed, whatever it printed (DECISIONS 19).
 type testEvidence struct {
 	ExitCode int  `json:"exit_code"`
 	Passed   bool `json:"passed"`
+	// TestsRun is how many tests ran to a verdict; TestsFailed how many
+	// failed, plus failures outside any test (a package that did not build).
+	TestsRun    int `json:"tests_run"`
+	TestsFailed int `json:"tests_failed"`
+	// Narrowed is true when the run covered part of the suite; NarrowedBy
+	// says what narrowed it ("argv -run X; GOFLAGS -short").
+	Narrowed   bool   `json:"narrowed"`
+	NarrowedBy string `json:"narrowed_by,omitempty"`
+	// Report is the structured report's format ("" when there was none).
+	Report string `json:"report,omitempty"`
+	// Runner is the test runner; Reason explains Passed == false.
+	Runner string `json:"runner,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
+
+// fromReport converts a runner's structured evidence.
+func fromReport(e *testreport.Evidence) *testEvidence {
+	return &testEvidence{ExitCode: e.ExitCode, Passed: e.Passed, TestsRun: e.Counts.Run,
+		TestsFailed: e.Counts.Failed + e.Counts.Errors, Narrowed: e.Narrowed,
+		NarrowedBy: strings.Join(e.NarrowedBy, "; "), Report: string(e.Report), Runner: string(e.Runner), Reason: e.Reason}
+}
+
+// NoReportReason is runtime.last_test.reason for a test command that ran
+// without a structured report.
+const NoReportReason = "no structured report: the command did not run through statewright's test runner wrapper (the sandbox launcher or `statewright testrun`), so nothing shows how many tests ran"
 
 func decodeEvidence(run *store.Run) (evidence, error) {
 	var ev evidence
@@ -55,7 +84,18 @@ func runtimeContext(run *store.Run) (map[string]any, error) {
 		m["last_command"] = map[string]any{"exit_code": c.ExitCode, "program": c.Program}
 	}
 	if t := ev.LastTest; t != nil {
-		m["last_test"] = map[string]any{"exit_code": t.ExitCode, "passed": t.Passed}
+		lt := map[string]any{"exit_code": t.ExitCode, "passed": t.Passed, "tests_run": int64(t.TestsRun),
+			"tests_failed": int64(t.TestsFailed), "narrowed": t.Narrowed, "narrowed_by": t.NarrowedBy}
+		if t.Report != "" {
+			lt["report"] = t.Report
+		}
+		if t.Runner != "" {
+			lt["runner"] = t.Runner
+		}
+		if t.Reason != "" {
+			lt["reason"] = t.Reason
+		}
+		m["last_test"] = lt
 	}
 	return m, nil
 }
@@ -103,7 +143,11 @@ func snapshot(run *store.Run) (engine.Snapshot, error) {
 // -exec/--script-shell and the like): in `go test ./... || true`, `pytest; echo`, or
 // `go test | tee log` the line's exit status is not the test's, so it
 // proves nothing about the tests.
-func shellEvidence(ev *evidence, command string, code int) (test bool) {
+//
+// report is the structured evidence the runner wrapper recorded for this
+// call, or nil. Without it, runtime.last_test says the command ran but
+// never that it passed (NoReportReason), with the narrowing its argv shows.
+func shellEvidence(ev *evidence, command string, code int, report *testreport.Evidence) (test bool) {
 	a, err := shell.Analyze(command)
 	if err != nil {
 		return false
@@ -120,7 +164,15 @@ func shellEvidence(ev *evidence, command string, code int) (test bool) {
 	ev.LastCommand = &commandEvidence{ExitCode: code, Program: prog}
 	if len(a.Commands) == 1 && a.Classes&shell.ClassTest != 0 && a.Classes&shell.ClassBackground == 0 &&
 		!a.Commands[0].Negated && a.Classes&shell.ClassExec == 0 && !runsNoTests(&a.Commands[0]) {
-		ev.LastTest = &testEvidence{ExitCode: code, Passed: code == 0}
+		if report != nil {
+			ev.LastTest = fromReport(report)
+			return true
+		}
+		t := &testEvidence{ExitCode: code, Reason: NoReportReason}
+		if p, ok := testreport.New(a.Commands[0].Argv, a.Commands[0].Assigns, testreport.Project{}); ok {
+			t.Runner, t.Narrowed, t.NarrowedBy = string(p.Runner), p.Narrowed, strings.Join(p.NarrowedBy, "; ")
+		}
+		ev.LastTest = t
 		return true
 	}
 	return false

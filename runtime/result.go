@@ -16,11 +16,16 @@ import (
 
 // resultData is the Data of a result event.
 type resultData struct {
-	Actor     Actor    `json:"actor"`
-	Failed    bool     `json:"failed,omitempty"`
-	ExitCode  *int     `json:"exit_code,omitempty"`
-	Program   string   `json:"program,omitempty"`
-	Test      bool     `json:"test,omitempty"`
+	Actor    Actor  `json:"actor"`
+	Failed   bool   `json:"failed,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Program  string `json:"program,omitempty"`
+	Test     bool   `json:"test,omitempty"`
+	// TestsRun, Narrowed and Passed summarise runtime.last_test for a test
+	// run (the audit trail shows why a guard held or not).
+	TestsRun  *int     `json:"tests_run,omitempty"`
+	Narrowed  bool     `json:"narrowed,omitempty"`
+	Passed    bool     `json:"passed,omitempty"`
 	Files     []string `json:"files,omitempty"`
 	Interrupt string   `json:"interrupt,omitempty"`
 	// Note explains why a result did not change the run (no decision on
@@ -189,7 +194,10 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 				if err != nil {
 					return err
 				}
-				data.Test = shellEvidence(&ev, cmd, code)
+				data.Test = shellEvidence(&ev, cmd, code, res.TestReport)
+				if data.Test && ev.LastTest != nil {
+					data.TestsRun, data.Narrowed, data.Passed = &ev.LastTest.TestsRun, ev.LastTest.Narrowed, ev.LastTest.Passed
+				}
 				if ev.LastCommand != nil {
 					data.Program = ev.LastCommand.Program
 					if data.ExitCode == nil {

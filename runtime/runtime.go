@@ -20,6 +20,7 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/testreport"
 )
 
 // Errors returned by the Service, errors.Is-able. Store errors
@@ -264,6 +265,11 @@ type ToolResult struct {
 	OutputBytes int64
 	// Actor is who reports (normally the agent through a hook).
 	Actor Actor
+	// TestReport is the structured test evidence the runner wrapper (the
+	// sandbox launcher or `statewright testrun`) recorded for this call;
+	// nil when the command did not run through one. Only it can make
+	// runtime.last_test.passed true.
+	TestReport *testreport.Evidence
 }
 
 // TransitionResult reports a transition request.

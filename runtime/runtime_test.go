@@ -14,6 +14,7 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/sqlite"
+	"github.com/statewright-go/statewright/testreport"
 )
 
 // testWorkflow exercises approvals, limits, interrupts and $return.
@@ -446,6 +447,23 @@ func TestApprovalExpiryAndReject(t *testing.T) {
 	}
 }
 
+// report is the structured evidence a runner wrapper hands over for a go
+// test run.
+func report(code int, c testreport.Counts, narrowedBy ...string) *testreport.Evidence {
+	p := testreport.Plan{Runner: testreport.GoTest, Format: testreport.FormatGoJSON, Narrowed: len(narrowedBy) > 0, NarrowedBy: narrowedBy}
+	ev := p.Evidence(code, c, nil)
+	return &ev
+}
+
+func (f *fixture) resultReport(c ToolCall, code int, rep *testreport.Evidence) {
+	f.t.Helper()
+	err := f.svc.RecordResult(context.Background(), ToolResult{Session: c.Session, ToolUseID: c.Call.ToolUseID, Call: c.Call,
+		Failed: code != 0, ExitCode: &code, Actor: agent, TestReport: rep})
+	if err != nil {
+		f.t.Fatalf("record result: %v", err)
+	}
+}
+
 func TestEvidenceGuardsTDD(t *testing.T) {
 	f := newFixture(t, Options{})
 	ctx := context.Background()
@@ -457,6 +475,7 @@ func TestEvidenceGuardsTDD(t *testing.T) {
 	if !errors.Is(err, ErrTransition) {
 		t.Fatalf("TEST_FAILS without evidence: %v", err)
 	}
+	// A failing run without a structured report proves nothing either.
 	gotest := f.call("s", "t1", "Bash", map[string]any{"command": "go test ./..."})
 	if r := f.decide(gotest); r.Verdict != policy.Allow {
 		t.Fatalf("go test = %+v", r)
@@ -467,14 +486,21 @@ func TestEvidenceGuardsTDD(t *testing.T) {
 	if err := json.Unmarshal(run.Evidence, &ev); err != nil {
 		t.Fatal(err)
 	}
-	if ev.LastTest == nil || ev.LastTest.Passed || ev.LastTest.ExitCode != 1 || ev.LastCommand.Program != "go" {
+	if ev.LastTest == nil || ev.LastTest.Passed || ev.LastTest.ExitCode != 1 || ev.LastTest.Reason != NoReportReason || ev.LastCommand.Program != "go" {
 		t.Fatalf("evidence = %s", run.Evidence)
 	}
+	if _, err := f.svc.Transition(ctx, "s", "TEST_FAILS", nil, agent); !errors.Is(err, ErrTransition) {
+		t.Fatalf("TEST_FAILS after a run without a report: %v", err)
+	}
+	red := f.call("s", "t1b", "Bash", map[string]any{"command": "go test -run TestNew ./..."})
+	f.decide(red)
+	f.resultReport(red, 1, report(1, testreport.Counts{Run: 1, Failed: 1}, "argv -run TestNew"))
 	sv, err := f.svc.Status(ctx, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lt, _ := sv.Runtime["last_test"].(map[string]any); lt["passed"] != false || sv.Runtime["iterations"] != int64(1) {
+	if lt, _ := sv.Runtime["last_test"].(map[string]any); lt["passed"] != false || lt["tests_run"] != int64(1) || lt["narrowed"] != true ||
+		lt["narrowed_by"] != "argv -run TestNew" || lt["report"] != "go-json" || sv.Runtime["iterations"] != int64(2) {
 		t.Errorf("status runtime = %v", sv.Runtime)
 	}
 	if _, err := f.svc.Transition(ctx, "s", "TEST_FAILS", nil, agent); err != nil {
@@ -488,11 +514,29 @@ func TestEvidenceGuardsTDD(t *testing.T) {
 	if _, err := f.svc.Transition(ctx, "s", "TESTS_PASS", nil, agent); !errors.Is(err, ErrTransition) {
 		t.Fatalf("TESTS_PASS without a run in green: %v", err)
 	}
-	pass := f.call("s", "t2", "Bash", map[string]any{"command": "go test ./..."})
-	f.decide(pass)
-	f.result(pass, false, nil) // PostToolUse: success, exit code 0
-	if _, err := f.svc.Transition(ctx, "s", "TESTS_PASS", nil, agent); err != nil {
-		t.Fatalf("TESTS_PASS after a passing run: %v", err)
+	for i, tc := range []struct {
+		cmd string
+		rep *testreport.Evidence
+		ok  bool
+	}{
+		{"go test ./...", nil, false}, // exit 0, but no report
+		{"go test -run NoSuchTest ./...", report(0, testreport.Counts{}, "argv -run NoSuchTest"), false},
+		{"go test ./...", report(0, testreport.Counts{}), false}, // zero tests, not narrowed
+		{"go test -short ./...", report(0, testreport.Counts{Run: 3, Passed: 3}, "argv -short"), false},
+		{"go test ./...", report(0, testreport.Counts{Run: 4, Passed: 4}), true},
+	} {
+		c := f.call("s", fmt.Sprintf("t2-%d", i), "Bash", map[string]any{"command": tc.cmd})
+		f.decide(c)
+		code := 0
+		if tc.rep == nil {
+			f.result(c, false, nil)
+		} else {
+			f.resultReport(c, code, tc.rep)
+		}
+		_, err := f.svc.Transition(ctx, "s", "TESTS_PASS", nil, agent)
+		if tc.ok != (err == nil) {
+			t.Fatalf("TESTS_PASS after %q (%+v): %v", tc.cmd, tc.rep, err)
+		}
 	}
 	if run := f.live("s"); run.State != "refactor" {
 		t.Errorf("state = %s", run.State)
@@ -507,9 +551,10 @@ func TestShellEvidence(t *testing.T) {
 		test     bool
 		lastTest *testEvidence
 	}{
-		{"go test ./...", 0, "go", true, &testEvidence{0, true}},
-		{"pytest -x", 2, "pytest", true, &testEvidence{2, false}},
-		{"timeout 60 cargo test", 0, "cargo", true, &testEvidence{0, true}},
+		{"go test ./...", 0, "go", true, &testEvidence{ExitCode: 0, Runner: "go test", Reason: NoReportReason}},
+		{"pytest -x", 2, "pytest", true, &testEvidence{ExitCode: 2, Runner: "pytest", Reason: NoReportReason}},
+		{"timeout 60 cargo test", 0, "cargo", true, &testEvidence{ExitCode: 0, Runner: "cargo test", Reason: NoReportReason}},
+		{"go test -run X ./...", 0, "go", true, &testEvidence{ExitCode: 0, Runner: "go test", Narrowed: true, NarrowedBy: "argv -run X", Reason: NoReportReason}},
 		{"go test ./... || true", 0, "go", false, nil},
 		{"go test ./... | tee log", 0, "go", false, nil},
 		{"go test ./... &", 0, "go", false, nil},
@@ -520,7 +565,7 @@ func TestShellEvidence(t *testing.T) {
 		{"pytest --collect-only", 0, "pytest", false, nil},
 		{"cargo test --no-run", 0, "cargo", false, nil},
 		{"go test -list . ./...", 0, "go", false, nil},
-		{"pytest -n 4", 0, "pytest", true, &testEvidence{0, true}},
+		{"pytest -n 4", 0, "pytest", true, &testEvidence{ExitCode: 0, Runner: "pytest", Reason: NoReportReason}},
 		{"ls -la", 0, "ls", false, nil},
 		{"cd x && make build", 2, "make", false, nil},
 		{"if then (", 0, "", false, nil},
@@ -528,7 +573,7 @@ func TestShellEvidence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {
 			var ev evidence
-			test := shellEvidence(&ev, tt.cmd, tt.code)
+			test := shellEvidence(&ev, tt.cmd, tt.code, nil)
 			if test != tt.test {
 				t.Errorf("test = %v, want %v", test, tt.test)
 			}

@@ -31,8 +31,34 @@ const (
 	// test run (go test, pytest, npm test, cargo test, ...).
 	EvidenceLastTestExitCode = "runtime.last_test.exit_code"
 	// EvidenceLastTestPassed is true (bool) when the last test run in the
-	// current state exited 0.
+	// current state wrote a structured report (through the sandbox
+	// launcher or `statewright testrun`) showing at least one test ran and
+	// none failed, and exited 0. A run without a report, of zero tests, or
+	// that only listed tests is never passed (DECISIONS 19).
 	EvidenceLastTestPassed = "runtime.last_test.passed"
+	// EvidenceLastTestTestsRun is how many tests (int) the last test run
+	// executed to a verdict, by its structured report (0 without one).
+	EvidenceLastTestTestsRun = "runtime.last_test.tests_run"
+	// EvidenceLastTestTestsFailed is how many tests (int) failed, plus
+	// failures outside any test (a package that did not build).
+	EvidenceLastTestTestsFailed = "runtime.last_test.tests_failed"
+	// EvidenceLastTestNarrowed is true (bool) when the last test run
+	// covered only part of the suite: a name filter, a marker, a path or
+	// package subset, -short, --lf, ..., in argv, the environment (GOFLAGS,
+	// PYTEST_ADDOPTS) or the runner's config (pytest addopts).
+	EvidenceLastTestNarrowed = "runtime.last_test.narrowed"
+	// EvidenceLastTestNarrowedBy says what narrowed it (string, "" when
+	// nothing did), e.g. "argv -run TestX; GOFLAGS -short".
+	EvidenceLastTestNarrowedBy = "runtime.last_test.narrowed_by"
+	// EvidenceLastTestReport is the structured report's format (string:
+	// "go-json", "junit", "jest-json", "libtest-json"); absent when the
+	// run wrote none.
+	EvidenceLastTestReport = "runtime.last_test.report"
+	// EvidenceLastTestRunner is the test runner (string: "go test",
+	// "pytest", "jest", "vitest", "node --test", "cargo test").
+	EvidenceLastTestRunner = "runtime.last_test.runner"
+	// EvidenceLastTestReason explains passed == false (string).
+	EvidenceLastTestReason = "runtime.last_test.reason"
 	// EvidenceFilesEdited is the number (int) of distinct files edited in
 	// the current state, by edit tools or shell writes. Always present (0).
 	EvidenceFilesEdited = "runtime.files_edited"
@@ -57,6 +83,13 @@ var evidenceFields = map[string]EvidenceType{
 	EvidenceLastCommandProgram:  EvidenceString,
 	EvidenceLastTestExitCode:    EvidenceInt,
 	EvidenceLastTestPassed:      EvidenceBool,
+	EvidenceLastTestTestsRun:    EvidenceInt,
+	EvidenceLastTestTestsFailed: EvidenceInt,
+	EvidenceLastTestNarrowed:    EvidenceBool,
+	EvidenceLastTestNarrowedBy:  EvidenceString,
+	EvidenceLastTestReport:      EvidenceString,
+	EvidenceLastTestRunner:      EvidenceString,
+	EvidenceLastTestReason:      EvidenceString,
 	EvidenceFilesEdited:         EvidenceInt,
 	EvidenceIterations:          EvidenceInt,
 }

@@ -440,8 +440,13 @@ func tplGuardOn(def *Definition, state, target, field string, want bool) error {
 		ok := false
 		for _, gn := range tr.GuardNames() {
 			g := def.Guards[gn]
-			if g != nil && g.Field == field && g.Op == OpEq && g.Value == want {
-				ok = true
+			if g == nil {
+				continue
+			}
+			for _, c := range append([]*Guard{g}, g.All...) {
+				if c != nil && c.Field == field && c.Op == OpEq && c.Value == want {
+					ok = true
+				}
 			}
 		}
 		if !ok {
@@ -452,4 +457,28 @@ func tplGuardOn(def *Definition, state, target, field string, want bool) error {
 		return fmt.Errorf("no transition %s -> %s", state, target)
 	}
 	return nil
+}
+
+// Every bundled guard that accepts a passed test run also requires that the
+// run was not narrowed and ran at least one test (issue 15.2).
+func TestTemplatesRequireWholeSuite(t *testing.T) {
+	for _, name := range TemplateNames() {
+		def, _ := loadTemplateForTest(t, name)
+		for gn, g := range def.Guards {
+			var passed, whole, ran bool
+			for _, c := range append([]*Guard{g}, g.All...) {
+				switch {
+				case c.Field == EvidenceLastTestPassed && c.Op == OpEq && c.Value == true:
+					passed = true
+				case c.Field == EvidenceLastTestNarrowed && c.Op == OpEq && c.Value == false:
+					whole = true
+				case c.Field == EvidenceLastTestTestsRun && c.Op == OpGte && c.Value == int64(1):
+					ran = true
+				}
+			}
+			if passed && (!whole || !ran) {
+				t.Errorf("%s: guard %s accepts a passed run without requiring narrowed == false (%v) and tests_run >= 1 (%v)", name, gn, whole, ran)
+			}
+		}
+	}
 }

@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/testreport"
+	"github.com/statewright-go/statewright/testreport/testrun"
 )
 
 // Sandbox says how commands run: under package sandbox's bubblewrap
@@ -79,6 +83,9 @@ type CommandResult struct {
 	TimedOut bool
 	// Truncated is the number of bytes cut from the middle.
 	Truncated int
+	// Test is the structured evidence of a plain test command (go test,
+	// pytest, ...), which RunIn makes write its report; nil otherwise.
+	Test *testreport.Evidence
 }
 
 // Limits bound a command.
@@ -149,6 +156,20 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
+	// A plain test command also writes its structured report, into a
+	// directory the sandbox lets it write: the evidence comes from it.
+	reportDir, err := os.MkdirTemp("", "statewright-agent-report-")
+	if err != nil {
+		return CommandResult{}, fmt.Errorf("run: %w", err)
+	}
+	defer os.RemoveAll(reportDir)
+	tw, isTest, err := testrun.PrepareScript(command, commandEnv("/tmp"), testreport.Project{FS: os.DirFS(ws.Root)}, reportDir)
+	if err != nil {
+		return CommandResult{}, fmt.Errorf("run: %w", err)
+	}
+	if isTest {
+		command = tw.Script
+	}
 	var cmd *exec.Cmd
 	if s.Bwrap != "" {
 		if prof == nil {
@@ -156,6 +177,11 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 		} else {
 			p := *prof
 			p.Hidden = append(append([]string{}, p.Hidden...), s.Hidden...)
+			prof = &p
+		}
+		if isTest {
+			p := *prof
+			p.Writable = append(append([]string{}, p.Writable...), reportDir)
 			prof = &p
 		}
 		for _, d := range s.Writable {
@@ -179,8 +205,13 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 		cmd.Env = commandEnv(home)
 	}
 	setProcessGroup(cmd)
-	var buf bytes.Buffer
+	var buf lockedBuffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
+	var testOut io.WriteCloser
+	if isTest {
+		testOut = tw.Stdout(&buf)
+		cmd.Stdout = testOut
+	}
 	cmd.Stdin = nil
 	if err := cmd.Start(); err != nil {
 		return CommandResult{}, fmt.Errorf("run: %w", err)
@@ -195,6 +226,9 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 		timedOut = true
 		killProcessGroup(cmd)
 		werr = <-done
+	}
+	if testOut != nil {
+		testOut.Close()
 	}
 	res := CommandResult{TimedOut: timedOut}
 	res.Output, res.Truncated = headTail(buf.Bytes(), lim.OutputCap)
@@ -211,7 +245,30 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 	default:
 		return CommandResult{}, fmt.Errorf("run: %w", werr)
 	}
+	if isTest {
+		ev := tw.Finish(res.ExitCode)
+		res.Test = &ev
+	}
 	return res, nil
+}
+
+// lockedBuffer is one buffer for a command's stdout and stderr, which exec
+// copies from two goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Bytes()
 }
 
 // GoBuildCache returns the Go build cache directory a sandboxed `go test`

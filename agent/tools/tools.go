@@ -18,6 +18,7 @@ import (
 	"github.com/statewright-go/statewright/agent/model"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/testreport"
 )
 
 // Tool names the model sees.
@@ -96,6 +97,8 @@ type Result struct {
 	Failed bool
 	// ExitCode is a command's exit status.
 	ExitCode *int
+	// Test is a test command's structured evidence (nil for anything else).
+	Test *testreport.Evidence
 }
 
 func fail(format string, args ...any) Result {
@@ -214,7 +217,7 @@ func (s *Set) ExecIn(ctx context.Context, name string, a Args, prof *sandbox.Pro
 		if strings.TrimSpace(out) == "" {
 			out = "(no output)"
 		}
-		return Result{Output: fmt.Sprintf("exit code %d\n%s", code, out), Failed: code != 0, ExitCode: &code}
+		return Result{Output: fmt.Sprintf("exit code %d\n%s", code, out), Failed: code != 0, ExitCode: &code, Test: r.Test}
 	}
 	return fail("unknown tool %q", name)
 }

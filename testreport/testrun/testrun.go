@@ -30,6 +30,8 @@ type Wrapped struct {
 	Env  []string
 	// NoReport is why the command runs without a report ("" when it has one).
 	NoReport string
+	// Script is the shell command line to run instead (PrepareScript only).
+	Script string
 
 	dir    string // the temporary directory holding the report
 	report string // the report's path

@@ -118,3 +118,41 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+func TestPrepareScript(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		ok     bool
+		want   string // with REPORT for the report path
+	}{
+		{"go test ./...", true, "go test -json ./..."},
+		{"GOFLAGS=-count=1 go test -v ./...", true, "GOFLAGS='-count=1' go test -json -v ./..."},
+		{"timeout 60 go test ./...", true, "timeout 60 go test -json ./..."},
+		{`pytest -k "a and b"`, true, "pytest -k 'a and b' '--junitxml=REPORT' -o 'junit_family=xunit2'"},
+		{"cargo test", true, "cargo test"}, // a plan without a report: unchanged
+		{"go test ./... | tee log", false, ""},
+		{"go test ./... 2>&1", false, ""},
+		{"go test $PKGS", false, ""},
+		{"go test ./... && echo ok", false, ""},
+		{"! go test ./...", false, ""},
+		{"go test ./... &", false, ""},
+		{"ls -la", false, ""},
+		{"sudo go test ./...", false, ""},
+		{"if then (", false, ""},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			w, ok, err := PrepareScript(tc.script, nil, testreport.Project{}, t.TempDir())
+			if err != nil || ok != tc.ok {
+				t.Fatalf("PrepareScript = %v, %v", ok, err)
+			}
+			if !ok {
+				return
+			}
+			want := strings.ReplaceAll(tc.want, "REPORT", w.report)
+			if w.Script != want {
+				t.Errorf("script = %q, want %q", w.Script, want)
+			}
+			w.Finish(0)
+		})
+	}
+}
