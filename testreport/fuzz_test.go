@@ -62,6 +62,15 @@ func FuzzParseJestJSON(f *testing.F) {
 	})
 }
 
+func FuzzParseUnittestJSON(f *testing.F) {
+	f.Add([]byte(`{"tests_run":5,"failures":1,"errors":1,"skipped":9}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if c, err := Parse(FormatUnittestJSON, b); err == nil {
+			checkCounts(t, c)
+		}
+	})
+}
+
 func FuzzParseLibtestJSON(f *testing.F) {
 	seedReports(f, "cargo-*.json")
 	f.Fuzz(func(t *testing.T, b []byte) {

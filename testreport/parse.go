@@ -50,6 +50,8 @@ func Parse(f Format, report []byte) (Counts, error) {
 		return parseJestJSON(report)
 	case FormatLibtestJSON:
 		return parseLibtestJSON(report)
+	case FormatUnittestJSON:
+		return parseUnittestJSON(report)
 	}
 	return Counts{}, fmt.Errorf("testreport: unknown report format %q", f)
 }

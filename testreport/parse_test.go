@@ -76,6 +76,9 @@ func TestParseSmall(t *testing.T) {
 		{"jest not a result", FormatJestJSON, `{"success":true}`, Counts{}, true},
 		{"jest negative", FormatJestJSON, `{"numTotalTests":1,"numPassedTests":-1}`, Counts{}, true},
 		{"libtest crashed binary", FormatLibtestJSON, `{"type":"suite","event":"started","test_count":2}` + "\n" + `{"type":"test","event":"ok","name":"a"}`, Counts{Run: 1, Passed: 1, Errors: 1}, false},
+		{"unittest", FormatUnittestJSON, `{"tests_run":5,"failures":1,"errors":1,"skipped":1,"expected_failures":0,"unexpected_successes":0}`, Counts{Run: 4, Passed: 2, Failed: 2, Skipped: 1}, false},
+		{"unittest none", FormatUnittestJSON, `{"tests_run":0,"failures":0,"errors":0,"skipped":0}`, Counts{}, false},
+		{"unittest not a result", FormatUnittestJSON, `{}`, Counts{}, true},
 		{"unknown format", Format("tap"), "ok 1", Counts{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

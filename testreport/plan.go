@@ -162,6 +162,8 @@ func New(argv, env []string, project Project) (p Plan, ok bool) {
 	switch {
 	case prog == "go":
 		ok = planGo(&p, argv, env, project)
+	case isUnittest(argv):
+		ok = planUnittest(&p, argv)
 	case isPytest(argv):
 		ok = planPytest(&p, argv, env, project)
 	case prog == "jest":

@@ -97,6 +97,11 @@ func TestPlan(t *testing.T) {
 		{name: "-o addopts overrides the file", argv: "pytest -o addopts=", fs: pyIni, runner: Pytest, format: FormatJUnit},
 		{name: "-c names the config", argv: "pytest -c ci.ini", fs: files("ci.ini", "[pytest]\naddopts = -k ci\n"), runner: Pytest, format: FormatJUnit, narrowedBy: []string{"ci.ini addopts -k ci"}},
 		{name: "uv run pytest", argv: "uv run pytest -k x", runner: Pytest, format: FormatJUnit, narrowedBy: []string{"argv -k x"}},
+		{name: "python -m unittest", argv: "python3 -m unittest -q", runner: Unittest, format: FormatUnittestJSON},
+		{name: "unittest discover", argv: "python3 -m unittest discover -s . -p test*.py", runner: Unittest, format: FormatUnittestJSON},
+		{name: "unittest one test", argv: "python -m unittest tests.test_a", runner: Unittest, format: FormatUnittestJSON, narrowedBy: []string{"names tests tests.test_a"}},
+		{name: "unittest -k", argv: "python -m unittest -k fast", runner: Unittest, format: FormatUnittestJSON, narrowedBy: []string{"-k fast"}},
+		{name: "unittest other pattern", argv: "python -m unittest discover -p '*_slow.py'", runner: Unittest, format: FormatUnittestJSON, narrowedBy: []string{"-p *_slow.py"}},
 		{name: "python script is no pytest", argv: "python3 -m http.server", notRunner: true},
 
 		// jest, vitest, node

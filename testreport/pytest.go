@@ -18,6 +18,11 @@ func isPytest(argv []string) bool {
 	return pythonName.MatchString(b) && len(argv) >= 3 && argv[1] == "-m" && argv[2] == "pytest"
 }
 
+// isUnittest recognises python -m unittest.
+func isUnittest(argv []string) bool {
+	return pythonName.MatchString(path.Base(argv[0])) && len(argv) >= 3 && argv[1] == "-m" && argv[2] == "unittest"
+}
+
 // pytestValueOpts are pytest options (core and common plugins) whose value
 // may be the next word.
 var pytestValueOpts = map[string]bool{

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/statewright-go/statewright/policy"
@@ -205,11 +204,12 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 		cmd.Env = commandEnv(home)
 	}
 	setProcessGroup(cmd)
-	var buf lockedBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
+	var buf bytes.Buffer
+	shared := testrun.SharedWriter(&buf)
+	cmd.Stdout, cmd.Stderr = shared, shared
 	var testOut io.WriteCloser
 	if isTest {
-		testOut = tw.Stdout(&buf)
+		testOut = tw.Stdout(shared)
 		cmd.Stdout = testOut
 	}
 	cmd.Stdin = nil
@@ -250,25 +250,6 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 		res.Test = &ev
 	}
 	return res, nil
-}
-
-// lockedBuffer is one buffer for a command's stdout and stderr, which exec
-// copies from two goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Bytes()
 }
 
 // GoBuildCache returns the Go build cache directory a sandboxed `go test`

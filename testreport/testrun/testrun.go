@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 
 	"github.com/statewright-go/statewright/testreport"
 )
@@ -200,4 +201,21 @@ func Run(ctx context.Context, p testreport.Plan, o Options) (testreport.Evidence
 		return testreport.Evidence{}, 127, fmt.Errorf("testrun: %w", runErr)
 	}
 	return w.Finish(code), code, nil
+}
+
+// SharedWriter returns a writer that serialises writes to w, for a
+// command whose stdout and stderr both go to w: exec copies each stream in
+// its own goroutine, and a bytes.Buffer written from two at once loses
+// data.
+func SharedWriter(w io.Writer) io.Writer { return &sharedWriter{w: w} }
+
+type sharedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *sharedWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

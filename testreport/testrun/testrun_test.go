@@ -156,3 +156,44 @@ func TestPrepareScript(t *testing.T) {
 		})
 	}
 }
+
+// python -m unittest has no reporter: the driver counts its TestResult.
+func TestRunUnittest(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3") // the Go suite does not need python
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "test_x.py"), []byte("import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self): pass\n    def test_b(self): pass\n    @unittest.skip('no')\n    def test_c(self): pass\n"), 0o644)
+	for _, tc := range []struct {
+		args   string
+		passed bool
+		run    int
+		narrow bool
+		out    string
+	}{
+		{"-m unittest -q", true, 2, false, "OK (skipped=1)"},
+		{"-m unittest -q -k nosuch", false, 0, true, "Ran 0 tests"},
+		{"-m unittest test_x.T.test_a", true, 1, true, "Ran 1 test"},
+	} {
+		argv := append([]string{py}, strings.Fields(tc.args)...)
+		p, ok := testreport.New(argv, nil, testreport.Project{})
+		if !ok {
+			t.Fatalf("%q not planned", tc.args)
+		}
+		var out, errOut bytes.Buffer
+		ev, _, err := Run(context.Background(), p, Options{Dir: dir, Stdout: &out, Stderr: &errOut})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Passed != tc.passed || ev.Counts.Run != tc.run || ev.Narrowed != tc.narrow || !strings.Contains(errOut.String(), tc.out) {
+			t.Errorf("%s: evidence %+v\nstderr: %s", tc.args, ev, errOut.String())
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "test_y.py"), []byte("import unittest\n\nclass U(unittest.TestCase):\n    def test_fail(self): self.assertEqual(1, 2)\n"), 0o644)
+	p, _ := testreport.New([]string{py, "-m", "unittest"}, nil, testreport.Project{})
+	ev, code, _ := Run(context.Background(), p, Options{Dir: dir, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+	if ev.Passed || code != 1 || ev.Counts.Failed != 1 || ev.Counts.Run != 3 {
+		t.Errorf("failing suite: %+v code %d", ev, code)
+	}
+}

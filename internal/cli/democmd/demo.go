@@ -3,6 +3,7 @@
 package democmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,8 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/testreport"
+	"github.com/statewright-go/statewright/testreport/testrun"
 )
 
 // demoStep is one move of the scripted agent in `statewright demo`: a tool
@@ -164,7 +167,7 @@ func runDemo(ctx context.Context, f *cmdutil.Factory, out io.Writer, storePath s
 			denied++
 			continue
 		}
-		exitCode, output, err := performDemoCall(ctx, project, step)
+		exitCode, output, testEv, err := performDemoCall(ctx, project, step)
 		if err != nil {
 			return fmt.Errorf("demo: carry out %s: %w", step.Tool, err)
 		}
@@ -172,7 +175,7 @@ func runDemo(ctx context.Context, f *cmdutil.Factory, out io.Writer, storePath s
 			fmt.Fprintf(out, "  (ran: exit %d) %s\n", exitCode, indentRest(strings.TrimSpace(output)))
 		}
 		code := exitCode
-		if err := svc.RecordResult(ctx, runtime.ToolResult{Session: session, ToolUseID: call.ToolUseID, Call: call, Failed: exitCode != 0, ExitCode: &code, Actor: agent}); err != nil {
+		if err := svc.RecordResult(ctx, runtime.ToolResult{Session: session, ToolUseID: call.ToolUseID, Call: call, Failed: exitCode != 0, ExitCode: &code, Actor: agent, TestReport: testEv}); err != nil {
 			return fmt.Errorf("demo: record result: %w", err)
 		}
 	}
@@ -186,43 +189,68 @@ func runDemo(ctx context.Context, f *cmdutil.Factory, out io.Writer, storePath s
 
 // performDemoCall carries out an allowed call in the project: edits and
 // writes change files, shell commands run (only ever ones the workflow
-// allowed).
-func performDemoCall(ctx context.Context, project string, step demoStep) (int, string, error) {
+// allowed). A plain test command runs through testrun, which makes it
+// write its structured report: the evidence is returned with it.
+func performDemoCall(ctx context.Context, project string, step demoStep) (int, string, *testreport.Evidence, error) {
 	switch step.Tool {
 	case "Read":
 		_, err := os.ReadFile(filepath.Join(project, step.Input["file_path"].(string)))
-		return 0, "", err
+		return 0, "", nil, err
 	case "Edit":
 		path := filepath.Join(project, step.Input["file_path"].(string))
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return 1, "", err
+			return 1, "", nil, err
 		}
 		old, repl := step.Input["old_string"].(string), step.Input["new_string"].(string)
 		if !strings.Contains(string(b), old) {
-			return 1, "old_string not found", nil
+			return 1, "old_string not found", nil, nil
 		}
-		return 0, "", os.WriteFile(path, []byte(strings.Replace(string(b), old, repl, 1)), 0o644)
+		return 0, "", nil, os.WriteFile(path, []byte(strings.Replace(string(b), old, repl, 1)), 0o644)
 	case "Write":
 		path := filepath.Join(project, step.Input["file_path"].(string))
-		return 0, "", os.WriteFile(path, []byte(step.Input["content"].(string)), 0o644)
+		return 0, "", nil, os.WriteFile(path, []byte(step.Input["content"].(string)), 0o644)
 	case "Bash":
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		c := exec.CommandContext(ctx, "bash", "-c", step.Input["command"].(string))
-		c.Dir = project
-		c.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
-		out, err := c.CombinedOutput()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode(), string(out), nil
-		}
+		script := step.Input["command"].(string)
+		env := append(os.Environ(), "GOFLAGS=", "GOWORK=off")
+		tw, isTest, err := testrun.PrepareScript(script, env, testreport.Project{FS: os.DirFS(project)}, "")
 		if err != nil {
-			return 1, "", err
+			return 1, "", nil, err
 		}
-		return 0, string(out), nil
+		if isTest {
+			script = tw.Script
+		}
+		c := exec.CommandContext(ctx, "bash", "-c", script)
+		c.Dir = project
+		c.Env = env
+		var buf bytes.Buffer
+		shared := testrun.SharedWriter(&buf)
+		c.Stdout, c.Stderr = shared, shared
+		if isTest {
+			c.Stdout = tw.Stdout(shared)
+		}
+		err = c.Run()
+		if isTest {
+			c.Stdout.(io.Closer).Close()
+		}
+		code := 0
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			code = ee.ExitCode()
+		case err != nil:
+			return 1, "", nil, err
+		}
+		var ev *testreport.Evidence
+		if isTest {
+			e := tw.Finish(code)
+			ev = &e
+		}
+		return code, buf.String(), ev, nil
 	}
-	return 0, "", nil
+	return 0, "", nil, nil
 }
 
 // demoSummary checks what happened against the file on disk and the store,
