@@ -14,6 +14,7 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/workflow"
 )
 
 // RulePaused is the runtime's rule id for calls denied because a person
@@ -294,6 +295,13 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		if rs, err = runState(run, tx.Now()); err != nil {
 			return DecideResult{}, err
 		}
+		if len(c.Warnings) > 0 && run.Iterations == 0 {
+			// Once per state: the snapshot holds keys this version rejects
+			// when loading; the run goes on under the law it started with.
+			if err := tx.Append(snapshotWarning(run, c.Warnings)); err != nil {
+				return DecideResult{}, err
+			}
+		}
 	}
 	d := law.Decide(rs, &call.Call)
 	var implicit string
@@ -457,4 +465,19 @@ func (s *Service) sandboxProfile(run, ended *store.Run, env *policy.SandboxEnv) 
 		return nil, fmt.Errorf("sandbox profile: %w", err)
 	}
 	return &p, nil
+}
+
+// snapshotWarning is the audit event saying a run's snapshot was read
+// leniently, with its first findings.
+func snapshotWarning(run *store.Run, ws workflow.Diagnostics) *store.Event {
+	var parts []string
+	for i, d := range ws {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ws)-3))
+			break
+		}
+		parts = append(parts, d.String())
+	}
+	return &store.Event{Kind: store.KindAdmin, State: run.State, Rule: "snapshot-lenient",
+		Reason: "the run's workflow snapshot was read leniently (it holds keys this version rejects when a workflow is loaded; the run keeps the law it started with): " + strings.Join(parts, "; ")}
 }

@@ -22,6 +22,10 @@ type Prepared struct {
 	Law *policy.Law
 	// Workflow is the canonical source of Def ("template:NAME" or a path).
 	Workflow string
+	// Warnings are what the lenient reading of a run's snapshot let
+	// through (keys a newer parser rejects when a workflow is loaded): the
+	// run goes on under the law it started with, and the audit log says so.
+	Warnings workflow.Diagnostics
 
 	invokes  map[string]string // invoke name → bundle key
 	maxDepth int               // the run's bound on nesting
@@ -100,7 +104,7 @@ func (s *Service) preparedAt(run *store.Run, wkey string) (*Prepared, error) {
 	case !isBundle && wkey != "":
 		return nil, fmt.Errorf("%w: run %s: its stack names workflow %s, but its snapshot holds one workflow", ErrWorkflow, run.ID, wkey)
 	case !isBundle:
-		c, err = s.compile(run.Snapshot, run.WorkflowSource, nil)
+		c, err = s.compileSnapshot(run.Snapshot, run.WorkflowSource, nil)
 		if c != nil {
 			c.Workflow, c.maxDepth = run.WorkflowSource, DefaultMaxDepth
 		}
@@ -112,7 +116,7 @@ func (s *Service) preparedAt(run *store.Run, wkey string) (*Prepared, error) {
 		if e == nil {
 			return nil, fmt.Errorf("%w: run %s: its stack names workflow %s, which its snapshot does not hold", ErrWorkflow, run.ID, wkey)
 		}
-		c, err = s.compile([]byte(e.Text), wkey, b.sources())
+		c, err = s.compileSnapshot([]byte(e.Text), wkey, b.sources())
 		if c != nil {
 			c.Workflow, c.invokes, c.maxDepth = wkey, e.Invokes, b.MaxDepth
 		}
@@ -137,9 +141,27 @@ func (s *Service) preparedAt(run *store.Run, wkey string) (*Prepared, error) {
 // source, and the further files in protect (the other workflows of a
 // bundle), are added to the law's protected paths.
 func (s *Service) compile(src []byte, source string, protect []string) (*Prepared, error) {
-	def, diags, err := workflow.Parse(src, workflow.ParseOptions{Source: source})
+	return s.compileWith(src, source, protect, false)
+}
+
+// compileSnapshot is compile for a workflow a run's snapshot holds: read
+// leniently, so that an upgrade that made unknown keys errors never denies
+// every call of a running session (DECISIONS 17); what it let through is
+// kept in Warnings.
+func (s *Service) compileSnapshot(src []byte, source string, protect []string) (*Prepared, error) {
+	return s.compileWith(src, source, protect, true)
+}
+
+func (s *Service) compileWith(src []byte, source string, protect []string, lenient bool) (*Prepared, error) {
+	def, diags, err := workflow.Parse(src, workflow.ParseOptions{Source: source, Lenient: lenient})
 	if err != nil {
 		return nil, fmt.Errorf("%w: parse %s: %w", ErrWorkflow, source, err)
+	}
+	var warnings workflow.Diagnostics
+	for _, d := range diags {
+		if lenient && (d.Code == workflow.CodeUnknownKey || d.Code == workflow.CodeDroppedField) {
+			warnings = append(warnings, d)
+		}
 	}
 	diags = append(diags, workflow.Validate(def)...)
 	if diags.HasErrors() {
@@ -159,7 +181,7 @@ func (s *Service) compile(src []byte, source string, protect []string) (*Prepare
 	if err != nil {
 		return nil, fmt.Errorf("%w: compile %s: %w", ErrWorkflow, source, err)
 	}
-	return &Prepared{Def: def, Law: law}, nil
+	return &Prepared{Def: def, Law: law, Warnings: warnings}, nil
 }
 
 // firstError renders the first error diagnostic.

@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite the expectations of the conform
 // corpusCase is one workflow file of the conformance corpus with its
 // expectation. A case is a pair of files in a txtar archive under
 // testdata/corpus: NAME.json or NAME.yaml, and NAME.want. The want file
-// starts with optional directives ("# strict", "# schema-skip: why") and
+// starts with optional directives ("# strict", "# lenient" (a run's
+// snapshot), "# schema-skip: why") and
 // "parse: ok" or "parse: error", followed by every diagnostic Parse and then
 // Validate report, one per line as "line:col: severity code: message".
 type corpusCase struct {
@@ -29,6 +30,8 @@ type corpusCase struct {
 }
 
 func (c *corpusCase) strict() bool { return c.has("# strict") }
+
+func (c *corpusCase) lenient() bool { return c.has("# lenient") }
 
 func (c *corpusCase) has(prefix string) bool {
 	for _, d := range c.directives {
@@ -79,7 +82,7 @@ func loadCorpus(t testing.TB) []*corpusCase {
 
 // run parses and validates a case and renders the result like a want file.
 func (c *corpusCase) run() (string, bool) {
-	def, diags, err := Parse(c.data, ParseOptions{Strict: c.strict()})
+	def, diags, err := Parse(c.data, ParseOptions{Strict: c.strict(), Lenient: c.lenient()})
 	var b strings.Builder
 	for _, d := range c.directives {
 		b.WriteString(d + "\n")

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -218,16 +219,38 @@ func parseYAMLNode(data []byte, dup func(string, Pos)) (n *node, err error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &syntaxError{pos: Pos{Line: 1, Col: 1}, msg: "empty document"}
 		}
-		return nil, &syntaxError{pos: yamlErrPos(err.Error()), msg: "invalid YAML: " + trimYAMLErr(err.Error())}
+		return nil, yamlSyntaxError(data, err.Error())
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, &syntaxError{pos: Pos{Line: extra.Line, Col: extra.Column}, msg: "a workflow file must hold exactly one YAML document"}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, &syntaxError{pos: yamlErrPos(err.Error()), msg: "invalid YAML: " + trimYAMLErr(err.Error())}
+		return nil, yamlSyntaxError(data, err.Error())
 	}
 	c := &yamlConv{dup: dup}
 	return c.conv(&doc, 0)
+}
+
+// yamlSyntaxError turns a yaml.v3 error (which names a line only) into a
+// syntax error with a line and a column: a tab in the line's indentation
+// is named as such at its column (YAML indents with spaces only), else the
+// column is the line's first non-blank character.
+func yamlSyntaxError(data []byte, msg string) *syntaxError {
+	pos := yamlErrPos(msg)
+	text := "invalid YAML: " + trimYAMLErr(msg)
+	lines := strings.Split(string(data), "\n")
+	if pos.Line <= len(lines) && strings.Contains(msg, "line ") {
+		line := strings.TrimSuffix(lines[pos.Line-1], "\r")
+		indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+		if i := strings.IndexByte(indent, '\t'); i >= 0 {
+			return &syntaxError{pos: Pos{Line: pos.Line, Col: i + 1},
+				msg: "invalid YAML: a tab character indents this line; YAML indents with spaces only (" + trimYAMLErr(msg) + ")"}
+		}
+		if t := strings.TrimLeft(line, " \t"); t != "" {
+			pos.Col = utf8.RuneCountInString(indent) + 1
+		}
+	}
+	return &syntaxError{pos: pos, msg: text}
 }
 
 // yamlErrPos extracts "line N" from a yaml.v3 error message.

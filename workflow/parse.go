@@ -10,12 +10,32 @@ import (
 )
 
 // ParseOptions controls Parse.
+//
+// By default Parse is strict about keys: an unknown key (a typo such as
+// allowed_tool would leave a phase unrestricted) and a field statewright
+// would silently drop are errors with their line:column. Two ways make them
+// warnings instead: Lenient, for the snapshot of a run already in flight
+// (an upgrade must not deny every call of a running session), and the
+// file's own opt-in, "compat": "statewright", for files written for the
+// original (which ignored unknown keys).
 type ParseOptions struct {
 	// Source is the file name used in diagnostics.
 	Source string
-	// Strict turns unknown-key and dropped-field warnings into errors.
+	// Strict keeps unknown keys and dropped fields errors even in a file
+	// that opts into compat: "statewright" (callers such as `--strict` then
+	// also count every other warning as a failure).
 	Strict bool
+	// Lenient reads unknown keys and dropped fields as warnings: only for
+	// a workflow snapshot a run already holds, never for a workflow being
+	// validated, installed or loaded to start a run.
+	Lenient bool
 }
+
+// CompatStatewright is the value of a workflow's "compat" key that opts a
+// file written for the original statewright into its lenient reading:
+// unknown keys and dropped fields are warnings, and the privilege ladder
+// uses the Rust project's numbering.
+const CompatStatewright = "statewright"
 
 // Diagnostic codes reported by Parse.
 const (
@@ -41,7 +61,7 @@ const (
 //
 // Parse does not run structural validation; see Validate.
 func Parse(data []byte, opts ParseOptions) (*Definition, Diagnostics, error) {
-	d := &decoder{src: opts.Source, strict: opts.Strict}
+	d := &decoder{src: opts.Source, strict: opts.Strict, lenient: opts.Lenient}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	dup := func(key string, pos Pos) {
 		d.errorf(pos, CodeDuplicateKey, "duplicate key %q", key)
@@ -86,9 +106,11 @@ func sortDiags(ds Diagnostics) {
 }
 
 type decoder struct {
-	src    string
-	strict bool
-	diags  Diagnostics
+	src     string
+	strict  bool
+	lenient bool
+	compat  bool // the file says "compat": "statewright"
+	diags   Diagnostics
 }
 
 func (d *decoder) add(sev Severity, pos Pos, code, format string, args ...any) {
@@ -99,13 +121,24 @@ func (d *decoder) errorf(pos Pos, code, format string, args ...any) {
 	d.add(SeverityError, pos, code, format, args...)
 }
 
-// lintf reports a finding that is a warning, or an error in strict mode.
+// lintf reports an unknown key or a dropped field: an error, unless the
+// parse is lenient (a snapshot in flight) or the file opts into compat
+// with statewright (and the caller is not strict).
 func (d *decoder) lintf(pos Pos, code, format string, args ...any) {
-	sev := SeverityWarning
-	if d.strict {
-		sev = SeverityError
+	sev := SeverityError
+	if d.lenient || (d.compat && !d.strict) {
+		sev = SeverityWarning
 	}
 	d.add(sev, pos, code, format, args...)
+}
+
+// compatOf reports whether the object n says "compat": "statewright".
+func compatOf(n *node) bool {
+	if n == nil || n.kind != kObject {
+		return false
+	}
+	m := n.get("compat")
+	return m != nil && m.val.kind == kString && m.val.s == CompatStatewright
 }
 
 // handlers maps the known keys of an object to their decoders.
@@ -317,7 +350,11 @@ func (d *decoder) document(root *node) *Definition {
 		d.errorf(root.pos, CodeTypeMismatch, "a workflow must be an object, got %s", root.describe())
 		return nil
 	}
+	d.compat = compatOf(root)
 	if root.get("definition") != nil && root.get("states") == nil {
+		if def := root.get("definition"); def != nil {
+			d.compat = d.compat || compatOf(def.val)
+		}
 		var inner *node
 		d.fields(root, "in the wrapper object", handlers{
 			"definition": func(m *member) {
@@ -328,6 +365,7 @@ func (d *decoder) document(root *node) *Definition {
 				inner = m.val
 			},
 			"upstream_servers": nil,
+			"compat":           func(m *member) { d.enum(m, "in the wrapper object", nil, CompatStatewright) },
 		})
 		if inner == nil {
 			return nil
@@ -413,12 +451,36 @@ func (d *decoder) definition(n *node) *Definition {
 			})
 			def.Secrets = sec
 		},
+		"compat": func(m *member) {
+			def.Compat = d.enum(m, where, def.fp, CompatStatewright)
+		},
+		"tool_privileges": func(m *member) { def.ToolPrivileges = d.toolPrivileges(m, where) },
 		"trust_event_data": func(m *member) {
 			def.TrustEventData = d.boolean(m, where)
 			def.TrustEventDataSet = m.val.kind == kBool
 		},
 	})
+	if def.Compat == "" && d.compat {
+		def.Compat = CompatStatewright // set on the wrapper object
+	}
 	return def
+}
+
+// toolPrivileges decodes "tool_privileges": a map from tool name to the
+// rung of the privilege ladder it stands on ("read", "write", "execute",
+// "git", "external"), for tools no alias table rates.
+func (d *decoder) toolPrivileges(m *member, where string) map[string]string {
+	if !d.object(m, where) {
+		return nil
+	}
+	out := map[string]string{}
+	for i := range m.val.keys {
+		e := &m.val.keys[i]
+		if r := d.enum(e, "in tool_privileges", nil, LadderRungs...); r != "" {
+			out[e.key] = r
+		}
+	}
+	return out
 }
 
 // stateKeys are the keys a state object may have.
@@ -473,9 +535,9 @@ func (d *decoder) state(name string, n *node) *State {
 		case "type":
 			s.Type = StateType(d.enum(m, where, s.fp, "final", "parallel"))
 		case "allowed_tools":
-			s.AllowedTools = d.strList(m, where, s.fp, false)
+			s.AllowedTools = d.strList(m, where, s.fp, true)
 		case "disallowed_tools":
-			s.DisallowedTools = d.strList(m, where, s.fp, false)
+			s.DisallowedTools = d.strList(m, where, s.fp, true)
 		case "instructions":
 			s.Instructions = d.str(m, where, nil)
 		case "max_iterations":
@@ -879,6 +941,11 @@ func (d *decoder) promotion(n *node) *PromotionPolicy {
 	})
 	return p
 }
+
+// Suggest returns the candidate closest to s (case-insensitive edit
+// distance, transpositions counting one) when it is close enough to be a
+// likely typo of it, or "".
+func Suggest(s string, candidates []string) string { return suggest(s, candidates) }
 
 // suggest returns the candidate closest to s when it is close enough to be
 // a likely typo, or "".

@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -208,23 +209,45 @@ func TestParseRoundTrip(t *testing.T) {
 
 func TestParseErrorsAndStrict(t *testing.T) {
 	src := "{\n  \"id\": \"x\", \"initial\": \"a\",\n  \"states\": {\"a\": {\"type\": \"final\", \"typ\": 1}}\n}"
-	def, diags, err := Parse([]byte(src), ParseOptions{Source: "w.json"})
-	if err != nil || def == nil {
-		t.Fatalf("non-strict: %v", err)
-	}
-	if len(diags) != 1 || diags[0].Severity != SeverityWarning || diags[0].Code != CodeUnknownKey {
-		t.Fatalf("diags = %v", diags)
-	}
-	if got, want := diags[0].String(), `w.json:3:37: warning: unknown key "typ" in state "a" (did you mean "type"?)`; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
-	}
-	def, _, err = Parse([]byte(src), ParseOptions{Source: "w.json", Strict: true})
+	// Unknown keys are errors by default (DECISIONS 17).
+	def, _, err := Parse([]byte(src), ParseOptions{Source: "w.json"})
 	var pe *ParseError
 	if def != nil || !errors.As(err, &pe) {
-		t.Fatalf("strict: def=%v err=%v", def, err)
+		t.Fatalf("default: def=%v err=%v", def, err)
 	}
-	if pe.Diagnostics[0].Severity != SeverityError || !strings.HasPrefix(err.Error(), "w.json:3:37: error: unknown key") {
-		t.Errorf("strict error = %v", err)
+	if got, want := pe.Diagnostics[0].String(), `w.json:3:37: error: unknown key "typ" in state "a" (did you mean "type"?)`; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	// A run's snapshot is read leniently: a warning, and a usable definition.
+	for _, tc := range []struct {
+		name string
+		src  string
+		opts ParseOptions
+		ok   bool
+	}{
+		{"lenient snapshot", src, ParseOptions{Source: "w.json", Lenient: true}, true},
+		{"compat opt-in", strings.Replace(src, `"id": "x",`, `"id": "x", "compat": "statewright",`, 1), ParseOptions{Source: "w.json"}, true},
+		{"compat opt-in in the wrapper", `{"compat": "statewright", "definition": ` + src + `}`, ParseOptions{Source: "w.json"}, true},
+		{"compat under --strict", strings.Replace(src, `"id": "x",`, `"id": "x", "compat": "statewright",`, 1), ParseOptions{Source: "w.json", Strict: true}, false},
+		{"compat with another value", strings.Replace(src, `"id": "x",`, `"id": "x", "compat": "yes",`, 1), ParseOptions{Source: "w.json"}, false},
+		{"lenient reads dropped fields too", `{"id":"x","initial":"a","states":{"a":{"on":{"GO":{"invoke":"m","on_complete":"b","guard":"g"}}},"b":{"type":"final"}}}`, ParseOptions{Lenient: true}, true},
+		{"dropped fields are errors", `{"id":"x","initial":"a","states":{"a":{"on":{"GO":{"invoke":"m","on_complete":"b","guard":"g"}}},"b":{"type":"final"}}}`, ParseOptions{}, false},
+	} {
+		def, diags, err := Parse([]byte(tc.src), tc.opts)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err = %v, want ok %v", tc.name, err, tc.ok)
+			continue
+		}
+		if tc.ok && (def == nil || len(diags) == 0 || diags.HasErrors() || diags[0].Severity != SeverityWarning) {
+			t.Errorf("%s: diags = %v", tc.name, diags)
+		}
+	}
+	if def, _, _ := Parse([]byte(strings.Replace(src, `"typ": 1`, `"compat_note": 1`, 1)), ParseOptions{Lenient: true}); def == nil || def.Compat != "" {
+		t.Errorf("compat set without the key")
+	}
+	def, _, _ = Parse([]byte(strings.Replace(src, `"id": "x",`, `"id": "x", "compat": "statewright",`, 1)), ParseOptions{})
+	if def == nil || def.Compat != CompatStatewright || !RustNumbering(def) {
+		t.Errorf("compat definition = %+v", def)
 	}
 
 	_, _, err = Parse([]byte(`{"id": 1, "initial": 2, "states": 3}`), ParseOptions{})
@@ -300,34 +323,85 @@ func TestValidateHandBuiltDefinitions(t *testing.T) {
 	}
 }
 
-func TestToolPrivilege(t *testing.T) {
+func TestToolRung(t *testing.T) {
+	def := &Definition{ToolPrivileges: map[string]string{"mcp__db__query": "read", "mcp__k8s__apply": "git", "Read": "external"}}
 	for _, tc := range []struct {
-		tool string
-		want int
+		tool       string
+		want       Rung
+		seed, rust int
 	}{
-		{"TodoWrite", 0}, {"mcp__statewright__transition", 0}, {"statewright_get_state", 0},
-		{"Read", 1}, {"grep", 1}, {"Glob", 1}, {"LS", 1}, {"read_file", 1}, {"Task", 1},
-		{"Edit", 2}, {"Write", 2}, {"MultiEdit", 2}, {"NotebookEdit", 2}, {"apply_patch", 2},
-		{"Bash", 3}, {"bash", 3}, {"Exec", 3}, {"GitWrite", 3}, {"run_command", 3}, {"mcp__github__create_pr", 3}, {"whatever", 3},
-		{"WebFetch", 4}, {"WebSearch", 4}, {"Network", 4}, {"Destructive", 4}, {"Privileged", 4}, {"deploy", 4},
+		{"TodoWrite", RungNone, 0, 0}, {"mcp__statewright__transition", RungNone, 0, 0}, {"statewright_get_state", RungNone, 0, 0},
+		{"Grep", RungRead, 0, 1}, {"Glob", RungRead, 0, 1}, {"LS", RungRead, 0, 1}, {"read_file", RungRead, 0, 1},
+		{"Task", RungRead, 0, 1}, {"git_log", RungRead, 0, 1}, {"mcp__git__git_status", RungRead, 0, 1},
+		{"Edit", RungWrite, 1, 2}, {"Write", RungWrite, 1, 2}, {"MultiEdit", RungWrite, 1, 2}, {"NotebookEdit", RungWrite, 1, 2}, {"apply_patch", RungWrite, 1, 2},
+		{"Bash", RungExecute, 2, 3}, {"bash", RungExecute, 2, 3}, {"Exec", RungExecute, 2, 3}, {"run_command", RungExecute, 2, 3},
+		{"GitWrite", RungGit, 3, 3}, {"git_commit", RungGit, 3, 3}, {"mcp__git__git_push", RungGit, 3, 3},
+		{"WebFetch", RungExternal, 4, 4}, {"Network", RungExternal, 4, 4}, {"Destructive", RungExternal, 4, 4}, {"deploy", RungExternal, 4, 4},
+		// Unknown tools stand on the top rung unless the workflow rates them.
+		{"mcp__github__create_pr", RungExternal, 4, 4}, {"Raed", RungExternal, 4, 4}, {"git_frobnicate", RungExternal, 4, 4},
+		{"mcp__db__query", RungRead, 0, 1}, {"mcp__k8s__apply", RungGit, 3, 3},
+		// tool_privileges is matched exactly: "Read" is rated, "read" is not.
+		{"Read", RungExternal, 4, 4}, {"read", RungRead, 0, 1},
 	} {
-		if got := ToolPrivilege(tc.tool); got != tc.want {
-			t.Errorf("ToolPrivilege(%q) = %d, want %d", tc.tool, got, tc.want)
+		got := ToolRung(def, tc.tool)
+		if got != tc.want || got.Number(false) != tc.seed || got.Number(true) != tc.rust {
+			t.Errorf("ToolRung(%q) = %s (%d, rust %d), want %s (%d, rust %d)", tc.tool, got, got.Number(false), got.Number(true), tc.want, tc.seed, tc.rust)
 		}
 	}
 	for _, tc := range []struct {
 		s    *State
-		want int
+		want Rung
 	}{
-		{&State{}, 4},
-		{&State{AllowedTools: []string{}}, 0},
-		{&State{AllowedTools: []string{"Read", "Edit"}}, 2},
-		{&State{AllowedTools: []string{"Read", "Edit"}, DisallowedTools: []string{"edit"}}, 1},
-		{&State{Type: StateFinal}, 0},
+		{&State{}, RungExternal},
+		{&State{AllowedTools: []string{}}, RungNone},
+		{&State{AllowedTools: []string{"Read", "Edit"}}, RungWrite},
+		{&State{AllowedTools: []string{"Read", "Edit"}, DisallowedTools: []string{"edit"}}, RungRead},
+		{&State{AllowedTools: []string{"Read", "mcp__x__y"}}, RungExternal},
+		{&State{Type: StateFinal}, RungNone},
 	} {
-		if got := StatePrivilege(tc.s); got != tc.want {
-			t.Errorf("StatePrivilege(%+v) = %d, want %d", tc.s, got, tc.want)
+		if got := StateRung(nil, tc.s); got != tc.want {
+			t.Errorf("StateRung(%+v) = %s, want %s", tc.s, got, tc.want)
 		}
+	}
+}
+
+// The escalation check (safety check 6) on both numberings: write -> deploy
+// is flagged on the seed design's ladder (write 1) and passes on the Rust
+// project's (write 2), which only flags read states.
+func TestEscalationLadder(t *testing.T) {
+	const tmpl = `{%s"id": "x", "initial": "a", "meta": {"danger_level": "dangerous"},
+  "states": {
+    "a": {"allowed_tools": [%s], "on": {"GO": "b", "FAIL": "failed", "OK": {"target": "b", "requires_approval": true}}},
+    "b": {"allowed_tools": ["Read", "deploy"], "on": {"FAIL": "failed"}},
+    "failed": {"type": "final"}}}`
+	for _, tc := range []struct {
+		name    string
+		compat  string
+		tools   string
+		flagged bool
+	}{
+		{"read to external", "", `"Read"`, true},
+		{"write to external", "", `"Read"`, true},
+		{"write to external (seed ladder)", "", `"Edit"`, true},
+		{"write to external (Rust numbering)", `"compat": "statewright", `, `"Edit"`, false},
+		{"read to external (Rust numbering)", `"compat": "statewright", `, `"Grep"`, true},
+		{"execute to external", "", `"Bash"`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			def, _, err := Parse([]byte(fmt.Sprintf(tmpl, tc.compat, tc.tools)), ParseOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found []string
+			for _, d := range Validate(def) {
+				if d.Code == CodeSafetyEscalation {
+					found = append(found, d.Message)
+				}
+			}
+			if (len(found) > 0) != tc.flagged {
+				t.Errorf("escalation findings %q, want flagged %v", found, tc.flagged)
+			}
+		})
 	}
 }
 

@@ -2,91 +2,161 @@ package workflow
 
 import "strings"
 
-// Privilege levels of the safety validator's ladder. statewright's agent
-// validator defines the same five rungs for its own tool names; this ladder
-// also knows the tool names of Claude Code, Codex, opencode and Pi and the
-// capabilities statewright-go workflows may list.
+// The privilege ladder (DECISIONS 18) rates what a tool can do, so that
+// the safety checks can flag a phase that jumps from reading to reaching
+// outside the machine without a person's approval. Rungs are named; their
+// numbers follow the seed design (read 0, write 1, execute 2, git mutate
+// 3, external 4), or, for a file that says "compat": "statewright", the
+// Rust project's numbering (read 1, write 2, execute and git mutate 3,
+// external 4). The ladder knows the tool names of Claude Code, Codex,
+// Cursor, opencode and Pi, the capabilities statewright-go workflows may
+// list, and statewright's agent tools; a workflow rates any other tool in
+// "tool_privileges". An unknown tool stands on the top rung, the safe side
+// of the escalation check.
+
+// Rung is a step of the privilege ladder.
+type Rung int
+
+// The rungs, lowest first.
 const (
-	// PrivilegeNone: tools that act on nothing outside the conversation
+	// RungNone: tools that act on nothing outside the conversation
 	// (TodoWrite, AskUserQuestion, statewright's own control tools).
-	PrivilegeNone = 0
-	// PrivilegeRead: read and search tools (Read, Grep, Glob, LS, ...).
-	PrivilegeRead = 1
-	// PrivilegeWrite: tools that change files (Edit, Write, MultiEdit,
-	// NotebookEdit, apply_patch, ...).
-	PrivilegeWrite = 2
-	// PrivilegeExec: tools that run programs (Bash, Exec, GitWrite, ...).
-	// Tool names the ladder does not know are rated here too: an unknown
-	// MCP tool may do anything a program can.
-	PrivilegeExec = 3
-	// PrivilegeExternal: tools that reach outside the machine or destroy
-	// (WebFetch, WebSearch, Network, Destructive, Privileged, deploy, ...).
-	// A state without allowed_tools allows every tool and is rated here.
-	PrivilegeExternal = 4
+	RungNone Rung = iota
+	// RungRead: read and search tools (Read, Grep, Glob, git_log, ...).
+	RungRead
+	// RungWrite: tools that change files (Edit, Write, apply_patch, ...).
+	RungWrite
+	// RungExecute: tools that run programs (Bash, Exec, run_test, ...).
+	RungExecute
+	// RungGit: tools that mutate a git repository (GitWrite, git_commit,
+	// git_push, ...).
+	RungGit
+	// RungExternal: tools that reach outside the machine, destroy or need
+	// privileges (WebFetch, Network, Destructive, deploy, ...), every tool
+	// the ladder does not know, and a state without allowed_tools.
+	RungExternal
 )
 
-// toolPrivileges maps lower-cased tool and capability names to their rung.
-var toolPrivileges = map[string]int{
-	// Meta tools: no effect outside the conversation.
-	"todowrite": 0, "todoread": 0, "askuserquestion": 0, "exitplanmode": 0, "skill": 0,
-	"update_plan": 0, "request_user_input": 0,
+// LadderRungs are the names "tool_privileges" may give, lowest first.
+var LadderRungs = []string{"read", "write", "execute", "git", "external"}
 
-	// Read and search (Claude Code, opencode, Pi, Codex, statewright's agent).
-	"read": 1, "grep": 1, "glob": 1, "ls": 1, "list": 1, "find": 1, "notebookread": 1,
-	"bashoutput": 1, "view_image": 1, "read_file": 1, "search_files": 1, "list_directory": 1,
-	"git_status": 1, "git_log": 1, "git_diff": 1, "find_files": 1, "inspect_class": 1, "diff": 1,
+var rungByName = map[string]Rung{"read": RungRead, "write": RungWrite, "execute": RungExecute, "git": RungGit, "external": RungExternal}
+
+// String names the rung.
+func (r Rung) String() string {
+	if r == RungNone {
+		return "none"
+	}
+	return LadderRungs[r-1]
+}
+
+// Number is the rung's number on the seed design's ladder (read 0, write
+// 1, execute 2, git mutate 3, external 4), or, with rust set, on the Rust
+// project's (read 1, write 2, execute and git mutate 3, external 4).
+func (r Rung) Number(rust bool) int {
+	if rust {
+		return [...]int{0, 1, 2, 3, 3, 4}[r]
+	}
+	return [...]int{0, 0, 1, 2, 3, 4}[r]
+}
+
+// toolRungs maps lower-cased tool and capability names to their rung.
+var toolRungs = map[string]Rung{
+	// Meta tools: no effect outside the conversation.
+	"todowrite": RungNone, "todoread": RungNone, "askuserquestion": RungNone, "exitplanmode": RungNone,
+	"enterplanmode": RungNone, "skill": RungNone, "update_plan": RungNone, "request_user_input": RungNone,
+	"question": RungNone, "updatetodos": RungNone,
+
+	// Read and search (Claude Code, Codex, Cursor, opencode, Pi, statewright's agent).
+	"read": RungRead, "grep": RungRead, "glob": RungRead, "ls": RungRead, "list": RungRead, "find": RungRead,
+	"notebookread": RungRead, "bashoutput": RungRead, "view_image": RungRead, "read_file": RungRead,
+	"readfile": RungRead, "search_files": RungRead, "list_directory": RungRead, "list_dir": RungRead,
+	"listdirectory": RungRead, "grep_files": RungRead, "searchfiles": RungRead, "searchcodebase": RungRead,
+	"codebasesearch": RungRead, "filesearch": RungRead, "find_files": RungRead, "inspect_class": RungRead,
+	"diff": RungRead, "lsp": RungRead, "readmcpresourcetool": RungRead, "listmcpresourcestool": RungRead,
+	"list_mcp_resources": RungRead, "list_mcp_resource_templates": RungRead, "read_mcp_resource": RungRead,
 	// Subagents: their own calls are decided like the parent's.
-	"task": 1, "agent": 1,
+	"task": RungRead, "agent": RungRead,
 
 	// File changes.
-	"edit": 2, "write": 2, "multiedit": 2, "notebookedit": 2, "apply_patch": 2, "patch": 2,
-	"write_file": 2, "edit_file": 2, "create_file": 2, "delete_file": 2, "edit_line": 2,
-	"edit_block": 2, "patch_file": 2, "insert_between": 2, "write_task_reproducer": 2,
+	"edit": RungWrite, "write": RungWrite, "multiedit": RungWrite, "notebookedit": RungWrite,
+	"apply_patch": RungWrite, "applypatch": RungWrite, "patch": RungWrite, "write_file": RungWrite,
+	"edit_file": RungWrite, "create_file": RungWrite, "delete_file": RungWrite, "edit_line": RungWrite,
+	"edit_block": RungWrite, "patch_file": RungWrite, "insert_between": RungWrite,
+	"write_task_reproducer": RungWrite, "strreplace": RungWrite, "multistrreplace": RungWrite, "delete": RungWrite,
 
 	// Running programs.
-	"bash": 3, "shell": 3, "local_shell": 3, "exec_command": 3, "write_stdin": 3, "killshell": 3,
-	"exec": 3, "gitwrite": 3, "run_command": 3, "run_test": 3, "run_build": 3, "git_add": 3,
-	"git_commit": 3, "git_push": 3, "git_checkout": 3, "git_branch": 3,
+	"bash": RungExecute, "shell": RungExecute, "local_shell": RungExecute, "exec_command": RungExecute,
+	"shell_command": RungExecute, "unified_exec": RungExecute, "container.exec": RungExecute,
+	"write_stdin": RungExecute, "killshell": RungExecute, "killbash": RungExecute, "exec": RungExecute,
+	"run_command": RungExecute, "run_test": RungExecute, "run_build": RungExecute, "background": RungExecute,
+
+	// Git mutations (git_* tool names: see GitToolMutates).
+	"gitwrite": RungGit,
 
 	// Outside the machine, destructive or privileged.
-	"webfetch": 4, "websearch": 4, "web_search": 4, "network": 4, "destructive": 4,
-	"privileged": 4, "http_request": 4, "deploy": 4, "database_query": 4, "database_mutate": 4,
+	"webfetch": RungExternal, "websearch": RungExternal, "web_search": RungExternal, "web.run": RungExternal,
+	"codesearch": RungExternal, "network": RungExternal, "destructive": RungExternal, "privileged": RungExternal,
+	"nestedagent": RungExternal, "http_request": RungExternal, "deploy": RungExternal,
+	"database_query": RungExternal, "database_mutate": RungExternal,
 }
 
-// ToolPrivilege returns the rung of the privilege ladder for a tool or
-// capability name (case-insensitive). statewright's own control tools
-// (mcp__statewright__*, statewright_*) are PrivilegeNone; unknown names are
-// PrivilegeExec (statewright rated them 0, which let any unknown tool pass
-// its checks).
-func ToolPrivilege(name string) int {
+// ToolRung returns the rung of a tool or capability name (case-insensitive)
+// on def's ladder: def's "tool_privileges" first, then the ladder's table,
+// then git tool names; statewright's own control tools are RungNone and
+// every other name RungExternal. def may be nil.
+func ToolRung(def *Definition, name string) Rung {
+	if def != nil {
+		if r, ok := def.ToolPrivileges[name]; ok {
+			return rungByName[r]
+		}
+	}
 	l := strings.ToLower(name)
-	if p, ok := toolPrivileges[l]; ok {
-		return p
+	if r, ok := toolRungs[l]; ok {
+		return r
 	}
-	if strings.HasPrefix(l, "mcp__statewright__") || strings.HasPrefix(l, "statewright_") {
-		return PrivilegeNone
+	switch {
+	case GitToolMutates(l):
+		return RungGit
+	case gitToolReads(l):
+		return RungRead
+	case strings.HasPrefix(l, "mcp__statewright__") || strings.HasPrefix(l, "mcp__plugin_statewright_statewright__") || strings.HasPrefix(l, "statewright_"):
+		return RungNone
 	}
-	return PrivilegeExec
+	return RungExternal
 }
 
-// StatePrivilege returns the highest rung a state's tools reach. A final
-// state allows nothing (0); a state without allowed_tools allows every tool
-// (PrivilegeExternal). disallowed_tools are taken out of allowed_tools.
-func StatePrivilege(s *State) int {
+// KnownToLadder reports whether the ladder rates name by its own table
+// (not by a workflow's tool_privileges, nor as an unknown tool).
+func KnownToLadder(name string) bool {
+	l := strings.ToLower(name)
+	_, ok := toolRungs[l]
+	return ok || GitToolMutates(l) || gitToolReads(l) || strings.HasPrefix(l, "mcp__statewright__") || strings.HasPrefix(l, "statewright_")
+}
+
+// StateRung returns the highest rung a state's tools reach on def's
+// ladder. A final state allows nothing (RungNone); a state without
+// allowed_tools allows every tool (RungExternal). disallowed_tools are
+// taken out of allowed_tools; a "prefix*" entry is an unknown tool.
+func StateRung(def *Definition, s *State) Rung {
 	if s == nil || s.IsFinal() {
-		return PrivilegeNone
+		return RungNone
 	}
 	if s.AllowedTools == nil {
-		return PrivilegeExternal
+		return RungExternal
 	}
-	max := PrivilegeNone
+	max := RungNone
 	for _, t := range effectiveTools(s) {
-		if p := ToolPrivilege(t); p > max {
-			max = p
+		if r := ToolRung(def, t); r > max {
+			max = r
 		}
 	}
 	return max
 }
+
+// RustNumbering reports whether def numbers the ladder as the Rust project
+// does (a file that says "compat": "statewright").
+func RustNumbering(def *Definition) bool { return def != nil && def.Compat == CompatStatewright }
 
 // effectiveTools returns allowed_tools minus disallowed_tools
 // (case-insensitive), or nil when the state is unrestricted.
@@ -142,7 +212,7 @@ func allowsEdit(s *State) bool {
 		return true
 	}
 	for _, t := range effectiveTools(s) {
-		if toolPrivileges[strings.ToLower(t)] == PrivilegeWrite {
+		if toolRungs[strings.ToLower(t)] == RungWrite {
 			return true
 		}
 	}

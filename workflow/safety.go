@@ -48,7 +48,7 @@ func (v *validator) safety() {
 			found = []string{"any tool: allowed_tools is absent"}
 		}
 		for _, t := range effectiveTools(init) {
-			if ToolPrivilege(t) >= PrivilegeWrite {
+			if ToolRung(def, t) >= RungWrite {
 				found = append(found, t)
 			}
 		}
@@ -68,13 +68,17 @@ func (v *validator) safety() {
 	if !approval {
 		v.add(sev, def.fp.at("states", def.Pos), CodeSafetyNoApproval, "machine with danger_level 'moderate' or 'dangerous' must have at least one transition with requires_approval: true")
 	}
-	// Check 6.
+	// Check 6: a transition to the top rung (4) from a state at 1 or below,
+	// without approval. On the seed design's ladder that includes write
+	// states (write 1): write -> deploy is flagged; on the Rust project's
+	// numbering (compat: statewright) only read states are.
+	rust := RustNumbering(def)
 	v.forEachTransition(func(sn, ev string, s *State, t *Transition) {
 		if s.IsFinal() || (t.Kind == TransitionFull && t.RequiresApproval) {
 			return
 		}
-		from := StatePrivilege(s)
-		if from > PrivilegeRead {
+		from := StateRung(def, s).Number(rust)
+		if from > 1 {
 			return
 		}
 		seen := map[string]bool{}
@@ -83,8 +87,8 @@ func (v *validator) safety() {
 				continue
 			}
 			seen[tg] = true
-			if to := StatePrivilege(v.state(tg)); to >= PrivilegeExternal {
-				v.add(sev, t.Pos, CodeSafetyEscalation, "tool escalation from '%s' (privilege %d) to '%s' (privilege %d) without approval gate", sn, from, tg, to)
+			if to := StateRung(def, v.state(tg)); to == RungExternal {
+				v.add(sev, t.Pos, CodeSafetyEscalation, "tool escalation from '%s' (privilege %d, %s) to '%s' (privilege %d, %s) without approval gate", sn, from, StateRung(def, s), tg, to.Number(rust), to)
 			}
 		}
 	})

@@ -48,6 +48,13 @@ type Definition struct {
 	// for statewright-go's semantics, and Validate emits no compatibility
 	// notes about semantic changes for it.
 	TrustEventDataSet bool `json:"-"`
+	// Compat is "statewright" for a file written for the original that
+	// opts into its reading: unknown keys are warnings, and the privilege
+	// ladder uses the Rust project's numbering. "" otherwise.
+	Compat string `json:"compat,omitempty"`
+	// ToolPrivileges rates tools no alias table knows on the privilege
+	// ladder: tool name → "read", "write", "execute", "git" or "external".
+	ToolPrivileges map[string]string `json:"tool_privileges,omitempty"`
 
 	// Source is the file name the definition was parsed from, if any.
 	Source string `json:"-"`
@@ -158,6 +165,11 @@ type SandboxPolicy struct {
 	Pos Pos      `json:"-"`
 	fp  fieldPos // positions of individual fields
 }
+
+// FieldPos returns where one of the state's fields was written
+// ("allowed_tools", "allowed_tools[2]", ...), or the state's own position
+// when unknown.
+func (s *State) FieldPos(key string) Pos { return s.fp.at(key, s.Pos) }
 
 // IsFinal reports whether s is a terminal state.
 func (s *State) IsFinal() bool { return s != nil && s.Type == StateFinal }

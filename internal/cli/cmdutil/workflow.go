@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/workflow"
 )
 
@@ -68,7 +69,7 @@ func LoadWorkflow(nameOrPath string, strict bool) (*workflow.Definition, workflo
 		}
 		return nil, diags, fmt.Errorf("%s: %w", source, ErrInvalidWorkflow)
 	}
-	diags = append(diags, workflow.Validate(def)...)
+	diags = lintTools(def, append(diags, workflow.Validate(def)...))
 	if diags.HasErrors() || (strict && len(diags) > 0) {
 		return def, diags, fmt.Errorf("%s: %w", source, ErrInvalidWorkflow)
 	}
@@ -120,4 +121,11 @@ func DisplayName(nameOrPath string) string {
 		return workflow.TemplateSourceName(nameOrPath)
 	}
 	return filepath.ToSlash(nameOrPath)
+}
+
+// lintTools adds the tool-name lint (policy.LintToolNames: a name no
+// harness's alias table knows, with a did-you-mean) to a loaded workflow's
+// diagnostics.
+func lintTools(def *workflow.Definition, diags workflow.Diagnostics) workflow.Diagnostics {
+	return append(diags, policy.LintToolNames(def)...)
 }

@@ -122,6 +122,9 @@ type fileResult struct {
 	Diagnostics workflow.Diagnostics `json:"diagnostics"`
 	// Error is set when the file could not be read.
 	Error string `json:"error,omitempty"`
+	// Upgrade is the upgrade report: what changed for a file written for
+	// an older statewright (strict keys, ladder, narrowed tests, secrets).
+	Upgrade []string `json:"upgrade,omitempty"`
 }
 
 func newWorkflowsValidateCmd(f *cmdutil.Factory) *cobra.Command {
@@ -156,6 +159,9 @@ func newWorkflowsValidateCmd(f *cmdutil.Factory) *cobra.Command {
 					continue
 				}
 				cmdutil.PrintDiagnostics(out, r.Diagnostics)
+				for _, u := range r.Upgrade {
+					fmt.Fprintf(out, "%s: upgrade: %s\n", r.File, u)
+				}
 				fmt.Fprintf(out, "%s: %s\n", r.File, summary(r, strict))
 			}
 			if asJSON {
@@ -208,6 +214,11 @@ func validateOne(arg string, strict bool, harness string) fileResult {
 		}
 	}
 	r.Valid = err == nil
+	if def == nil || !def.TrustEventDataSet || def.Compat != "" {
+		// Not declared as written for statewright-go (trust_event_data set
+		// either way): an older file, which gets the upgrade report.
+		r.Upgrade = upgradeReport(arg, diags)
+	}
 	return r
 }
 
