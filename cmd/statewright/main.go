@@ -12,6 +12,7 @@ import (
 	"github.com/statewright-go/statewright/internal/cli/hookcmd"
 	"github.com/statewright-go/statewright/internal/cli/root"
 	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
+	"github.com/statewright-go/statewright/internal/cli/testruncmd"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -25,6 +26,10 @@ func main() {
 		if ad := adapters.Find(a[2]); ad != nil {
 			os.Exit(hookcmd.Run(f, ad, a[3:], os.Stdin, os.Stdout, os.Stderr))
 		}
+	}
+	// testrun runs a hook's rewritten test command: no command tree either.
+	if len(a) > 2 && a[1] == "testrun" && a[2] != "-h" && a[2] != "--help" {
+		os.Exit(testruncmd.Run(a[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	// The sandbox launcher runs every sandboxed shell call: no command tree.
 	if len(a) > 3 && a[1] == "sandbox" && a[2] == "exec" && a[3] != "-h" && a[3] != "--help" {

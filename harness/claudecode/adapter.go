@@ -86,6 +86,13 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 			}
 			return wire.Allow(in2, "statewright: runs in the OS sandbox of "+harness.PhaseName(res.State))
 		}
+		if sh == nil && in.ToolName == "Bash" && res.Enforced && res.Verdict == policy.Allow {
+			// A test command runs through `statewright testrun`, so that
+			// its evidence comes from the runner's structured report.
+			if in2 := harness.TestRunRewrite(session, in.ToolUseID, project, in.ToolInput, "command"); in2 != nil {
+				return wire.Allow(in2, "statewright: "+res.Reason+" (the test run records a structured report)")
+			}
+		}
 		return PreToolAnswer(in, res)
 
 	case PostToolUse, PostToolUseFailure:
@@ -93,6 +100,8 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 		var lesson string
 		if sh, _ := h.ShellFor(in.ToolName == "Bash", project, false); sh != nil {
 			lesson = sh.After(ctx, svc, &tr, in.Cwd)
+		} else if in.ToolName == "Bash" {
+			harness.TestRunAfter(&tr, "command")
 		}
 		// After a control call (a transition, a start) tell the agent where it is now.
 		v, err := h.Record(ctx, svc, tr, IsControlTool(in.ToolName))

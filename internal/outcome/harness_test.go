@@ -249,11 +249,21 @@ func (w *world) call(tool string, input map[string]any) result {
 	code, stdout, stderr := w.hook("PreToolUse", map[string]any{"tool_name": tool, "tool_input": input, "tool_use_id": id})
 	var ans struct {
 		HookSpecificOutput struct {
-			PermissionDecision       string `json:"permissionDecision"`
-			PermissionDecisionReason string `json:"permissionDecisionReason"`
+			PermissionDecision       string          `json:"permissionDecision"`
+			PermissionDecisionReason string          `json:"permissionDecisionReason"`
+			UpdatedInput             json.RawMessage `json:"updatedInput"`
 		} `json:"hookSpecificOutput"`
 	}
 	_ = json.Unmarshal([]byte(stdout), &ans)
+	if up := ans.HookSpecificOutput.UpdatedInput; len(up) > 0 && ans.HookSpecificOutput.PermissionDecision == "allow" {
+		// Claude Code runs the rewritten input (a test command through
+		// `statewright testrun`, a shell command through the launcher).
+		var m map[string]any
+		if err := json.Unmarshal(up, &m); err != nil {
+			w.t.Fatalf("PreToolUse updatedInput is not an object: %s", up)
+		}
+		input = m
+	}
 	switch {
 	case code == 2:
 		w.outputs = append(w.outputs, stderr)

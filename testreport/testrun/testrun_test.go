@@ -197,3 +197,34 @@ func TestRunUnittest(t *testing.T) {
 		t.Errorf("failing suite: %+v code %d", ev, code)
 	}
 }
+
+// The hook path's call protocol: mark, run through RunCall, read back.
+func TestCallProtocol(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go toolchain")
+	}
+	dir := goModule(t, false)
+	callDir := filepath.Join(t.TempDir(), "call")
+	if !IsTestCommand("go test ./...") || IsTestCommand("go test ./... | tee x") || IsTestCommand("ls") {
+		t.Fatal("IsTestCommand")
+	}
+	if err := MarkCall(callDir, dir, "go test ./..."); err != nil {
+		t.Fatal(err)
+	}
+	if got := Command("/bin/sw", callDir, "go test './a b'"); !strings.HasPrefix(got, "'/bin/sw' testrun --call '") || !strings.HasSuffix(got, ` -c 'go test '\''./a b'\'''`) {
+		t.Errorf("Command = %s", got)
+	}
+	wd, _ := os.Getwd()
+	os.Chdir(dir)
+	defer os.Chdir(wd)
+	var out, errOut bytes.Buffer
+	t.Setenv("GOFLAGS", "-count=1 -short")
+	code := RunCall(callDir, "go test ./...", nil, &out, &errOut)
+	cmd, ev, marked := ReadCall(callDir)
+	if code != 0 || !marked || cmd != "go test ./..." || ev == nil || !ev.Passed || ev.Counts.Run != 3 || !ev.Narrowed || ev.NarrowedBy[0] != "GOFLAGS -short" {
+		t.Errorf("RunCall = %d, %q, %+v\n%s%s", code, cmd, ev, out.String(), errOut.String())
+	}
+	if strings.Contains(out.String(), `"Action"`) {
+		t.Errorf("the agent saw the JSON stream:\n%s", out.String())
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/statewright-go/statewright/internal/cli/retentioncmd"
 	"github.com/statewright-go/statewright/internal/cli/runscmd"
 	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
+	"github.com/statewright-go/statewright/internal/cli/testruncmd"
 	"github.com/statewright-go/statewright/internal/cli/servecmd"
 	"github.com/statewright-go/statewright/internal/cli/tokenscmd"
 	"github.com/statewright-go/statewright/internal/cli/trustcmd"
@@ -54,6 +55,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root.AddCommand(hookcmd.NewCmdHook(f))
 	root.AddCommand(doctorcmd.NewCmdDoctor(f))
 	root.AddCommand(sandboxcmd.NewCmdSandbox())
+	root.AddCommand(testruncmd.NewCmdTestrun())
 
 	// Runs: the agent's lifecycle and the human-only operations.
 	root.AddCommand(runscmd.NewCmdStart(f))

@@ -1,0 +1,170 @@
+package testrun
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/testreport"
+)
+
+// The call protocol of the hook path without the sandbox launcher. A hook
+// that lets a plain test command through (IsTestCommand) marks the call's
+// directory (MarkCall: the project root, outside the agent's reach in the
+// per-session directory the sandbox package lays out) and rewrites the
+// command to `statewright testrun --call DIR -c COMMAND` (Command), with
+// the harness's input-rewriting answer (Claude Code's updatedInput, the
+// plugins' replaced args). RunCall plans the command with the environment
+// it really runs with, makes the runner also write its report, shows the
+// agent the output it would have seen, and writes the evidence into DIR.
+// PostToolUse reads it (ReadCall) and hands it to the runtime
+// (runtime.ToolResult.TestReport), then removes the directory.
+//
+// Under the OS sandbox the launcher is the one place that runs commands;
+// it calls PrepareScript itself.
+
+const (
+	markFile     = "testrun.json"
+	evidenceFile = "test-evidence.json"
+)
+
+// mark is the content of testrun.json.
+type mark struct {
+	// ProjectDir is the project root (the runner's config files are read
+	// from it and the directories between it and the working directory).
+	ProjectDir string `json:"project_dir"`
+	// Command is the agent's command as it asked for it.
+	Command string `json:"command"`
+}
+
+// IsTestCommand reports whether script is one plain test command that
+// RunCall can make write a structured report (see PrepareScript). It reads
+// no file: the plan is made again when the command runs.
+func IsTestCommand(script string) bool {
+	words, assigns, ok := plainCommand(script)
+	if !ok {
+		return false
+	}
+	_, _, ok = findRunner(words, assigns, testreport.Project{})
+	return ok
+}
+
+// MarkCall creates the call's directory and records the project root and
+// the agent's command in it.
+func MarkCall(callDir, projectDir, command string) error {
+	if err := os.MkdirAll(callDir, 0o700); err != nil {
+		return fmt.Errorf("testrun: %w", err)
+	}
+	b, err := json.Marshal(mark{ProjectDir: projectDir, Command: command})
+	if err != nil {
+		return fmt.Errorf("testrun: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(callDir, markFile), b, 0o600); err != nil {
+		return fmt.Errorf("testrun: %w", err)
+	}
+	return nil
+}
+
+// Command returns the shell command a harness's shell runs instead of
+// script: bin (statewright's absolute path) running it through testrun.
+func Command(bin, callDir, script string) string {
+	return sandbox.Quote(bin) + " testrun --call " + sandbox.Quote(callDir) + " -c " + sandbox.Quote(script)
+}
+
+// RunCall runs script (with bash -c, in the current directory, with the
+// current environment) for the marked call in callDir and returns the exit
+// status to exit with. A call directory without a mark runs the script
+// unchanged and records nothing.
+func RunCall(callDir, script string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var m mark
+	b, err := os.ReadFile(filepath.Join(callDir, markFile))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	var w *Wrapped
+	if err == nil {
+		w, _ = prepareCall(callDir, script, m)
+	}
+	run := script
+	if w != nil {
+		run = w.Script
+	}
+	cmd := exec.Command("/bin/bash", "-c", run)
+	cmd.Stdin, cmd.Stderr = stdin, stderr
+	cmd.Stdout = stdout
+	var out io.WriteCloser
+	if w != nil {
+		out = w.Stdout(stdout)
+		cmd.Stdout = out
+	}
+	err = cmd.Run()
+	if out != nil {
+		out.Close()
+	}
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	default:
+		fmt.Fprintln(stderr, "statewright testrun:", err)
+		code = 127
+	}
+	if w != nil {
+		ev := w.Finish(code)
+		if b, err := json.Marshal(ev); err == nil {
+			_ = os.WriteFile(filepath.Join(callDir, evidenceFile), b, 0o600)
+		}
+	}
+	return code
+}
+
+// prepareCall plans script in the working directory against the marked
+// project root.
+func prepareCall(callDir, script string, m mark) (*Wrapped, error) {
+	proj := testreport.Project{}
+	if m.ProjectDir != "" {
+		proj.FS = os.DirFS(m.ProjectDir)
+		if cwd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(m.ProjectDir, cwd); err == nil && !strings.HasPrefix(rel, "..") {
+				proj.Dir = filepath.ToSlash(rel)
+			}
+		}
+	}
+	w, ok, err := PrepareScript(script, os.Environ(), proj, callDir)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return w, nil
+}
+
+// ReadCall returns the agent's command the call in callDir was marked with
+// ("" and false when it was not marked) and the evidence RunCall wrote for
+// it (nil when the command did not run through RunCall, or wrote none).
+func ReadCall(callDir string) (command string, ev *testreport.Evidence, marked bool) {
+	var m mark
+	b, err := os.ReadFile(filepath.Join(callDir, markFile))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return "", nil, false
+	}
+	b, err = os.ReadFile(filepath.Join(callDir, evidenceFile))
+	if err != nil {
+		return m.Command, nil, true
+	}
+	var e testreport.Evidence
+	if json.Unmarshal(b, &e) != nil {
+		return m.Command, nil, true
+	}
+	return m.Command, &e, true
+}
