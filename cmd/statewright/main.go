@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/statewright-go/statewright/harness/adapters"
+	"github.com/statewright-go/statewright/internal/buildinfo"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
 	"github.com/statewright-go/statewright/internal/cli/hookcmd"
 	"github.com/statewright-go/statewright/internal/cli/root"
@@ -15,11 +16,8 @@ import (
 	"github.com/statewright-go/statewright/internal/cli/testruncmd"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = ""
-
 func main() {
-	a, f := os.Args, cmdutil.New(version)
+	a, f := os.Args, cmdutil.New(buildinfo.Version())
 	// A harness runs a hook on every tool call: answer it without building
 	// the command tree (the hook latency budget). Help goes through cobra.
 	if len(a) > 3 && a[1] == "hook" && a[3] != "-h" && a[3] != "--help" {

@@ -11,11 +11,11 @@ import (
 	"github.com/statewright-go/statewright/sandbox"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/internal/buildinfo"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
 	_ "github.com/statewright-go/statewright/store/backends" // every backend store.Open picks from
@@ -34,16 +34,14 @@ func New(version string) *Factory { return &Factory{linked: version} }
 // Version returns the binary's version (see BuildVersion).
 func (f *Factory) Version() string { return BuildVersion(f.linked) }
 
-// BuildVersion returns the linked-in version, the module version when built
-// with `go install`, or "devel".
+// BuildVersion returns linked when set, else the version the release
+// stamped (internal/buildinfo: the tag or pseudo-version, the module
+// version of a `go install`, or "devel").
 func BuildVersion(linked string) string {
 	if linked != "" {
 		return linked
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
+	return buildinfo.Version()
 }
 
 // StoreFlag is the name of the flag every store-using command takes.

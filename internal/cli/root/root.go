@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/internal/buildinfo"
 	"github.com/statewright-go/statewright/internal/cli/agentcmd"
 	"github.com/statewright-go/statewright/internal/cli/checkcmd"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
@@ -39,7 +40,9 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		Long:          "statewright decides every tool call an AI coding agent makes against a workflow: a state machine of phases, what each phase may do, and how phases lead on.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Get().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n") // the same line as `statewright version`
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.Usage(err) })
 
 	// Workflows and decisions without a harness.
@@ -75,6 +78,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	// Servers and human surfaces.
 	root.AddCommand(mcpcmd.NewCmdMCP(f))
 	root.AddCommand(servecmd.NewCmdServe(f))
+	root.AddCommand(servecmd.NewCmdHealthcheck(f))
 	root.AddCommand(tokenscmd.NewCmdTokens(f))
 	root.AddCommand(trustcmd.NewCmdTrust(f))
 	root.AddCommand(tuicmd.NewCmdTUI(f))
