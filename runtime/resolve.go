@@ -120,19 +120,13 @@ func resolve(p string) policy.PathInfo {
 	}
 	in.Exists = true
 	in.Dir = fi.IsDir()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && !in.Dir {
-		in.Nlink = int(st.Nlink)
+	if !in.Dir {
+		in.Nlink = linkCount(fi)
 	}
 	return in
 }
 
 func splitPath(p string) []string { return strings.Split(p, "/") }
-
-// writableDir reports whether this process (the agent runs as the same
-// user) could create or replace entries in dir.
-func writableDir(dir string) bool {
-	return syscall.Access(dir, 2 /* W_OK */) == nil
-}
 
 // Glob returns what pattern matches now. filepath.Glob's "*" also matches
 // names starting with ".", which the shell's does not: the result is a

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -108,6 +109,9 @@ func Detect() Availability {
 // Probe checks availability now, without the cache Detect keeps: it runs
 // `true` under the narrowest profile.
 func Probe(ctx context.Context) Availability {
+	if why := Unsupported(runtime.GOOS); why != "" {
+		return Availability{Why: why}
+	}
 	bw, err := exec.LookPath("bwrap")
 	if err != nil {
 		return Availability{Why: "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"}
