@@ -10,11 +10,16 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/statewright-go/statewright/internal/buildinfo"
 	"github.com/statewright-go/statewright/sandbox"
 )
 
 func main() {
 	a := os.Args[1:]
+	if len(a) == 1 && (a[0] == "--version" || a[0] == "version") {
+		fmt.Println(buildinfo.Get()) // the release's stamp, as statewright --version prints it
+		return
+	}
 	if len(a) > 0 && a[0] == "sandbox" {
 		a = a[1:]
 	}

@@ -75,6 +75,9 @@ type Binary struct {
 // Binaries are the programs every release holds, for every target.
 var Binaries = []Binary{
 	{Name: "statewright", Package: "./cmd/statewright", InImage: true},
+	// The sandbox launcher: hooks use it when it sits next to statewright
+	// (docs/sandbox.md). serve's image has no bubblewrap, so not there.
+	{Name: "statewright-sandbox", Package: "./cmd/statewright-sandbox"},
 }
 
 // FileName is the release file of b for t: statewright-linux-amd64,
