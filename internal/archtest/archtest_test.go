@@ -20,7 +20,7 @@ var tiers = []struct {
 	prefixes []string
 }{
 	{0, []string{"workflow", "shell", "sandbox", "store", "plugins", "testreport", "gateway/tokens",
-		"agent/model", "agent/events", "internal/fakemodel", "internal/person", "internal/archtest"}},
+		"agent/model", "agent/events", "internal/fakemodel", "internal/person", "internal/archtest", "internal/buildinfo"}},
 	{1, []string{"engine", "internal/wfgraph", "internal/eventtext"}},
 	{2, []string{"policy"}},
 	{3, []string{"runtime"}},
@@ -28,7 +28,7 @@ var tiers = []struct {
 	{5, []string{"harness", "mcpserver", "gateway", "agent", "tui", "dashboard"}},
 	{6, []string{"serve"}},
 	{7, []string{"internal/cli"}},
-	{8, []string{"cmd", "bench", "e2e", "internal/outcome"}},
+	{8, []string{"cmd", "bench", "e2e", "internal/outcome", "internal/release"}},
 }
 
 // tierOf returns pkg's tier (-1 when no prefix claims it).
