@@ -53,7 +53,14 @@ func WriteEventJSONL(w io.Writer, e *Event) error {
 // every chain in it. Each chain's first event in the export is taken as
 // where it starts (its PrevHash as its anchor: an export cannot prove what
 // was pruned before it); an empty export verifies.
-func VerifyJSONL(r io.Reader) (ChainStatus, error) {
+func VerifyJSONL(r io.Reader) (ChainStatus, error) { return VerifyJSONLAgainst(r, nil) }
+
+// VerifyJSONLAgainst is VerifyJSONL that also checks the export against a
+// checkpoint: each head cp signed that the export reaches must be in it
+// unchanged, and no chain cp signed may end before its signed head (an
+// export that starts after a signed head, because the store was pruned,
+// cannot show it).
+func VerifyJSONLAgainst(r io.Reader, cp *Checkpoint) (ChainStatus, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	var v *ChainVerifier
@@ -70,7 +77,8 @@ func VerifyJSONL(r io.Reader) (ChainStatus, error) {
 		}
 		if v == nil {
 			v = NewChainVerifier(nil, 0, "")
-			v.fromFirst = true
+			v.fromFirst, v.PrunedSince = true, true
+			v.Cover(cp)
 		}
 		if err := v.Next(&e); err != nil {
 			return v.Status(), fmt.Errorf("store: verify export: line %d: %w", line, err)
@@ -80,7 +88,12 @@ func VerifyJSONL(r io.Reader) (ChainStatus, error) {
 		return ChainStatus{}, fmt.Errorf("store: verify export: %w", err)
 	}
 	if v == nil {
-		return ChainStatus{}, nil
+		v = NewChainVerifier(nil, 0, "")
+		v.PrunedSince = true
+		v.Cover(cp)
+	}
+	if err := v.CheckCover(); err != nil {
+		return v.Status(), fmt.Errorf("store: verify export: %w", err)
 	}
 	return v.Status(), nil
 }

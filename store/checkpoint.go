@@ -86,6 +86,11 @@ type CheckpointOptions struct {
 	// NextKey, when set, announces a rotation to this key (see
 	// Checkpoint.NextPublicKey).
 	NextKey ed25519.PublicKey
+	// AfterPrune tells the store that the caller pruned the log since the
+	// previous checkpoint: chains whose anchors moved are then accepted
+	// (a store refuses to sign a log that no longer matches its previous
+	// checkpoint, and an unsigned prune is one way not to).
+	AfterPrune bool
 }
 
 // NewCheckpoint builds and signs the checkpoint that follows prev (nil for

@@ -414,6 +414,11 @@ type ChainStatus struct {
 	// HeadsHash is the hash over every chain's head and anchor (see
 	// HeadsHash): what a checkpoint signs.
 	HeadsHash string `json:"heads_hash"`
+	// Checkpoint is the checkpoint the log was verified against (0 for
+	// none); Uncovered the events it does not cover (appended since): a
+	// cut among those cannot be told from events never written.
+	Checkpoint int64 `json:"checkpoint,omitempty"`
+	Uncovered  int64 `json:"uncovered,omitempty"`
 }
 
 // Store is a durable statewright store. Implementations are safe for
@@ -464,6 +469,11 @@ type Store interface {
 	// stored head says; it returns an error wrapping ErrChainBroken at the
 	// first bad event.
 	VerifyChain(ctx context.Context) (ChainStatus, error)
+	// VerifyAgainst is VerifyChain that also checks the log against a
+	// checkpoint (see ChainVerifier.Cover): every head it signed is still
+	// there unchanged, and no chain was pruned since. A nil checkpoint
+	// checks nothing more than VerifyChain.
+	VerifyAgainst(ctx context.Context, cp *Checkpoint) (ChainStatus, error)
 	// Heads returns every chain's head and anchor, as of one moment.
 	Heads(ctx context.Context) ([]Head, error)
 	// Checkpoint signs the heads of every chain as of now and appends the

@@ -123,6 +123,31 @@ func ints(s string) ([]int, error) {
 	return out, nil
 }
 
+// procCPU returns a process's user+system CPU time from /proc/PID/stat
+// (every thread; clock ticks of 10 ms).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond
+}
+
+// selfCPU returns this process's user+system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func loadavg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	return strings.TrimSpace(string(b))
@@ -170,7 +195,10 @@ func run(c config) error {
 	} else {
 		fmt.Printf("# reference: pgbench plain inserts (INSERT INTO servebench_ref (v) VALUES ('x')), -c sessions -j %d, on the same server\n", c.pgbenchJ)
 	}
-	fmt.Printf("%-9s %-8s %12s %9s %9s %9s %9s %14s %7s  %s\n", "sessions", "replicas", "decisions/s", "p50", "p90", "p99", "max", "reference/s", "ratio", "load average")
+	fmt.Printf("# cpu/dec: CPU time (user+system) of the serve processes per answered decision (with -inprocess, of this whole process, load included);\n")
+	fmt.Printf("# ref cpu/tx: CPU time per reference transaction; cpu ratio = ref cpu/tx over cpu/decision, which a busy machine skews less than the throughput ratio\n")
+	fmt.Printf("%-9s %-8s %12s %9s %9s %9s %9s %14s %7s %9s %9s %7s  %s\n", "sessions", "replicas", "decisions/s", "p50", "p90", "p99", "max",
+		"reference/s", "ratio", "cpu/dec", "ref cpu", "cpu rat", "load average")
 	for r := 0; r < max(c.rounds, 1); r++ {
 		for _, n := range c.sessions {
 			for _, reps := range c.replicas {
@@ -187,6 +215,7 @@ type result struct {
 	decisions int64
 	elapsed   time.Duration
 	lat       []time.Duration
+	cpu       time.Duration // CPU time of the servers and this process in the window
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
@@ -198,10 +227,17 @@ func pct(d []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
 
+func us(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0fus", float64(d)/float64(time.Microsecond))
+}
+
 func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 	ctx := context.Background()
-	rowDir := filepath.Join(dir, fmt.Sprintf("row-%d-%d", sessions, reps))
-	if err := os.MkdirAll(rowDir, 0o700); err != nil {
+	rowDir, err := os.MkdirTemp(dir, fmt.Sprintf("row-%d-%d-", sessions, reps))
+	if err != nil {
 		return err
 	}
 	loc := c.storeLoc
@@ -266,19 +302,28 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 	if err := check(ctx, st, res.decisions+res.warm, sessions); err != nil {
 		return err
 	}
-	var refRate float64
+	var (
+		refRate float64
+		refCPU  time.Duration // CPU per reference transaction (SQLite only)
+	)
 	if isPostgres(c.storeLoc) {
 		refRate, err = pgbench(c, loc, sessions, rowDir)
 	} else {
-		refRate, err = rawSQLite(filepath.Join(rowDir, "ref.db"), sessions, c.duration)
+		refRate, refCPU, err = rawSQLite(filepath.Join(rowDir, "ref.db"), sessions, c.duration)
 	}
 	if err != nil {
 		return err
 	}
 	rate := float64(res.decisions) / res.elapsed.Seconds()
+	perDecision := res.cpu / time.Duration(res.decisions)
+	cpuRatio := "-"
+	if refCPU > 0 {
+		cpuRatio = fmt.Sprintf("%.1f%%", 100*float64(refCPU)/float64(perDecision))
+	}
 	slices.Sort(res.lat)
-	fmt.Printf("%-9d %-8d %12.0f %9s %9s %9s %9s %14.0f %6.1f%%  %s\n", sessions, reps, rate,
-		ms(pct(res.lat, .5)), ms(pct(res.lat, .9)), ms(pct(res.lat, .99)), ms(res.lat[len(res.lat)-1]), refRate, 100*rate/refRate, loadavg())
+	fmt.Printf("%-9d %-8d %12.0f %9s %9s %9s %9s %14.0f %6.1f%% %9s %9s %7s  %s\n", sessions, reps, rate,
+		ms(pct(res.lat, .5)), ms(pct(res.lat, .9)), ms(pct(res.lat, .99)), ms(res.lat[len(res.lat)-1]), refRate, 100*rate/refRate,
+		us(perDecision), us(refCPU), cpuRatio, loadavg())
 	return nil
 }
 
@@ -484,11 +529,21 @@ func drive(c config, servers []*server, token, dir string, sessions int, startPr
 	if startProf != nil {
 		startProf()
 	}
+	cpu := func() time.Duration { // the servers' own; in process, this whole process's
+		if c.inProcess {
+			return selfCPU()
+		}
+		var d time.Duration
+		for _, s := range servers {
+			d += procCPU(s.cmd.Process.Pid)
+		}
+		return d
+	}
 	measure.Store(true)
-	t0 := time.Now()
+	cpu0, t0 := cpu(), time.Now()
 	time.Sleep(c.duration)
 	stop.Store(true)
-	res.elapsed = time.Since(t0)
+	res.elapsed, res.cpu = time.Since(t0), cpu()-cpu0
 	wg.Wait()
 	if firstErr != nil {
 		return res, firstErr
@@ -568,19 +623,19 @@ func check(ctx context.Context, st store.Store, answered int64, sessions int) er
 // rawSQLite measures SQLite small write transactions with the store's
 // driver and settings: n goroutines take turns on one connection, each
 // running BEGIN IMMEDIATE, one prepared INSERT and COMMIT.
-func rawSQLite(path string, n int, d time.Duration) (float64, error) {
+func rawSQLite(path string, n int, d time.Duration) (float64, time.Duration, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(2000)")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, session INTEGER NOT NULL, v TEXT NOT NULL)"); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	ins, err := db.Prepare("INSERT INTO t (session, v) VALUES (?, ?)")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer ins.Close()
 	var (
@@ -615,15 +670,16 @@ func rawSQLite(path string, n int, d time.Duration) (float64, error) {
 			}
 		}(g)
 	}
-	t0 := time.Now()
+	cpu0, t0 := selfCPU(), time.Now()
 	time.Sleep(d)
 	stop.Store(true)
-	el := time.Since(t0)
+	el, cpu := time.Since(t0), selfCPU()-cpu0
 	wg.Wait()
 	if firstErr != nil {
-		return 0, firstErr
+		return 0, 0, firstErr
 	}
-	return float64(count.Load()) / el.Seconds(), nil
+	n64 := count.Load()
+	return float64(n64) / el.Seconds(), cpu / time.Duration(max(n64, 1)), nil
 }
 
 // pgbench runs pgbench's plain inserts at n clients against the server of

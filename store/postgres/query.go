@@ -190,7 +190,15 @@ func (s *Store) VerifyChain(ctx context.Context) (store.ChainStatus, error) {
 	if err := s.check("verify"); err != nil {
 		return store.ChainStatus{}, err
 	}
-	return backend.VerifyStream(s.stream(ctx, "verify"))
+	return backend.VerifyStream(s.stream(ctx, "verify"), nil)
+}
+
+// VerifyAgainst verifies the whole event log and checks it against cp.
+func (s *Store) VerifyAgainst(ctx context.Context, cp *store.Checkpoint) (store.ChainStatus, error) {
+	if err := s.check("verify"); err != nil {
+		return store.ChainStatus{}, err
+	}
+	return backend.VerifyStream(s.stream(ctx, "verify"), cp)
 }
 
 // stream is eachEvent as a backend.EventStream.
@@ -373,13 +381,15 @@ func (s *Store) Heads(ctx context.Context) ([]store.Head, error) {
 	return h, nil
 }
 
-// Checkpoint signs every chain's head as one statement sees them (each
+// Checkpoint verifies the log against the previous checkpoint (refusing
+// to vouch for a log rewritten since), then signs every chain's head as
+// one statement sees them (each
 // transaction moves its chains' heads with its events, so any statement
 // sees a consistent set) and appends the checkpoint; older checkpoints
 // drop their heads. Checkpointers queue on an advisory lock.
 func (s *Store) Checkpoint(ctx context.Context, opts store.CheckpointOptions) (store.Checkpoint, error) {
 	var c store.Checkpoint
-	if err := s.check("checkpoint"); err != nil {
+	if err := backend.VerifyBeforeCheckpoint(ctx, s, s.stream(ctx, "checkpoint: verify"), opts.AfterPrune); err != nil {
 		return c, err
 	}
 	tx, err := s.pool.Begin(ctx)

@@ -208,7 +208,15 @@ func (s *Store) VerifyChain(ctx context.Context) (store.ChainStatus, error) {
 	if err := s.check("verify"); err != nil {
 		return store.ChainStatus{}, err
 	}
-	return backend.VerifyStream(s.stream(ctx, "verify"))
+	return backend.VerifyStream(s.stream(ctx, "verify"), nil)
+}
+
+// VerifyAgainst verifies the whole event log and checks it against cp.
+func (s *Store) VerifyAgainst(ctx context.Context, cp *store.Checkpoint) (store.ChainStatus, error) {
+	if err := s.check("verify"); err != nil {
+		return store.ChainStatus{}, err
+	}
+	return backend.VerifyStream(s.stream(ctx, "verify"), cp)
 }
 
 // stream is eachEvent as a backend.EventStream.
@@ -369,10 +377,17 @@ func (s *Store) Heads(ctx context.Context) ([]store.Head, error) {
 	return h, nil
 }
 
-// Checkpoint signs every chain's head as the writer's transaction sees it
-// and appends the checkpoint; older checkpoints drop their heads.
+// Checkpoint verifies the log against the previous checkpoint (refusing
+// to vouch for a log rewritten since), then signs every chain's head as
+// the writer's transaction sees it and appends the checkpoint; older
+// checkpoints drop their heads. Events appended between the verification
+// and the signature are signed unverified (they are checked by the next
+// checkpoint's verification, like every event).
 func (s *Store) Checkpoint(ctx context.Context, opts store.CheckpointOptions) (store.Checkpoint, error) {
 	var c store.Checkpoint
+	if err := backend.VerifyBeforeCheckpoint(ctx, s, s.stream(ctx, "checkpoint: verify"), opts.AfterPrune); err != nil {
+		return c, err
+	}
 	err := s.write(ctx, "checkpoint", func(b *batch) error {
 		w := b.w
 		heads, err := readHeads(ctx, w.conn)

@@ -209,8 +209,19 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, o *doctorOptions, out io
 	if st, err := f.OpenStoreAt(ctx, storePath, store.Options{MustExist: true, ExpectID: storeID, BusyTimeout: time.Second}); err != nil {
 		r.fail("store", "%v", err)
 	} else {
-		st.Close()
 		r.ok("store", "%s (id %s)", storePath, storeID)
+		// The log's tamper evidence: every chain, and the newest signed
+		// checkpoint (statewright verify says the same).
+		if keys, err := cmdutil.TrustedKeys(nil); err != nil {
+			r.fail("audit", "%v", err)
+		} else if v, err := store.Audit(ctx, st, keys, nil); err != nil {
+			r.fail("audit", "the event log does NOT verify: %v", err)
+		} else if v.Newest == nil {
+			r.warn("audit", "%s", cmdutil.DescribeVerdict(v, len(keys)))
+		} else {
+			r.ok("audit", "%s", cmdutil.DescribeVerdict(v, len(keys)))
+		}
+		st.Close()
 	}
 
 	// 3. MCP server on the same store.

@@ -76,6 +76,17 @@ person (a terminal confirmation or the operator token), like approve.`,
 					return cmdutil.Failure(err.Error())
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "pruned %d events and %d settled call records; the chain is anchored at event %d\n", p.Events, p.Calls, p.AnchorSeq)
+				// A prune moves the chains' anchors: sign it at once, or
+				// verify cannot tell it from a faked one.
+				if key, err := cmdutil.SigningKey(); err == nil && p.Events > 0 {
+					c, err := st.Checkpoint(ctx, store.CheckpointOptions{Key: key, AfterPrune: true})
+					if err != nil {
+						return cmdutil.Failure("checkpoint after the prune: " + err.Error())
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "checkpoint %d signs the pruned log\n", c.Seq)
+				} else if p.Events > 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no signing key: until a checkpoint signs the pruned log (`statewright checkpoint`), verify cannot tell this prune from a faked one")
+				}
 			}
 			return nil
 		},

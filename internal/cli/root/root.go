@@ -10,6 +10,7 @@ import (
 
 	"github.com/statewright-go/statewright/internal/buildinfo"
 	"github.com/statewright-go/statewright/internal/cli/agentcmd"
+	"github.com/statewright-go/statewright/internal/cli/auditcmd"
 	"github.com/statewright-go/statewright/internal/cli/checkcmd"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
 	"github.com/statewright-go/statewright/internal/cli/dashboardcmd"
@@ -74,6 +75,8 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root.AddCommand(runscmd.NewCmdOff(f))
 	root.AddCommand(runscmd.NewCmdToken(f))
 	root.AddCommand(retentioncmd.NewCmdRetention(f))
+	root.AddCommand(auditcmd.NewCmdVerify(f))
+	root.AddCommand(auditcmd.NewCmdCheckpoint(f))
 
 	// Servers and human surfaces.
 	root.AddCommand(mcpcmd.NewCmdMCP(f))

@@ -35,6 +35,8 @@ func NewCmdServe(f *cmdutil.Factory) *cobra.Command {
 		allowHosts, allowOrigins                             []string
 		hookOpts                                             harness.Options
 		gw                                                   cmdutil.GatewayFlags
+		checkpointEvery                                      time.Duration
+		checkpointExport                                     string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--listen 127.0.0.1:PORT]",
@@ -135,6 +137,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return cmdutil.Failure("serve: " + err.Error())
 			}
+			go cmdutil.SignPeriodically(ctx, st, checkpointEvery, checkpointExport, logger)
 			fmt.Fprintf(cmd.ErrOrStderr(), "statewright serve: listening on http://%s (MCP at /mcp, hooks at /hook/HARNESS/EVENT, dashboard at /dashboard/)\n", ln.Addr())
 			if !haveTokens {
 				fmt.Fprintln(cmd.ErrOrStderr(), "statewright serve: no tokens exist yet, so every request but /healthz is refused: run `statewright tokens create --role agent`")
@@ -152,6 +155,8 @@ the one named by the Statewright-Session header, or a fresh one.`,
 	fl.BoolVar(&hookOpts.RequireWorkflow, "require-workflow", false, "deny every ordinary tool call of a session without a run")
 	fl.StringVar(&hookOpts.DefaultWorkflow, "default-workflow", "", "start this workflow for a session without a run, at SessionStart")
 	fl.BoolVar(&hookOpts.AuditOnly, "audit-only", false, "record what would be denied, without denying")
+	fl.DurationVar(&checkpointEvery, "checkpoint-every", 10*time.Minute, "sign a checkpoint of the event log this often, with the signing key beside the operator token (0: never)")
+	fl.StringVar(&checkpointExport, "checkpoint-export", "", "also send each checkpoint here: a file outside the project (JSON lines) or an http(s) webhook")
 	cmdutil.AddTokensFileFlag(cmd, &tokensPath)
 	cmdutil.AddStoreFlag(cmd)
 	gw.Add(cmd)

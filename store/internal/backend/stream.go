@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -29,14 +30,41 @@ func ExportStream(w io.Writer, each EventStream) error {
 }
 
 // VerifyStream verifies every chain of the stream from its anchor and
-// checks that each ends at its stored head: a backend's VerifyChain.
-func VerifyStream(each EventStream) (store.ChainStatus, error) {
+// checks that each ends at its stored head, and, with cp, the log against
+// that checkpoint: a backend's VerifyChain and VerifyAgainst.
+func VerifyStream(each EventStream, cp *store.Checkpoint) (store.ChainStatus, error) {
+	return verifyStream(each, cp, false)
+}
+
+// VerifyBeforeCheckpoint verifies the log against st's newest checkpoint
+// before a new one is signed, so that a checkpoint never vouches for a log
+// rewritten since the last one; prunedSince accepts a prune the signer
+// itself made since.
+func VerifyBeforeCheckpoint(ctx context.Context, st store.Store, each EventStream, prunedSince bool) error {
+	cps, err := st.Checkpoints(ctx)
+	if err != nil {
+		return err
+	}
+	var prev *store.Checkpoint
+	if len(cps) > 0 {
+		prev = &cps[len(cps)-1]
+	}
+	_, err = verifyStream(each, prev, prunedSince)
+	if err != nil {
+		return fmt.Errorf("store: checkpoint: refusing to sign a log that does not verify: %w", err)
+	}
+	return nil
+}
+
+func verifyStream(each EventStream, cp *store.Checkpoint, prunedSince bool) (store.ChainStatus, error) {
 	var (
 		v     *store.ChainVerifier
 		heads []store.Head
 	)
 	err := each(func(s LogStart) {
 		v = store.NewChainVerifier(s.Heads, s.LastPrunedSeq, s.LastPrunedHash)
+		v.Cover(cp)
+		v.PrunedSince = prunedSince
 		heads = s.Heads
 	}, func(e *store.Event) error { return v.Next(e) })
 	if v == nil {
@@ -44,6 +72,9 @@ func VerifyStream(each EventStream) (store.ChainStatus, error) {
 	}
 	if err == nil {
 		err = v.CheckHeads(heads)
+	}
+	if err == nil {
+		err = v.CheckCover()
 	}
 	if err != nil {
 		return v.Status(), fmt.Errorf("store: verify: %w", err)
