@@ -40,13 +40,9 @@ func (adapter) Failure(event, reason string) harness.Answer {
 
 // Respond implements harness.Adapter.
 func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input []byte) harness.Answer {
-	ev, err := ParseEvent(event)
-	if err != nil {
-		return Failure(PreToolUse, err.Error())
-	}
-	in, err := Decode(ev, input)
-	if err != nil {
-		return Failure(ev, err.Error())
+	ev, in, failed := wire.Decoded(event, input, ParseEvent, Decode, Failure)
+	if failed != nil {
+		return *failed
 	}
 	if ev == SessionEnd {
 		return wire.Pass() // nothing to decide or block

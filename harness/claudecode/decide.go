@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/statewright-go/statewright/harness"
@@ -11,68 +10,25 @@ import (
 )
 
 // ToolCall converts a tool event's input into the runtime's view of the
-// call. projectDir is $CLAUDE_PROJECT_DIR ("" means the input's cwd).
+// call. projectDir is $CLAUDE_PROJECT_DIR ("" means the input's cwd). An
+// ask may become a person's grant only in a prompting permission mode.
 func ToolCall(in *Input, projectDir string) runtime.ToolCall {
-	if projectDir == "" {
-		projectDir = in.Cwd
-	}
-	return runtime.ToolCall{
-		Session: SessionKey(in.SessionID),
-		Call: policy.ToolCall{
-			Harness:    policy.ClaudeCode,
-			Tool:       in.ToolName,
-			Input:      in.ToolInput,
-			Cwd:        in.Cwd,
-			ProjectDir: projectDir,
-			ToolUseID:  in.ToolUseID,
-		},
-		Actor:          HookActor(in),
-		PermissionMode: in.PermissionMode,
-		HumanPrompt:    AskGrants(in.PermissionMode),
-	}
-}
-
-// HookActor is the actor of every hook call: the governed agent, through
-// the Claude Code hook; Name is the subagent's id when a subagent called.
-func HookActor(in *Input) runtime.Actor {
-	return runtime.Actor{Kind: runtime.ActorAgent, Channel: "hook:claude-code", Name: in.AgentID}
+	tc := in.HookInput.ToolCall(policy.ClaudeCode, projectDir)
+	tc.HumanPrompt = AskGrants(in.PermissionMode)
+	return tc
 }
 
 // ToolResult converts a PostToolUse or PostToolUseFailure input into the
 // runtime's record of the call's outcome.
 func ToolResult(in *Input, event Event, projectDir string) runtime.ToolResult {
-	tc := ToolCall(in, projectDir)
-	res := runtime.ToolResult{
-		Session:   tc.Session,
-		ToolUseID: in.ToolUseID,
-		Call:      tc.Call,
-		Failed:    event == PostToolUseFailure,
-		Output:    in.ToolResponse,
-		Actor:     tc.Actor,
-	}
-	if code, ok := exitCode(in.ToolResponse); ok {
+	res := in.HookInput.ToolResult(policy.ClaudeCode, projectDir)
+	res.Failed = event == PostToolUseFailure
+	// Claude Code reports a Bash call's exit status as "exit_code",
+	// "exitCode" or "returnCode".
+	if code, ok := wire.ExitCode(in.ToolResponse, "exit_code", "exitCode", "returnCode"); ok {
 		res.ExitCode = &code
 	}
 	return res
-}
-
-// exitCode digs a shell exit status out of a Bash tool_response, when
-// Claude Code reports one ("exit_code", "exitCode" or "returnCode").
-func exitCode(resp json.RawMessage) (int, bool) {
-	if !wire.IsObject(resp) {
-		return 0, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(resp, &m) != nil {
-		return 0, false
-	}
-	for _, k := range []string{"exit_code", "exitCode", "returnCode"} {
-		var n int
-		if raw, ok := m[k]; ok && json.Unmarshal(raw, &n) == nil {
-			return n, true
-		}
-	}
-	return 0, false
 }
 
 // PreToolAnswer turns the runtime's decision on a PreToolUse call into
@@ -87,13 +43,9 @@ func exitCode(resp json.RawMessage) (int, bool) {
 //     how a person can act instead.
 //   - not enforced (audit-only): pass, whatever the decision.
 func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
-	var stamped json.RawMessage
-	if IsControlTool(in.ToolName) {
-		s, err := StampSession(in.ToolInput, in.SessionID)
-		if err != nil {
-			return wire.Deny(wire.Prefixed(err.Error()))
-		}
-		stamped = s
+	stamped, err := in.StampControl(IsControlTool(in.ToolName), ErrMalformed)
+	if err != nil {
+		return wire.Deny(wire.Prefixed(err.Error()))
 	}
 	outcome, reason := wire.Verdict(res)
 	switch {

@@ -20,33 +20,20 @@ type Event string
 
 // The hook events statewright registers.
 const (
-	SessionStart       Event = "SessionStart"
-	UserPromptSubmit   Event = "UserPromptSubmit"
-	PreToolUse         Event = "PreToolUse"
-	PostToolUse        Event = "PostToolUse"
-	PostToolUseFailure Event = "PostToolUseFailure"
-	Stop               Event = "Stop"
-	SubagentStop       Event = "SubagentStop"
-	SessionEnd         Event = "SessionEnd"
+	SessionStart       Event = wire.SessionStartEvent
+	UserPromptSubmit   Event = wire.UserPromptSubmitEvent
+	PreToolUse         Event = wire.PreToolUseEvent
+	PostToolUse        Event = wire.PostToolUseEvent
+	PostToolUseFailure Event = wire.PostToolUseFailureEvent
+	Stop               Event = wire.StopEvent
+	SubagentStop       Event = wire.SubagentStopEvent
+	SessionEnd         Event = wire.SessionEndEvent
 )
 
-// events lists every event statewright registers, in the order init writes
-// them, with its command-line spelling and how it fails closed:
-// PreToolUse denies; UserPromptSubmit and SessionStart keep the prompt and
-// warn the user and the model (the next tool call is denied anyway; exit 2
-// would erase the prompt); Stop and SubagentStop let the agent stop with a
-// warning (blocking on an error would loop forever); the others warn (the
-// call already ran, or the session is over).
-var events = wire.Events{
-	{Arg: "session-start", Name: string(SessionStart), Fail: wire.FailPrompt},
-	{Arg: "user-prompt-submit", Name: string(UserPromptSubmit), Fail: wire.FailPrompt},
-	{Arg: "pre-tool-use", Name: string(PreToolUse), Fail: wire.FailGate},
-	{Arg: "post-tool-use", Name: string(PostToolUse), Fail: wire.FailNotice},
-	{Arg: "post-tool-use-failure", Name: string(PostToolUseFailure), Fail: wire.FailNotice},
-	{Arg: "stop", Name: string(Stop), Fail: wire.FailStop},
-	{Arg: "subagent-stop", Name: string(SubagentStop), Fail: wire.FailStop},
-	{Arg: "session-end", Name: string(SessionEnd), Fail: wire.FailNotice},
-}
+// events are every event statewright registers, in the order init writes
+// them: every event of the hook-output contract (see wire.HookEvents for
+// how each fails closed).
+var events = wire.HookEvents
 
 // Events lists every event statewright registers, in the order init writes
 // them.
@@ -57,9 +44,7 @@ func (e Event) Arg() string { return events.Arg(string(e)) }
 
 // ToolEvent reports whether the event concerns one tool call (and so has a
 // matcher in settings.json and tool_name in its input).
-func (e Event) ToolEvent() bool {
-	return e == PreToolUse || e == PostToolUse || e == PostToolUseFailure
-}
+func (e Event) ToolEvent() bool { return wire.ToolEvent(string(e)) }
 
 // ParseEvent accepts an event's command-line spelling ("pre-tool-use") or
 // Claude Code's name ("PreToolUse").

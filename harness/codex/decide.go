@@ -13,47 +13,19 @@ import (
 )
 
 // ToolCall converts a tool event's input into the runtime's view of the
-// call. projectDir "" means the input's cwd.
+// call. projectDir "" means the input's cwd. Codex's hooks cannot ask a
+// person (Codex honours only deny), so HumanPrompt stays false: the
+// runtime turns an ask into a deny that names the statewright command a
+// person runs instead.
 func ToolCall(in *Input, projectDir string) runtime.ToolCall {
-	if projectDir == "" {
-		projectDir = in.Cwd
-	}
-	return runtime.ToolCall{
-		Session: SessionKey(in.SessionID),
-		Call: policy.ToolCall{
-			Harness:    policy.Codex,
-			Tool:       in.ToolName,
-			Input:      in.ToolInput,
-			Cwd:        in.Cwd,
-			ProjectDir: projectDir,
-			ToolUseID:  in.ToolUseID,
-		},
-		Actor: HookActor(in),
-		// Codex's hooks cannot ask a person (Codex honours only deny), so
-		// HumanPrompt stays false: the runtime turns an ask into a deny that
-		// names the statewright command a person runs instead.
-		PermissionMode: in.PermissionMode,
-	}
-}
-
-// HookActor is the actor of every hook call: the governed agent, through
-// the Codex hook; Name is the subagent's id when a subagent called.
-func HookActor(in *Input) runtime.Actor {
-	return runtime.Actor{Kind: runtime.ActorAgent, Channel: "hook:codex", Name: in.AgentID}
+	return in.HookInput.ToolCall(policy.Codex, projectDir)
 }
 
 // ToolResult converts a PostToolUse input into the runtime's record of the
 // call's outcome. Codex has no PostToolUseFailure: a shell command's exit
 // status is read from the response.
 func ToolResult(in *Input, projectDir string) runtime.ToolResult {
-	tc := ToolCall(in, projectDir)
-	res := runtime.ToolResult{
-		Session:   tc.Session,
-		ToolUseID: in.ToolUseID,
-		Call:      tc.Call,
-		Output:    in.ToolResponse,
-		Actor:     tc.Actor,
-	}
+	res := in.HookInput.ToolResult(policy.Codex, projectDir)
 	if code, ok := exitCode(in.ToolResponse); ok {
 		res.ExitCode = &code
 		res.Failed = code != 0
@@ -64,14 +36,11 @@ func ToolResult(in *Input, projectDir string) runtime.ToolResult {
 // exitCode digs a shell exit status out of a tool_response: an object with
 // "exit_code" or "exitCode", or text carrying Codex's exit line.
 func exitCode(resp json.RawMessage) (int, bool) {
+	if n, ok := wire.ExitCode(resp, "exit_code", "exitCode"); ok {
+		return n, true
+	}
 	var m map[string]json.RawMessage
 	if wire.IsObject(resp) && json.Unmarshal(resp, &m) == nil {
-		for _, k := range []string{"exit_code", "exitCode"} {
-			var n int
-			if raw, ok := m[k]; ok && json.Unmarshal(raw, &n) == nil {
-				return n, true
-			}
-		}
 		for _, k := range []string{"output", "stdout", "aggregated_output"} {
 			var s string
 			if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
@@ -115,13 +84,9 @@ func exitFromText(s string) (int, bool) {
 //     the reason says how a person can act with the statewright CLI.
 //   - not enforced (audit-only): silence, whatever the decision.
 func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
-	var stamped json.RawMessage
-	if IsControlTool(in.ToolName) {
-		s, err := StampSession(in.ToolInput, in.SessionID)
-		if err != nil {
-			return wire.Deny(wire.Prefixed(err.Error()))
-		}
-		stamped = s
+	stamped, err := in.StampControl(IsControlTool(in.ToolName), ErrMalformed)
+	if err != nil {
+		return wire.Deny(wire.Prefixed(err.Error()))
 	}
 	switch outcome, reason := wire.Verdict(res); outcome {
 	case wire.Allowed:

@@ -22,35 +22,29 @@ import (
 // in the input's hook_event_name.
 type Event string
 
-// The hook events statewright registers.
+// The hook events statewright registers: those of Claude Code's hook
+// contract that Codex has.
 const (
-	SessionStart     Event = "SessionStart"
-	UserPromptSubmit Event = "UserPromptSubmit"
-	PreToolUse       Event = "PreToolUse"
-	PostToolUse      Event = "PostToolUse"
-	Stop             Event = "Stop"
+	SessionStart     Event = wire.SessionStartEvent
+	UserPromptSubmit Event = wire.UserPromptSubmitEvent
+	PreToolUse       Event = wire.PreToolUseEvent
+	PostToolUse      Event = wire.PostToolUseEvent
+	Stop             Event = wire.StopEvent
 )
-
-// events are the hook events with their command-line spelling and how
-// each fails closed (as Claude Code's: PreToolUse denies, a prompt warns
-// and is kept, Stop lets the agent stop, PostToolUse warns).
-var events = wire.Events{
-	{Arg: "session-start", Name: string(SessionStart), Fail: wire.FailPrompt},
-	{Arg: "user-prompt-submit", Name: string(UserPromptSubmit), Fail: wire.FailPrompt},
-	{Arg: "pre-tool-use", Name: string(PreToolUse), Fail: wire.FailGate},
-	{Arg: "post-tool-use", Name: string(PostToolUse), Fail: wire.FailNotice},
-	{Arg: "stop", Name: string(Stop), Fail: wire.FailStop},
-}
 
 // Events lists every event statewright registers, in the order init writes
 // them.
 var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop}
 
+// events are Events with their command-line spelling and how each fails
+// closed (wire.HookEvents).
+var events = wire.HookEvents.Only(string(SessionStart), string(UserPromptSubmit), string(PreToolUse), string(PostToolUse), string(Stop))
+
 // Arg returns the event's command-line spelling ("pre-tool-use").
 func (e Event) Arg() string { return events.Arg(string(e)) }
 
 // ToolEvent reports whether the event concerns one tool call.
-func (e Event) ToolEvent() bool { return e == PreToolUse || e == PostToolUse }
+func (e Event) ToolEvent() bool { return wire.ToolEvent(string(e)) }
 
 // ParseEvent accepts an event's command-line spelling ("pre-tool-use") or
 // Codex's name ("PreToolUse").

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/harness/internal/wire"
 )
 
 // Adapter is Cursor's harness.Adapter.
@@ -36,13 +37,9 @@ func (adapter) Failure(event, reason string) harness.Answer {
 
 // Respond implements harness.Adapter, failing closed on the gates.
 func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input []byte) harness.Answer {
-	ev, err := ParseEvent(event)
-	if err != nil {
-		return Failure("", err.Error())
-	}
-	in, err := Decode(ev, input)
-	if err != nil {
-		return Failure(ev, err.Error())
+	ev, in, failed := wire.Decoded(event, input, ParseEvent, Decode, Failure)
+	if failed != nil {
+		return *failed
 	}
 	project := h.Project(ProjectDir(in))
 	svc, err := h.Runtime(ctx, project)

@@ -62,3 +62,35 @@ func (es Events) Failure(name, msg string) harness.Answer {
 	}
 	return Failure(kind, name, msg)
 }
+
+// Only returns the events named names, in es's order.
+func (es Events) Only(names ...string) Events {
+	var out Events
+	for _, e := range es {
+		for _, n := range names {
+			if e.Name == n {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// Decoded parses event and decodes input with an adapter's parse and
+// decode. When either fails it returns the answer to give instead: the
+// adapter's fail for the event (for an unknown event, the zero event,
+// which adapters answer as their tool gate: a deny).
+func Decoded[E ~string, I any](event string, input []byte, parse func(string) (E, error),
+	decode func(E, []byte) (*I, error), fail func(E, string) harness.Answer) (E, *I, *harness.Answer) {
+	ev, err := parse(event)
+	if err != nil {
+		a := fail("", err.Error())
+		return ev, nil, &a
+	}
+	in, err := decode(ev, input)
+	if err != nil {
+		a := fail(ev, err.Error())
+		return ev, nil, &a
+	}
+	return ev, in, nil
+}

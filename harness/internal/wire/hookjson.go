@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/statewright-go/statewright/harness"
+	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
 )
 
 // This file is the hook-output JSON Claude Code reads and Codex, whose hook
@@ -208,4 +210,94 @@ func (d Decoding) Check(in *HookInput, event string, toolEvent bool, wrongEvent 
 		return fmt.Errorf("%w: tool_input is not a JSON object", d.Malformed)
 	}
 	return nil
+}
+
+// The events of the hook-output contract, as Claude Code names them; Codex
+// registers a subset under the same names.
+const (
+	SessionStartEvent       = "SessionStart"
+	UserPromptSubmitEvent   = "UserPromptSubmit"
+	PreToolUseEvent         = "PreToolUse"
+	PostToolUseEvent        = "PostToolUse"
+	PostToolUseFailureEvent = "PostToolUseFailure"
+	StopEvent               = "Stop"
+	SubagentStopEvent       = "SubagentStop"
+	SessionEndEvent         = "SessionEnd"
+)
+
+// HookEvents are the events of the hook-output contract with their
+// command-line spelling and how each fails closed: PreToolUse denies;
+// UserPromptSubmit and SessionStart keep the prompt and warn the user and
+// the model (the next tool call is denied anyway; exit 2 would erase the
+// prompt); Stop and SubagentStop let the agent stop with a warning
+// (blocking on an error would loop forever); the others warn (the call
+// already ran, or the session is over).
+var HookEvents = Events{
+	{Arg: "session-start", Name: SessionStartEvent, Fail: FailPrompt},
+	{Arg: "user-prompt-submit", Name: UserPromptSubmitEvent, Fail: FailPrompt},
+	{Arg: "pre-tool-use", Name: PreToolUseEvent, Fail: FailGate},
+	{Arg: "post-tool-use", Name: PostToolUseEvent, Fail: FailNotice},
+	{Arg: "post-tool-use-failure", Name: PostToolUseFailureEvent, Fail: FailNotice},
+	{Arg: "stop", Name: StopEvent, Fail: FailStop},
+	{Arg: "subagent-stop", Name: SubagentStopEvent, Fail: FailStop},
+	{Arg: "session-end", Name: SessionEndEvent, Fail: FailNotice},
+}
+
+// ToolEvent reports whether the event named name concerns one tool call
+// (a matcher in the settings, tool_name in the input).
+func ToolEvent(name string) bool {
+	return name == PreToolUseEvent || name == PostToolUseEvent || name == PostToolUseFailureEvent
+}
+
+// StampControl returns the tool input with the session stamped in when
+// control is set (the call is one of statewright's control tools), else
+// nil. An input that cannot be stamped is an error wrapping malformed:
+// the call is denied.
+func (in *HookInput) StampControl(control bool, malformed error) (json.RawMessage, error) {
+	if !control {
+		return nil, nil
+	}
+	return Stamp(in.ToolInput, in.SessionID, malformed, "tool_input")
+}
+
+// ExitCode digs a shell exit status out of a tool_response object, under
+// the first of keys it holds as a number.
+func ExitCode(resp json.RawMessage, keys ...string) (int, bool) {
+	var m map[string]json.RawMessage
+	if !IsObject(resp) || json.Unmarshal(resp, &m) != nil {
+		return 0, false
+	}
+	for _, k := range keys {
+		var n int
+		if raw, ok := m[k]; ok && json.Unmarshal(raw, &n) == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// ToolCall converts a tool event's input into the runtime's view of the
+// call, for harness h: the session key "h:session_id", the tool as the
+// harness names it, its input, the project directory (the input's cwd
+// when empty), the permission mode, and the governed agent as the actor
+// (through the hook; a subagent by its id).
+func (in *HookInput) ToolCall(h policy.Harness, projectDir string) runtime.ToolCall {
+	if projectDir == "" {
+		projectDir = in.Cwd
+	}
+	return runtime.ToolCall{
+		Session: string(h) + ":" + in.SessionID,
+		Call: policy.ToolCall{Harness: h, Tool: in.ToolName, Input: in.ToolInput, Cwd: in.Cwd,
+			ProjectDir: projectDir, ToolUseID: in.ToolUseID},
+		Actor:          runtime.Actor{Kind: runtime.ActorAgent, Channel: "hook:" + string(h), Name: in.AgentID},
+		PermissionMode: in.PermissionMode,
+	}
+}
+
+// ToolResult converts a tool result event's input into the runtime's
+// record of the call's outcome (exit status and failure left to the
+// harness's adapter).
+func (in *HookInput) ToolResult(h policy.Harness, projectDir string) runtime.ToolResult {
+	tc := in.ToolCall(h, projectDir)
+	return runtime.ToolResult{Session: tc.Session, ToolUseID: in.ToolUseID, Call: tc.Call, Output: in.ToolResponse, Actor: tc.Actor}
 }
