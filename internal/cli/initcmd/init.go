@@ -5,6 +5,7 @@ package initcmd
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/statewright-go/statewright/harness/install"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/workflow"
 )
 
 // NewCmdInit returns `statewright init`.
@@ -55,7 +57,13 @@ func installEnv(f *cmdutil.Factory) install.Env {
 			return f.OpenStoreAt(ctx, loc, store.Options{MustExist: !create})
 		},
 		Workflow: func(name string) (string, error) {
-			if _, _, err := cmdutil.LoadWorkflow(name, false); err != nil {
+			if _, diags, err := cmdutil.LoadWorkflow(name, false); err != nil {
+				// Name the first error (an unknown key, with its position).
+				for _, d := range diags {
+					if d.Severity == workflow.SeverityError {
+						return "", fmt.Errorf("%w: %s", err, d.String())
+					}
+				}
 				return "", err
 			}
 			if cmdutil.LooksLikeTemplateName(name) {

@@ -1,0 +1,135 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/statewright-go/statewright/internal/fakemodel"
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/sqlite"
+)
+
+// evidenceWorkflow has one testing phase whose exit needs a whole-suite
+// run of at least one test, as the bundled templates' tests_passed does.
+const evidenceWorkflow = `{"id": "evidence", "initial": "testing", "trust_event_data": false,
+ "guards": {"tests_passed": {"all": [
+   {"field": "runtime.last_test.passed", "op": "eq", "value": true},
+   {"field": "runtime.last_test.narrowed", "op": "eq", "value": false},
+   {"field": "runtime.last_test.tests_run", "op": "gte", "value": 1}]}},
+ "states": {
+  "testing": {"allowed_tools": ["Read", "Bash"], "allowed_commands": ["go test"],
+              "on": {"TESTS_PASS": {"target": "done", "guard": "tests_passed"}}},
+  "done": {"type": "final"}}}`
+
+// typoWorkflow misspells allowed_tools: read as written, the phase would be
+// unrestricted.
+const typoWorkflow = `{"id": "typo", "initial": "reading",
+ "states": {"reading": {"allowed_tool": ["Read", "Grep"], "on": {"DONE": "done"}}, "done": {"type": "final"}}}`
+
+// TestClaudeCodeTestEvidence drives the real Claude Code with the installed
+// hooks (issue 15): a workflow with a typo in a permission key is refused
+// wherever it would be loaded; TESTS_PASS is refused after a zero-test run
+// (go test -run NoSuchTest ./..., which exits 0) and after a narrowed run,
+// and accepted after the real suite — the evidence comes from go test's
+// structured report, through the hook's rewrite to `statewright testrun`.
+func TestClaudeCodeTestEvidence(t *testing.T) {
+	p := newSWProject(t)
+	typo := filepath.Join(t.TempDir(), "typo.json")
+	os.WriteFile(typo, []byte(typoWorkflow), 0o644)
+	for _, args := range [][]string{
+		{"start", typo, "--session", "typo-session", "--store", p.storePath},
+		{"workflows", "validate", typo},
+		{"init", "claude-code", "--project", p.dir, "--store", p.storePath, "--no-mcp", "--default-workflow", typo},
+	} {
+		out, err := exec.Command(p.bin, args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `unknown key "allowed_tool"`) || !strings.Contains(string(out), "typo.json:2:25") {
+			t.Errorf("statewright %s: err %v, want a refusal naming the key and its position\n%s", args[0], err, out)
+		}
+	}
+
+	// A Go module with two packages of tests.
+	for name, body := range map[string]string{
+		"go.mod":      "module example.com/evidence\n\ngo 1.22\n",
+		"a/a.go":      "package a\n\nfunc Add(x, y int) int { return x + y }\n",
+		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
+		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n",
+	} {
+		os.MkdirAll(filepath.Dir(p.path(name)), 0o755)
+		if err := os.WriteFile(p.path(name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wf := filepath.Join(t.TempDir(), "evidence.json")
+	os.WriteFile(wf, []byte(evidenceWorkflow), 0o644)
+	p.cli(t, "start", wf, "--session", e2eSession)
+
+	transition := func() (string, error) {
+		cmd := exec.Command(p.bin, "transition", e2eSession, "TESTS_PASS", "--store", p.storePath)
+		cmd.Dir = p.dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for i, tc := range []struct {
+		id, command string
+		accepted    bool
+		why         string
+	}{
+		{"toolu_zero", "go test -run NoSuchTest ./...", false, "runtime.last_test"},
+		{"toolu_short", "go test -short ./...", false, "narrowed"},
+		{"toolu_subset", "go test ./a", false, "narrowed"},
+		{"toolu_suite", "go test ./...", true, ""},
+	} {
+		srv := fakemodel.NewAnthropic(script(
+			fakemodel.Call(tool(tc.id, "Bash", map[string]any{"command": tc.command, "description": "run the tests"})),
+			fakemodel.Say("Ran the tests."),
+		), fakemodel.WithLog(t.Logf))
+		args := []string{"--session-id", e2eSession}
+		if i > 0 {
+			args = []string{"--resume", e2eSession}
+		}
+		// The host's build cache: a cold one costs minutes on 2 cores.
+		argv := append([]string{"-p", "Run the tests.", "--output-format", "stream-json", "--verbose",
+			"--permission-mode", "bypassPermissions"}, args...)
+		r, err := RunCommand(context.Background(), claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL, "GOCACHE="+goEnv(t, "GOCACHE"),
+			"GOMODCACHE="+goEnv(t, "GOMODCACHE"), "GOTOOLCHAIN=local", "GOFLAGS=-count=1"), p.claude, argv...)
+		if err != nil || r.TimedOut {
+			t.Fatalf("claude: %v\n%s", err, r)
+		}
+		srv.Close()
+		res := toolResult(t, srv, tc.id)
+		if res.IsError || strings.Contains(res.Content, `"Action"`) {
+			t.Fatalf("%s: tool_result %+v; want go test's own text\n%s", tc.command, res, r)
+		}
+		out, err := transition()
+		if tc.accepted != (err == nil) {
+			t.Fatalf("TESTS_PASS after %q: err %v\n%s", tc.command, err, out)
+		}
+		if !tc.accepted && !strings.Contains(out, "tests_passed") {
+			t.Errorf("TESTS_PASS after %q refused without naming the guard:\n%s", tc.command, out)
+		}
+	}
+	st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(context.Background(), store.RunFilter{SessionKey: "claude-code:" + e2eSession, Limit: 1})
+	if err != nil || len(runs) != 1 || runs[0].State != "done" || runs[0].Status != store.StatusCompleted {
+		t.Errorf("after the real suite: %+v, %v; want completed in done", runs, err)
+	}
+}
+
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
