@@ -144,7 +144,7 @@ func statewrightMutates(argv []string) bool {
 
 // isStatewright reports whether a command runs the statewright binary.
 func (l *Law) isStatewright(c *shell.Command) bool {
-	if c.Program == "statewright" || c.Program == "statewright-gateway" {
+	if c.Program == "statewright" || c.Program == "statewright-gateway" || c.Program == "statewright-hook" {
 		return true
 	}
 	if c.Program == "" {

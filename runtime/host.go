@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/statewright-go/statewright/internal/hookwire"
 	"github.com/statewright-go/statewright/policy"
 )
 
@@ -58,6 +59,21 @@ func DiscoverHost(o HostOptions) *policy.Host {
 		bin, _ = os.Executable()
 	}
 	h.Binary = realPath(bin)
+	if h.Binary != "" && filepath.IsAbs(h.Binary) {
+		// The thin hook client and the slim sandbox launcher beside the
+		// binary run the hooks and the sandboxed commands (whether they
+		// are installed yet or not).
+		for _, name := range []string{hookwire.ClientName, "statewright-sandbox"} {
+			h.Protected = append(h.Protected, path.Join(path.Dir(h.Binary), name))
+		}
+	}
+	if d := hookwire.Dir(getenv); d != "" {
+		// The local decider's socket and key: hidden in the sandbox, never
+		// read or changed by the agent (DECISIONS.md 4, 21).
+		d = realPath(d)
+		h.Protected = append(h.Protected, d)
+		h.Secrets = append(h.Secrets, d)
+	}
 	if f := getenv("CLAUDE_ENV_FILE"); filepath.IsAbs(f) {
 		h.EnvFile = realPath(f)
 	}

@@ -136,3 +136,37 @@ func TestDiscoverHostWorktree(t *testing.T) {
 		t.Errorf("the common dir's hooks are not protected: %+v", f.Protected)
 	}
 }
+
+// TestDiscoverHostHookFiles: the thin hook client and the slim sandbox
+// launcher beside the binary are law (read-only to the agent), and the
+// local decider's directory (socket and key) is hidden in the sandbox.
+func TestDiscoverHostHookFiles(t *testing.T) {
+	root := resolve(t.TempDir()).Real
+	bin := filepath.Join(root, "bin", "statewright")
+	h := DiscoverHost(HostOptions{ProjectDir: root, Binary: bin, Getenv: func(k string) string {
+		if k == "HOME" {
+			return root
+		}
+		return ""
+	}})
+	f := policy.HostFences(h, policy.SecretRules{})
+	has := func(list []policy.Fence, p string) bool {
+		for _, fe := range list {
+			if fe.Match(p) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range []string{filepath.Join(root, "bin", "statewright-hook"), filepath.Join(root, "bin", "statewright-sandbox")} {
+		if !has(f.Protected, p) {
+			t.Errorf("%s is not protected", p)
+		}
+	}
+	dec := filepath.Join(root, ".config", "statewright", "decider")
+	for _, p := range []string{filepath.Join(dec, "key"), filepath.Join(dec, "d-0123.sock")} {
+		if !has(f.Hidden, p) || !has(f.Secret, p) || !has(f.Protected, p) {
+			t.Errorf("%s is not hidden, secret and protected", p)
+		}
+	}
+}

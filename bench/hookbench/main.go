@@ -1,21 +1,33 @@
-// Command hookbench measures `statewright hook claude-code pre-tool-use` as
-// Claude Code runs it: a fresh process per call, spawn to exit, deciding
-// against an active run in a SQLite store. It also measures the spawn of a
-// trivial Go binary in the same run, the floor any Go hook pays.
+// Command hookbench measures the PreToolUse hook exactly as a fresh
+// `statewright init claude-code` writes it (DECISIONS.md 22): the command
+// line from the settings file, run through `sh -c` as Claude Code runs it,
+// one process per call, spawn to exit, deciding an allowed Read against an
+// active run in a SQLite store. In the same run it measures a trivial Go
+// binary (the floor any Go hook pays) the same way, and the growth from a
+// 10-state to a 1,000-state workflow.
 //
-//	go run ./bench/hookbench -n 500 > bench/hook.txt
+//	go run ./bench/hookbench -n 300 > bench/hook.txt
 //
-// It builds both binaries itself (go build, in a temporary directory),
-// creates a store, starts a one-phase workflow for a session, then
-// alternates the two commands n times each, feeding each the same PreToolUse
-// input (a Read, allowed in the first phase, with a fresh tool_use_id) on
-// stdin. Budgets (docs/architecture.md): p50 < 3 ms, p99 < 10 ms, and the hook's p50 at
-// most 2x the trivial binary's.
+// It builds statewright, statewright-hook (beside it, as `go install
+// ./cmd/...` puts them) and the trivial binary into a temporary directory,
+// points HOME and the XDG directories there (its own store, key and
+// decider), runs init, starts a run per workflow size, and alternates the
+// commands. The first hook call finds no decider: the client decides with
+// the full binary and starts one, as it would for a user; that call is
+// reported on its own. Every answer must be an allow, and every call must
+// be recorded in the store, or the run fails.
+//
+// Figures: wall time p50/p90/p99 per command, the child's CPU time, the
+// decider's CPU time per hook (read from /proc), and the ratios the budget
+// names (docs/architecture.md: p50 <= 2x a trivial Go binary's spawn, p99 < 10 ms,
+// flat within 1.2x from 10 to 1,000 states), with the load average.
 package main
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +35,8 @@ import (
 	"path/filepath"
 	stdruntime "runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/statewright-go/statewright/runtime"
@@ -31,210 +45,422 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 500, "calls per command")
-	bin := flag.String("bin", "", "a statewright binary to measure (default: go build ./cmd/statewright)")
-	hold := flag.Bool("hold", false, "keep the store open in this process meanwhile, as the session's MCP server does")
-	fixture := flag.String("fixture", "", "only set up DIR (store with an active run, hook.args, hook.json) for profiling, e.g. under valgrind")
+	n := flag.Int("n", 300, "calls per command and workflow size")
+	sizes := flag.String("states", "10,1000", "workflow sizes (states) to measure the hook at")
+	keep := flag.String("keep", "", "set up in DIR and keep it (env.sh, hook.sh, input.json) for profiling, e.g. under valgrind")
 	flag.Parse()
-	if *fixture != "" {
-		if err := setup(*fixture); err != nil {
-			fmt.Fprintln(os.Stderr, "hookbench:", err)
-			os.Exit(1)
+	var states []int
+	for _, s := range strings.Split(*sizes, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 2 {
+			fmt.Fprintln(os.Stderr, "hookbench: -states: want sizes of 2 or more")
+			os.Exit(2)
 		}
-		return
+		states = append(states, v)
 	}
-	if err := run(*n, *bin, *hold); err != nil {
+	if err := run(*n, states, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "hookbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, bin string, hold bool) error {
-	dir, err := os.MkdirTemp("", "hookbench")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	if bin == "" {
-		bin = filepath.Join(dir, "statewright")
-		if out, err := exec.Command("go", "build", "-o", bin, "github.com/statewright-go/statewright/cmd/statewright").CombinedOutput(); err != nil {
-			return fmt.Errorf("build statewright: %v\n%s", err, out)
-		}
-	}
-	trivialSrc := filepath.Join(dir, "trivial", "main.go")
-	os.MkdirAll(filepath.Dir(trivialSrc), 0o755)
-	if err := os.WriteFile(trivialSrc, []byte("package main\n\nimport (\n\t\"io\"\n\t\"os\"\n)\n\nfunc main() { io.Copy(io.Discard, os.Stdin) }\n"), 0o644); err != nil {
-		return err
-	}
-	trivial := filepath.Join(dir, "trivial-bin")
-	if out, err := exec.Command("go", "build", "-o", trivial, trivialSrc).CombinedOutput(); err != nil {
-		return fmt.Errorf("build trivial: %v\n%s", err, out)
-	}
+type bench struct {
+	dir, bin, client, trivial, project, storePath string
+	env                                           []string
+	hookCmd                                       string // the PreToolUse command init wrote
+	seq                                           int
+}
 
-	// A store with an active run for the session.
-	ctx := context.Background()
-	storePath := filepath.Join(dir, "state.db")
-	st, err := store.Open(ctx, storePath, store.Options{})
-	if err != nil {
-		return err
-	}
-	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
-	const session = "bench-session"
-	wf := filepath.Join(dir, "bench.json")
-	if err := os.WriteFile(wf, []byte(benchWorkflow), 0o644); err != nil {
-		return err
-	}
-	v, err := svc.Start(ctx, "claude-code:"+session, wf, runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli"})
-	if err != nil {
-		return fmt.Errorf("start run: %w", err)
-	}
-	storeID := st.StoreID()
-	if hold {
-		// `statewright init claude-code` registers the MCP server, a
-		// long-lived process with the store open for the whole session; with
-		// it, a hook's Close does not checkpoint the WAL.
-		defer st.Close()
-		fmt.Println("# the store is held open by this process meanwhile (as by the session's MCP server)")
-	} else {
-		st.Close()
-	}
-
-	hookArgs := []string{"hook", "claude-code", "pre-tool-use", "--store", storePath, "--store-id", storeID, "--deadline", "5s"}
-	input := func(i int) []byte {
-		return fmt.Appendf(nil, `{"session_id":%q,"transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"default",`+
-			`"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
-			session, dir, filepath.Join(dir, "main.go"), i)
-	}
-	// Warm up (page cache, first-run costs) and check the answer.
-	for i := range 20 {
-		code, stderr, err := spawn(bin, hookArgs, input(-1-i))
-		if err != nil || code != 0 {
-			return fmt.Errorf("warm-up hook: exit %d, %v: %s", code, err, stderr)
-		}
-		spawn(trivial, nil, input(0))
-	}
-	hook := make([]time.Duration, 0, n)
-	triv := make([]time.Duration, 0, n)
-	hookCPU := make([]time.Duration, 0, n)
-	trivCPU := make([]time.Duration, 0, n)
-	for i := range n {
-		start := time.Now()
-		code, stderr, cpu, err := spawnCPU(bin, hookArgs, input(i))
-		hook = append(hook, time.Since(start))
-		hookCPU = append(hookCPU, cpu)
-		if err != nil || code != 0 {
-			return fmt.Errorf("hook call %d: exit %d, %v: %s", i, code, err, stderr)
-		}
-		start = time.Now()
-		_, _, cpu, err = spawnCPU(trivial, nil, input(i))
+func run(n int, states []int, keep string) error {
+	dir := keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "hookbench")
 		if err != nil {
 			return err
 		}
-		triv = append(triv, time.Since(start))
-		trivCPU = append(trivCPU, cpu)
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b := &bench{dir: dir, project: filepath.Join(dir, "project")}
+	if err := b.build(); err != nil {
+		return err
+	}
+	home := filepath.Join(dir, "home")
+	for _, d := range []string{home, b.project} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	b.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"STATEWRIGHT_STORE=")
+	b.storePath = filepath.Join(home, ".local", "state", "statewright", "state.db")
+	defer b.stopDecider()
+
+	// A fresh init, as a user runs it.
+	initCmd := exec.Command(b.bin, "init", "claude-code", "--project", b.project, "--store", b.storePath)
+	initCmd.Env = b.env
+	if out, err := initCmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("init: %v\n%s", err, out)
+	}
+	if err := b.readHookCommand(); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(b.hookCmd, "'"+b.client+"' ") {
+		return fmt.Errorf("init did not write the thin client's command: %s", b.hookCmd)
 	}
 
-	// Every call was decided and recorded.
-	st, err = store.Open(ctx, storePath, store.Options{MustExist: true})
+	// A run per workflow size, each for its own session.
+	ctx := context.Background()
+	st, err := store.Open(ctx, b.storePath, store.Options{MustExist: true})
+	if err != nil {
+		return err
+	}
+	svc := runtime.New(st, runtime.Options{ProjectDir: b.project})
+	runs := map[int]string{}
+	for _, k := range states {
+		wf := filepath.Join(dir, fmt.Sprintf("bench-%d.json", k))
+		if err := os.WriteFile(wf, benchWorkflow(k), 0o644); err != nil {
+			return err
+		}
+		v, err := svc.Start(ctx, "claude-code:"+session(k), wf, runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli"})
+		if err != nil {
+			return fmt.Errorf("start run (%d states): %w", k, err)
+		}
+		runs[k] = v.Run.ID
+	}
+	st.Close()
+
+	if keep != "" {
+		return b.writeKeep(states[0])
+	}
+
+	loadStart := loadavg()
+	// The first hook after init: no decider runs yet.
+	first, err := b.hook(states[0])
+	if err != nil {
+		return fmt.Errorf("first hook: %w", err)
+	}
+	if err := b.waitDecider(); err != nil {
+		return err
+	}
+	pid := b.deciderPid()
+
+	// Warm up: page cache, the decider's first compile of each workflow.
+	for range 10 {
+		for _, k := range states {
+			if _, err := b.hook(k); err != nil {
+				return fmt.Errorf("warm-up hook: %w", err)
+			}
+		}
+		b.spawn(shellArgs(b.trivial), nil)
+	}
+
+	type series struct{ wall, cpu []time.Duration }
+	hookS := map[int]*series{}
+	for _, k := range states {
+		hookS[k] = &series{}
+	}
+	var trivSh, trivDirect, clientDirect, full series
+	var deciderCPU time.Duration
+	clientArgs := b.directArgs(states[0])
+	fullArgs := append([]string{b.bin}, clientArgs[1:]...)
+	for range n {
+		for _, k := range states {
+			before := procCPU(pid)
+			r, err := b.hook(k)
+			if err != nil {
+				return err
+			}
+			deciderCPU += procCPU(pid) - before
+			hookS[k].wall, hookS[k].cpu = append(hookS[k].wall, r.wall), append(hookS[k].cpu, r.cpu)
+		}
+		r, err := b.spawn(shellArgs(b.trivial), nil)
+		if err != nil {
+			return err
+		}
+		trivSh.wall, trivSh.cpu = append(trivSh.wall, r.wall), append(trivSh.cpu, r.cpu)
+		if r, err = b.spawn([]string{b.trivial}, nil); err != nil {
+			return err
+		}
+		trivDirect.wall, trivDirect.cpu = append(trivDirect.wall, r.wall), append(trivDirect.cpu, r.cpu)
+		if r, err = b.spawn(clientArgs, b.input(states[0])); err != nil || r.code != 0 {
+			return fmt.Errorf("thin client: exit %d, %v: %s", r.code, err, r.stderr)
+		}
+		clientDirect.wall, clientDirect.cpu = append(clientDirect.wall, r.wall), append(clientDirect.cpu, r.cpu)
+		if r, err = b.spawn(fullArgs, b.input(states[0])); err != nil || r.code != 0 {
+			return fmt.Errorf("full binary: exit %d, %v: %s", r.code, err, r.stderr)
+		}
+		full.wall, full.cpu = append(full.wall, r.wall), append(full.cpu, r.cpu)
+	}
+	loadEnd := loadavg()
+	if pid2 := b.deciderPid(); pid2 != pid {
+		return fmt.Errorf("the decider changed during the run (pid %d, then %d)", pid, pid2)
+	}
+
+	// Every hook was decided and recorded: one call record each.
+	st, err = store.Open(ctx, b.storePath, store.Options{MustExist: true})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	calls, err := st.Calls(ctx, v.Run.ID)
-	if err != nil {
-		return err
+	var recorded []string
+	for _, k := range states {
+		calls, err := st.Calls(ctx, runs[k])
+		if err != nil {
+			return err
+		}
+		recorded = append(recorded, fmt.Sprintf("%d states: %d", k, len(calls)))
 	}
 
-	fmt.Printf("# statewright hook claude-code pre-tool-use, spawn to exit (go run ./bench/hookbench -n %d)\n", n)
+	k0 := states[0]
+	fmt.Printf("# PreToolUse hook as `statewright init claude-code` writes it, spawn to exit (go run ./bench/hookbench -n %d -states %s)\n", n, joinInts(states))
 	fmt.Printf("# %s, %s/%s, %d CPUs, %s\n", time.Now().UTC().Format(time.RFC3339), stdruntime.GOOS, stdruntime.GOARCH, stdruntime.NumCPU(), stdruntime.Version())
-	fmt.Printf("# active run (bugfix's first phase, no max_iterations) in phase %s; input: an allowed Read; %d call records in the store\n", v.Run.State, len(calls))
-	fmt.Printf("# load average at the end: %s\n", loadavg())
-	fmt.Println("# wall time, spawn to exit:")
-	report("hook", hook)
-	report("trivial-go", triv)
-	fmt.Println("# CPU time (user+sys) of the child, less sensitive to other load on the machine:")
-	report("hook-cpu", hookCPU)
-	report("trivial-cpu", trivCPU)
-	fmt.Printf("ratio p50 CPU hook/trivial = %.2f\n", float64(pct(hookCPU, 50))/float64(pct(trivCPU, 50)))
-	hp, tp := pct(hook, 50), pct(triv, 50)
-	fmt.Printf("ratio p50 wall hook/trivial = %.2f (budget <= 2)\n", float64(hp)/float64(tp))
-	fmt.Printf("budget p50 < 3ms: %v; p99 < 10ms: %v\n", hp < 3*time.Millisecond, pct(hook, 99) < 10*time.Millisecond)
+	fmt.Printf("# load average: start %s | end %s\n", loadStart, loadEnd)
+	fmt.Printf("# input: an allowed Read in an active run's first phase; call records: %s\n", strings.Join(recorded, ", "))
+	fmt.Printf("# hook command (init's): %s\n", redact(b.hookCmd, b.dir))
+	fmt.Printf("# first hook after init (no decider yet: the full binary decides and starts one): %v\n", first.wall.Round(10*time.Microsecond))
+	fmt.Println("# wall time, spawn to exit; commands alternate, same run:")
+	for _, k := range states {
+		report(fmt.Sprintf("hook sh -c (%d states)", k), hookS[k].wall)
+	}
+	report("trivial sh -c", trivSh.wall)
+	report("statewright-hook direct", clientDirect.wall)
+	report("trivial direct", trivDirect.wall)
+	report("full binary direct (no decider)", full.wall)
+	fmt.Println("# CPU time (user+sys) of the spawned process tree; the decider's own CPU per hook beside:")
+	for _, k := range states {
+		report(fmt.Sprintf("hook-cpu sh -c (%d states)", k), hookS[k].cpu)
+	}
+	report("trivial-cpu sh -c", trivSh.cpu)
+	report("full-cpu direct", full.cpu)
+	fmt.Printf("decider CPU per hook (mean): %v\n", (deciderCPU / time.Duration(n*len(states))).Round(time.Microsecond))
+	fmt.Println("# ratios (p50 against the same run's reference):")
+	hp := pct(hookS[k0].wall, 50)
+	fmt.Printf("hook / trivial, both as sh -c:      wall %.2f  cpu %.2f   (budget <= 2)\n", ratio(hp, pct(trivSh.wall, 50)), ratio(pct(hookS[k0].cpu, 50), pct(trivSh.cpu, 50)))
+	fmt.Printf("statewright-hook / trivial, direct: wall %.2f  cpu %.2f\n", ratio(pct(clientDirect.wall, 50), pct(trivDirect.wall, 50)), ratio(pct(clientDirect.cpu, 50), pct(trivDirect.cpu, 50)))
+	fmt.Printf("full binary / trivial, direct:      wall %.2f  (the hook before the thin client)\n", ratio(pct(full.wall, 50), pct(trivDirect.wall, 50)))
+	for _, k := range states[1:] {
+		fmt.Printf("growth %d -> %d states: p50 %.2f  p90 %.2f   (budget <= 1.2)\n", k0, k, ratio(pct(hookS[k].wall, 50), hp), ratio(pct(hookS[k].wall, 90), pct(hookS[k0].wall, 90)))
+	}
+	fmt.Printf("hook p99 %v (idle-machine target < 10ms); trivial sh -c p99 %v\n", pct(hookS[k0].wall, 99).Round(10*time.Microsecond), pct(trivSh.wall, 99).Round(10*time.Microsecond))
 	return nil
 }
 
-// setup writes a fixture into dir: state.db with an active run for the
-// bench session, hook.args (the hook's arguments, one a line) and hook.json
-// (a PreToolUse input for an allowed Read). Each input needs a fresh
-// tool_use_id to be decided rather than replayed: hook.json's id is
-// "toolu_fixture_N" with N to be replaced.
-func setup(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func (b *bench) build() error {
+	b.bin = filepath.Join(b.dir, "bin", "statewright")
+	b.client = filepath.Join(b.dir, "bin", "statewright-hook")
+	for _, t := range [][2]string{{b.bin, "./cmd/statewright"}, {b.client, "./cmd/statewright-hook"}} {
+		if out, err := exec.Command("go", "build", "-o", t[0], "github.com/statewright-go/statewright/"+strings.TrimPrefix(t[1], "./")).CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", t[1], err, out)
+		}
+	}
+	src := filepath.Join(b.dir, "trivial", "main.go")
+	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
 		return err
 	}
-	ctx := context.Background()
-	storePath := filepath.Join(dir, "state.db")
-	st, err := store.Open(ctx, storePath, store.Options{})
+	if err := os.WriteFile(src, []byte("package main\n\nimport (\n\t\"io\"\n\t\"os\"\n)\n\nfunc main() { io.Copy(io.Discard, os.Stdin) }\n"), 0o644); err != nil {
+		return err
+	}
+	b.trivial = filepath.Join(b.dir, "bin", "trivial")
+	if out, err := exec.Command("go", "build", "-o", b.trivial, src).CombinedOutput(); err != nil {
+		return fmt.Errorf("build trivial: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// readHookCommand reads the PreToolUse command from the settings init wrote.
+func (b *bench) readHookCommand() error {
+	for _, name := range []string{"settings.local.json", "settings.json"} {
+		raw, err := os.ReadFile(filepath.Join(b.project, ".claude", name))
+		if err != nil {
+			continue
+		}
+		var s struct {
+			Hooks map[string][]struct {
+				Hooks []struct {
+					Command string `json:"command"`
+				} `json:"hooks"`
+			} `json:"hooks"`
+		}
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		for _, g := range s.Hooks["PreToolUse"] {
+			for _, h := range g.Hooks {
+				if strings.Contains(h.Command, " hook claude-code pre-tool-use ") {
+					b.hookCmd = h.Command
+					return nil
+				}
+			}
+		}
+	}
+	return errors.New("init wrote no PreToolUse hook")
+}
+
+// directArgs is the hook command without the shell and its wrapper.
+func (b *bench) directArgs(k int) []string {
+	cmd, _, _ := strings.Cut(b.hookCmd, " || ")
+	var out []string
+	for _, f := range strings.Fields(cmd) {
+		out = append(out, strings.Trim(f, "'"))
+	}
+	return out
+}
+
+func session(states int) string { return fmt.Sprintf("bench-%d", states) }
+
+func (b *bench) input(states int) []byte {
+	b.seq++
+	return fmt.Appendf(nil, `{"session_id":%q,"transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"default",`+
+		`"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_bench_%d"}`,
+		session(states), b.project, filepath.Join(b.project, "main.go"), b.seq)
+}
+
+// hook runs init's PreToolUse command for the session of a workflow size
+// and checks that it allowed the Read.
+func (b *bench) hook(states int) (result, error) {
+	r, err := b.spawn(shellArgs(b.hookCmd), b.input(states))
 	if err != nil {
-		return err
+		return r, err
 	}
-	defer st.Close()
-	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
-	wf := filepath.Join(dir, "bench.json")
-	if err := os.WriteFile(wf, []byte(benchWorkflow), 0o644); err != nil {
-		return err
+	if r.code != 0 || bytes.Contains(r.stdout, []byte(`"deny"`)) {
+		return r, fmt.Errorf("the hook did not allow the Read (exit %d): %s %s", r.code, r.stdout, r.stderr)
 	}
-	if _, err := svc.Start(ctx, "claude-code:bench-session", wf, runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli"}); err != nil {
-		return fmt.Errorf("start run: %w", err)
-	}
-	args := []string{"hook", "claude-code", "pre-tool-use", "--store", storePath, "--store-id", st.StoreID(), "--deadline", "5s"}
-	var b bytes.Buffer
-	for _, a := range args {
-		b.WriteString(a + "\n")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "hook.args"), b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	in := fmt.Appendf(nil, `{"session_id":"bench-session","transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"default",`+
-		`"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":"toolu_fixture_N"}`,
-		dir, filepath.Join(dir, "main.go"))
-	return os.WriteFile(filepath.Join(dir, "hook.json"), in, 0o644)
+	return r, nil
 }
 
-// benchWorkflow is the bugfix template's first phase without its
-// max_iterations, so that hundreds of calls stay allowed.
-const benchWorkflow = `{
-  "id": "bench",
-  "initial": "localizing",
-  "states": {
-    "localizing": {
-      "instructions": "Reproduce the bug and find where it lives.",
-      "allowed_tools": ["Read", "Grep", "Glob", "LS", "Bash", "TodoWrite"],
-      "on": {"LOCALIZED": "done"}
-    },
-    "done": {"type": "final"}
-  }
-}`
+func shellArgs(cmd string) []string { return []string{"/bin/sh", "-c", cmd} }
 
-func spawn(bin string, args []string, stdin []byte) (int, string, error) {
-	code, stderr, _, err := spawnCPU(bin, args, stdin)
-	return code, stderr, err
+type result struct {
+	code      int
+	stdout    []byte
+	stderr    string
+	wall, cpu time.Duration
 }
 
-// spawnCPU runs bin and returns its exit code, stderr and CPU time.
-func spawnCPU(bin string, args []string, stdin []byte) (int, string, time.Duration, error) {
-	cmd := exec.Command(bin, args...)
+func (b *bench) spawn(argv []string, stdin []byte) (result, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = b.env
+	cmd.Dir = b.project
 	cmd.Stdin = bytes.NewReader(stdin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	err := cmd.Run()
-	var cpu time.Duration
+	r := result{wall: time.Since(start), stdout: stdout.Bytes(), stderr: stderr.String()}
 	if cmd.ProcessState != nil {
-		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		r.code = cmd.ProcessState.ExitCode()
 	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), stderr.String(), cpu, nil
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = nil
 	}
-	return 0, stderr.String(), cpu, err
+	return r, err
+}
+
+func (b *bench) deciderStatus() (int, error) {
+	cmd := exec.Command(b.bin, "decider", "status")
+	cmd.Env = b.env
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, err
+	}
+	var st struct {
+		Pid int `json:"pid"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		return 0, err
+	}
+	return st.Pid, nil
+}
+
+func (b *bench) waitDecider() error {
+	for range 200 {
+		if pid, err := b.deciderStatus(); err == nil && pid > 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("the first hook started no decider within 10s")
+}
+
+func (b *bench) deciderPid() int {
+	pid, _ := b.deciderStatus()
+	return pid
+}
+
+func (b *bench) stopDecider() {
+	cmd := exec.Command(b.bin, "decider", "stop")
+	cmd.Env = b.env
+	cmd.Run()
+}
+
+// writeKeep leaves a fixture for profiling: env.sh (the environment),
+// hook.sh (init's command) and input.json (an input; its tool_use_id must
+// change between calls to be decided rather than replayed).
+func (b *bench) writeKeep(states int) error {
+	var env strings.Builder
+	for _, kv := range b.env {
+		if k, v, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(k, "XDG_") || k == "HOME" || k == "STATEWRIGHT_STORE") {
+			fmt.Fprintf(&env, "export %s='%s'\n", k, v)
+		}
+	}
+	files := map[string][]byte{"env.sh": []byte(env.String()), "hook.sh": []byte(b.hookCmd + "\n"), "input.json": b.input(states)}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(b.dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("fixture in %s: . env.sh; sh -c \"$(cat hook.sh)\" < input.json\n", b.dir)
+	return nil
+}
+
+// benchWorkflow is a workflow of k states: a chain of phases that allow
+// the read tools, each with its own instructions and a transition on, so
+// that the compiled law grows with k. The run starts in the first.
+func benchWorkflow(k int) []byte {
+	type state struct {
+		Instructions string            `json:"instructions,omitempty"`
+		AllowedTools []string          `json:"allowed_tools,omitempty"`
+		On           map[string]string `json:"on,omitempty"`
+		Type         string            `json:"type,omitempty"`
+	}
+	states := map[string]state{}
+	for i := range k - 1 {
+		states[fmt.Sprintf("s%04d", i)] = state{
+			Instructions: fmt.Sprintf("Phase %d of the benchmark: read, search, record what you find.", i),
+			AllowedTools: []string{"Read", "Grep", "Glob", "LS", "Bash", "TodoWrite"},
+			On:           map[string]string{"NEXT": fmt.Sprintf("s%04d", i+1), "DONE": "done"},
+		}
+	}
+	last := fmt.Sprintf("s%04d", k-1)
+	states[last] = state{AllowedTools: []string{"Read"}, On: map[string]string{"DONE": "done"}}
+	states["done"] = state{Type: "final"}
+	b, _ := json.MarshalIndent(map[string]any{"id": fmt.Sprintf("bench-%d", k), "initial": "s0000", "states": states}, "", " ")
+	return b
+}
+
+// procCPU is a process's CPU time so far (0 when it cannot be read).
+func procCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ = 100
 }
 
 func loadavg() string {
@@ -242,10 +468,34 @@ func loadavg() string {
 	if err != nil {
 		return "unknown"
 	}
-	return string(bytes.TrimSpace(b))
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func redact(s, dir string) string { return strings.ReplaceAll(s, dir, "$DIR") }
+
+func joinInts(v []int) string {
+	var s []string
+	for _, x := range v {
+		s = append(s, strconv.Itoa(x))
+	}
+	return strings.Join(s, ",")
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
 	s := slices.Clone(d)
 	slices.Sort(s)
 	i := (len(s)*p + 99) / 100
@@ -260,7 +510,7 @@ func report(name string, d []time.Duration) {
 	for _, x := range d {
 		sum += x
 	}
-	fmt.Printf("%-10s n=%d  p50=%v  p90=%v  p99=%v  max=%v  mean=%v\n", name, len(d),
+	fmt.Printf("%-34s n=%d  p50=%v  p90=%v  p99=%v  max=%v  mean=%v\n", name, len(d),
 		pct(d, 50).Round(10*time.Microsecond), pct(d, 90).Round(10*time.Microsecond), pct(d, 99).Round(10*time.Microsecond),
 		pct(d, 100).Round(10*time.Microsecond), (sum / time.Duration(len(d))).Round(10*time.Microsecond))
 }

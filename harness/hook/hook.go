@@ -140,6 +140,14 @@ type Env struct {
 	Getenv func(string) string
 	// Executable is this binary, which the law protects ("" when unknown).
 	Executable string
+	// NewRuntime returns the runtime over an open store (runtime.New when
+	// nil): a long-lived decider returns one it keeps, so that a workflow
+	// is compiled once, not on every hook.
+	NewRuntime func(st store.Store, o runtime.Options) *runtime.Service
+	// Wrap, when set, wraps the work the deadline bounds (reading the
+	// input, opening the store, the adapter): a long-lived decider learns
+	// when work that a deadline abandoned has ended.
+	Wrap Middleware
 }
 
 // OpenStore makes the runtime available to the rest of the chain: the
@@ -174,7 +182,11 @@ func OpenStore(env Env, f *Flags) Middleware {
 				if env.Executable != "" {
 					protect = append(protect, env.Executable)
 				}
-				return runtime.New(st, runtime.Options{
+				newRuntime := env.NewRuntime
+				if newRuntime == nil {
+					newRuntime = runtime.New
+				}
+				return newRuntime(st, runtime.Options{
 					Policy:          policy.Options{RequireWorkflow: f.RequireWorkflow, ProtectedPaths: protect},
 					AuditOnly:       f.AuditOnly,
 					DefaultWorkflow: f.DefaultWorkflow,
@@ -259,6 +271,10 @@ func Run(ctx context.Context, a harness.Adapter, args []string, stdin io.Reader,
 		f.Deadline = install.DefaultDeadline
 	}
 	r.Hook.Options = f.Options
-	h := Chain(Respond, Deadline(f.Deadline), ReadInput(harness.MaxInputBytes), OpenStore(env, &f))
+	mws := []Middleware{Deadline(f.Deadline)}
+	if env.Wrap != nil {
+		mws = append(mws, env.Wrap)
+	}
+	h := Chain(Respond, append(mws, ReadInput(harness.MaxInputBytes), OpenStore(env, &f))...)
 	return h(ctx, r).Write(stdout, stderr)
 }

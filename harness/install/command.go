@@ -30,8 +30,8 @@ func (p *Plan) HookArgs() []string {
 }
 
 // HookCommand returns the shell command line of the hook for event (its
-// command-line spelling): the binary by absolute path, "hook HARNESS
-// EVENT", the flags. A gate (an event whose hook can block the call) ends
+// command-line spelling): the thin client (HookBinary) by absolute path,
+// "hook HARNESS EVENT", the flags. A gate (an event whose hook can block the call) ends
 // in a wrapper that turns whatever makes the hook fail (exit 127 for a
 // missing binary, a signal, a crash) into exit 2, the harness's deny; a
 // deny the hook gave itself passes through without a second message.
@@ -40,7 +40,7 @@ func (p *Plan) HookArgs() []string {
 // message.
 func (p *Plan) HookCommand(event string, gate bool, label string) string {
 	var b strings.Builder
-	b.WriteString(Shq(p.Binary) + " hook " + p.Harness + " " + event)
+	b.WriteString(Shq(p.hookBinary()) + " hook " + p.Harness + " " + event)
 	b.WriteString(" --store " + Shq(p.Store) + " --store-id " + Shq(p.StoreID) + " --deadline " + p.Deadline.String())
 	if p.RequireWorkflow {
 		b.WriteString(" --require-workflow")
@@ -74,3 +74,15 @@ func IsHookOf(harness, command string) bool {
 	re := regexp.MustCompile(`^'[^']*' hook ` + regexp.QuoteMeta(harness) + ` [a-z-]+( |$)`)
 	return re.MatchString(command)
 }
+
+// hookBinary is what hook commands run: HookBinary, else Binary.
+func (p *Plan) hookBinary() string {
+	if p.HookBinary != "" {
+		return p.HookBinary
+	}
+	return p.Binary
+}
+
+// HookArgv returns the argv prefix of a hook run by a plugin: the thin
+// client (or the binary), "hook", the harness.
+func (p *Plan) HookArgv() []string { return []string{p.hookBinary(), "hook", p.Harness} }

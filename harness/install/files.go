@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/statewright-go/statewright/internal/hookwire"
 )
 
 // change is the planned new content of one file; nil content removes it.
@@ -179,4 +181,26 @@ func hookBinary(flag string) (string, error) {
 		return "", usagef("init: the binary path %s holds a single quote", abs)
 	}
 	return abs, nil
+}
+
+// thinClient returns the thin hook client installed beside bin, or bin
+// when there is none (or it is not an executable file).
+func thinClient(bin string) string {
+	c := filepath.Join(filepath.Dir(bin), hookwire.ClientName)
+	fi, err := os.Stat(c)
+	if err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 || strings.Contains(c, "'") {
+		return bin
+	}
+	return c
+}
+
+// ensureDeciderKey creates the per-install key the thin client and the
+// local decider authenticate each other with, where both find it.
+func ensureDeciderKey() error {
+	dir := hookwire.Dir(os.Getenv)
+	if dir == "" {
+		return nil // no home: the client decides in process
+	}
+	_, err := hookwire.EnsureKey(hookwire.KeyPath(dir))
+	return err
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/statewright-go/statewright/internal/hookwire"
 	"github.com/statewright-go/statewright/store"
 )
 
@@ -108,6 +109,10 @@ type Plan struct {
 	// Binary, Store and StoreID are resolved: an absolute, symlink-free
 	// binary, the store's location, its id ("" when uninstalling).
 	StoreID string
+	// HookBinary is what the hook commands run: the thin hook client
+	// (statewright-hook) beside Binary, which hands each hook to the local
+	// decider, or Binary itself when the client is not installed there.
+	HookBinary string
 
 	ctx     context.Context
 	env     Env
@@ -196,6 +201,15 @@ func (p *Plan) validate() error {
 	}
 	if p.created {
 		p.Note("created the store %s", p.Store)
+	}
+	p.HookBinary = thinClient(p.Binary)
+	if p.HookBinary == p.Binary {
+		p.Note("%s is not installed beside %s: the hooks run the full binary, which starts slower (install both: go install ./cmd/...)", hookwire.ClientName, p.Binary)
+	} else if !p.DryRun {
+		// The key the client and the decider prove to each other.
+		if err := ensureDeciderKey(); err != nil {
+			return failure{fmt.Sprintf("init: the decider's key: %v", err)}
+		}
 	}
 	return nil
 }

@@ -173,3 +173,47 @@ func TestIsHookOf(t *testing.T) {
 		}
 	}
 }
+
+// TestThinClient: with statewright-hook beside the binary, the hook
+// commands run it (the same arguments), and init creates the key it and
+// the decider prove to each other; without it, they run the binary and
+// init says why.
+func TestThinClient(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	bin := filepath.Join(dir, "bin", "statewright")
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Project: dir, Store: filepath.Join(dir, "state.db"), Binary: bin, Deadline: 5 * time.Second, Timeout: 10}
+	var out bytes.Buffer
+	if err := Run(ctx, "fake", o, testEnv(), plan, &out); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "conf.json"))
+	if !strings.Contains(string(b), "'"+bin+"' hook fake gate") || !strings.Contains(out.String(), "statewright-hook is not installed beside") {
+		t.Errorf("without the client:\n%s\n%s", out.String(), b)
+	}
+
+	client := filepath.Join(dir, "bin", "statewright-hook")
+	if err := os.WriteFile(client, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Run(ctx, "fake", o, testEnv(), plan, &out); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "conf.json"))
+	if !strings.Contains(string(b), "'"+client+"' hook fake gate --store") || strings.Contains(out.String(), "not installed beside") {
+		t.Errorf("with the client:\n%s\n%s", out.String(), b)
+	}
+	if !IsHookOf("fake", "'"+client+"' hook fake gate --store x") {
+		t.Error("the client's command is not recognised as ours (re-init and --uninstall need it)")
+	}
+	key := filepath.Join(dir, "config", "statewright", "decider", "key")
+	if fi, err := os.Stat(key); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the decider key: %v %v", fi, err)
+	}
+}

@@ -49,8 +49,16 @@ var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true
 // that is not a shell) in dir, once per harness process. It is cheap (one
 // stat when already recorded) and best effort: an error is returned for
 // logging, never to deny.
-func RegisterHarness(dir string) error {
-	pid := os.Getppid()
+func RegisterHarness(dir string) error { return RegisterHarnessOf(dir, os.Getpid()) }
+
+// RegisterHarnessOf is RegisterHarness for the hook process hook (the
+// local decider registers the harness of the thin client it answers).
+func RegisterHarnessOf(dir string, hook int) error {
+	p, err := readProc(hook)
+	if err != nil {
+		return err
+	}
+	pid := p.ppid
 	for i := 0; i < 8 && pid > 1; i++ {
 		p, err := readProc(pid)
 		if err != nil {

@@ -98,7 +98,7 @@ func InstallPlugin(p *install.Plan, path string, source []byte) error {
 			return nil, nil
 		}
 		src, err := RenderPlugin(source, PluginConfig{
-			Argv: []string{p.Binary, "hook", p.Harness}, Flags: p.HookArgs(), TimeoutMS: p.Timeout * 1000,
+			Argv: p.HookArgv(), Flags: p.HookArgs(), TimeoutMS: p.Timeout * 1000,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("render the plugin: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/statewright-go/statewright/internal/cli/checkcmd"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
 	"github.com/statewright-go/statewright/internal/cli/dashboardcmd"
+	"github.com/statewright-go/statewright/internal/cli/decidercmd"
 	"github.com/statewright-go/statewright/internal/cli/democmd"
 	"github.com/statewright-go/statewright/internal/cli/doctorcmd"
 	"github.com/statewright-go/statewright/internal/cli/enginecmd"
@@ -57,6 +58,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	// Harnesses: install, hooks, health.
 	root.AddCommand(initcmd.NewCmdInit(f))
 	root.AddCommand(hookcmd.NewCmdHook(f))
+	root.AddCommand(decidercmd.NewCmdDecider(f))
 	root.AddCommand(doctorcmd.NewCmdDoctor(f))
 	root.AddCommand(sandboxcmd.NewCmdSandbox())
 	root.AddCommand(testruncmd.NewCmdTestrun())
