@@ -20,12 +20,13 @@ var tiers = []struct {
 	prefixes []string
 }{
 	{0, []string{"workflow", "shell", "sandbox", "store", "plugins", "testreport", "gateway/tokens",
-		"agent/model", "agent/events", "internal/fakemodel", "internal/person", "internal/archtest", "internal/buildinfo"}},
+		"agent/model", "agent/events", "internal/fakemodel", "internal/person", "internal/archtest", "internal/buildinfo",
+		"internal/hookwire"}},
 	{1, []string{"engine", "internal/wfgraph", "internal/eventtext"}},
 	{2, []string{"policy"}},
 	{3, []string{"runtime"}},
 	{4, []string{"control", "agent/tools", "agent/generate"}},
-	{5, []string{"harness", "mcpserver", "gateway", "agent", "tui", "dashboard"}},
+	{5, []string{"harness", "mcpserver", "gateway", "agent", "tui", "dashboard", "internal/decider"}},
 	{6, []string{"serve"}},
 	{7, []string{"internal/cli"}},
 	{8, []string{"cmd", "bench", "e2e", "internal/outcome", "internal/release"}},
