@@ -23,12 +23,17 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/statewright-go/statewright/internal/buildinfo"
 	"github.com/statewright-go/statewright/internal/hookwire"
 )
 
 func main() {
 	start := time.Now()
 	args := os.Args[1:]
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "version") {
+		os.Stdout.WriteString(buildinfo.Get().String() + "\n") // the release's stamp
+		return
+	}
 	bin := fullBinary()
 	if !isHookCall(args) {
 		execFull(bin, args, nil, false)

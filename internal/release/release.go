@@ -78,6 +78,9 @@ var Binaries = []Binary{
 	// The sandbox launcher: hooks use it when it sits next to statewright
 	// (docs/sandbox.md). serve's image has no bubblewrap, so not there.
 	{Name: "statewright-sandbox", Package: "./cmd/statewright-sandbox"},
+	// The thin hook client: init writes it into the hooks when it sits
+	// next to statewright (docs/hooks.md). serve takes HTTP hooks.
+	{Name: "statewright-hook", Package: "./cmd/statewright-hook"},
 }
 
 // FileName is the release file of b for t: statewright-linux-amd64,
