@@ -14,9 +14,9 @@ import (
 	"github.com/statewright-go/statewright/harness/internal/wire"
 )
 
-// Event is a Claude Code hook event, named as Claude Code names it in
-// settings.json and in the input's hook_event_name.
-type Event string
+// Event is a hook event of Claude Code, named as Claude Code names it in its settings and
+// in the input's hook_event_name (Arg gives the command-line spelling).
+type Event = wire.HookEvent
 
 // The hook events statewright registers.
 const (
@@ -38,13 +38,6 @@ var events = wire.HookEvents
 // Events lists every event statewright registers, in the order init writes
 // them.
 var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop, SubagentStop, SessionEnd}
-
-// Arg returns the event's command-line spelling ("pre-tool-use").
-func (e Event) Arg() string { return events.Arg(string(e)) }
-
-// ToolEvent reports whether the event concerns one tool call (and so has a
-// matcher in settings.json and tool_name in its input).
-func (e Event) ToolEvent() bool { return wire.ToolEvent(string(e)) }
 
 // ParseEvent accepts an event's command-line spelling ("pre-tool-use") or
 // Claude Code's name ("PreToolUse").

@@ -18,9 +18,9 @@ import (
 	"github.com/statewright-go/statewright/harness/internal/wire"
 )
 
-// Event is a Codex hook event, named as Codex names it in config.toml and
-// in the input's hook_event_name.
-type Event string
+// Event is a hook event of Codex, named as Codex names it in its settings and
+// in the input's hook_event_name (Arg gives the command-line spelling).
+type Event = wire.HookEvent
 
 // The hook events statewright registers: those of Claude Code's hook
 // contract that Codex has.
@@ -40,12 +40,6 @@ var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, St
 // closed (wire.HookEvents).
 var events = wire.HookEvents.Only(string(SessionStart), string(UserPromptSubmit), string(PreToolUse), string(PostToolUse), string(Stop))
 
-// Arg returns the event's command-line spelling ("pre-tool-use").
-func (e Event) Arg() string { return events.Arg(string(e)) }
-
-// ToolEvent reports whether the event concerns one tool call.
-func (e Event) ToolEvent() bool { return wire.ToolEvent(string(e)) }
-
 // ParseEvent accepts an event's command-line spelling ("pre-tool-use") or
 // Codex's name ("PreToolUse").
 func ParseEvent(s string) (Event, error) {
@@ -64,20 +58,21 @@ type Input struct {
 	Model          string  `json:"model"`
 }
 
-// ErrMalformed is wrapped by Decode's errors for input that is not a JSON
-// object of the documented shape; ErrWrongEvent by its error for input
-// whose hook_event_name names another event than the hook's.
-var ErrMalformed, ErrWrongEvent = wire.HookErrors("codex")
-
-var decoding = wire.Decoding{Malformed: ErrMalformed}
-
-// Decode decodes and checks the hook input for event: one JSON object, a
-// sane session_id always, and for tool events a tool_name, a tool_use_id
-// and a tool_input object. The caller answers any error in the event's
-// fail-closed way.
+// Decode decodes and checks what a Codex hook reads on stdin for event
+// (the *.command.input schemas Codex ships): one JSON object, a sane
+// session_id always, and for PreToolUse and PostToolUse a tool_name, a
+// tool_use_id and a tool_input object (an apply_patch call carries its
+// patch in tool_input.command). Errors wrap ErrMalformed, or ErrWrongEvent
+// when hook_event_name names another event; the caller answers them in the
+// event's fail-closed way.
 func Decode(event Event, data []byte) (*Input, error) {
 	return wire.DecodeHook[Input](decoding, data, string(event), event.ToolEvent(), ErrWrongEvent)
 }
+
+// Codex's decoding errors, errors.Is-able.
+var ErrMalformed, ErrWrongEvent = wire.HookErrors("codex")
+
+var decoding = wire.Decoding{Malformed: ErrMalformed}
 
 // SessionPrefix prefixes every Codex session key in the store.
 const SessionPrefix = "codex:"

@@ -243,10 +243,17 @@ var HookEvents = Events{
 	{Arg: "session-end", Name: SessionEndEvent, Fail: FailNotice},
 }
 
-// ToolEvent reports whether the event named name concerns one tool call
-// (a matcher in the settings, tool_name in the input).
-func ToolEvent(name string) bool {
-	return name == PreToolUseEvent || name == PostToolUseEvent || name == PostToolUseFailureEvent
+// HookEvent is an event of the hook-output contract, named as the harness
+// names it in its settings and in the input's hook_event_name.
+type HookEvent string
+
+// Arg returns the event's command-line spelling ("pre-tool-use").
+func (e HookEvent) Arg() string { return HookEvents.Arg(string(e)) }
+
+// ToolEvent reports whether the event concerns one tool call (a matcher in
+// the settings, tool_name in the input).
+func (e HookEvent) ToolEvent() bool {
+	return e == PreToolUseEvent || e == PostToolUseEvent || e == PostToolUseFailureEvent
 }
 
 // StampControl returns the tool input with the session stamped in when
