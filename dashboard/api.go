@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -477,4 +478,25 @@ func stackLines(stack []runtime.StackEntry) []string {
 		out = append(out, e.String())
 	}
 	return out
+}
+
+// verify answers the event log's verdict (store.Audit, as `statewright
+// verify` runs it): {"ok": bool, "verdict": text}. It reads the whole log,
+// so the page asks for it on sign-in and on request, not on every change.
+func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
+	var keys []ed25519.PublicKey
+	if h.opts.TrustedKeys != nil {
+		k, err := h.opts.TrustedKeys()
+		if err != nil {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "verdict": "the trusted keys cannot be read: " + err.Error()})
+			return
+		}
+		keys = k
+	}
+	v, err := store.Audit(r.Context(), h.opts.Store, keys, nil)
+	if err != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "verdict": "the event log does NOT verify: " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "verdict": v.String(), "checkpoint": v.Chain.Checkpoint, "uncovered": v.Chain.Uncovered})
 }

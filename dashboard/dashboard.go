@@ -20,6 +20,7 @@
 package dashboard
 
 import (
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -76,6 +77,10 @@ type Options struct {
 	SessionTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// TrustedKeys returns the public keys checkpoints may be signed with,
+	// for the log's verdict (GET api/verify); nil trusts none, and the
+	// verdict then covers the chains alone.
+	TrustedKeys func() ([]ed25519.PublicKey, error)
 }
 
 // Handler is the dashboard.
@@ -133,6 +138,7 @@ func New(opts Options) (*Handler, error) {
 	h.mux.Handle("GET /api/templates", h.auth(false, http.HandlerFunc(h.templates)))
 	h.mux.Handle("GET /api/templates/{name}", h.auth(false, http.HandlerFunc(h.template)))
 	h.mux.Handle("POST /api/validate", h.auth(false, http.HandlerFunc(h.validate)))
+	h.mux.Handle("GET /api/verify", h.auth(false, http.HandlerFunc(h.verify)))
 	h.mux.Handle("POST /api/runs/{id}/approve", h.auth(true, http.HandlerFunc(h.approve)))
 	h.mux.Handle("POST /api/runs/{id}/reject", h.auth(true, http.HandlerFunc(h.reject)))
 	return h, nil

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/statewright-go/statewright/runtime"
+	_ "modernc.org/sqlite"
+
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/sqlite"
 )
@@ -494,5 +497,31 @@ func TestRunViewShowsTheStack(t *testing.T) {
 	}
 	if svg, _ := m["svg"].(string); !strings.Contains(svg, `data-state="look" aria-current="step"`) {
 		t.Errorf("the graph is not the sub-workflow's:\n%s", svg)
+	}
+}
+
+// TestVerifyShowsTheLogsVerdict: the page's verdict on the event log is
+// what `statewright verify` says, and a flipped event turns it red.
+func TestVerifyShowsTheLogsVerdict(t *testing.T) {
+	f := newFixture(t)
+	c := f.client()
+	if c.login(agentToken) != http.StatusOK {
+		t.Fatal("login")
+	}
+	code, m, raw := c.do("GET", "/api/verify", nil, nil)
+	if code != http.StatusOK || m["ok"] != true || !strings.Contains(m["verdict"].(string), "no checkpoint and no trusted key") {
+		t.Fatalf("verify: %d %s", code, raw)
+	}
+	db, err := sql.Open("sqlite", f.st.Identity().Location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("DROP TRIGGER events_no_update; UPDATE events SET reason = 'edited' WHERE seq = 1"); err != nil {
+		t.Fatal(err)
+	}
+	code, m, raw = c.do("GET", "/api/verify", nil, nil)
+	if code != http.StatusOK || m["ok"] != false || !strings.Contains(m["verdict"].(string), "does NOT verify") {
+		t.Fatalf("verify after a flip: %d %s", code, raw)
 	}
 }

@@ -80,7 +80,7 @@ const DashboardPath = "/dashboard/"
 // with a token itself (session cookie, CSRF token) and checks every API
 // call against the server's tokens; the Host and Origin checks still apply.
 func (s *Server) MountDashboard(svc *runtime.Service, st store.Store) error {
-	dash, err := dashboard.New(dashboard.Options{Service: svc, Store: st, Verify: tokenVerifier(s.opts.Tokens)})
+	dash, err := dashboard.New(dashboard.Options{Service: svc, Store: st, Verify: tokenVerifier(s.opts.Tokens), TrustedKeys: s.opts.TrustedKeys})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ package serve
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,6 +60,9 @@ type Options struct {
 	AllowedOrigins []string
 	// Logger receives one line per refused request (nil: discard).
 	Logger *slog.Logger
+	// TrustedKeys returns the keys checkpoints may be signed with, for the
+	// dashboard's verdict on the event log (nil: none).
+	TrustedKeys func() ([]ed25519.PublicKey, error)
 }
 
 // Server is the HTTP front. Mount handlers with Handle, then serve Handler().

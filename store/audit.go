@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
+	"time"
 )
 
 // VerifyCheckpoints checks the checkpoints' own chain, oldest first: each
@@ -62,6 +63,31 @@ type Verdict struct {
 	// Checkpoints is the number of checkpoints verified; Newest the newest.
 	Checkpoints int         `json:"checkpoints"`
 	Newest      *Checkpoint `json:"newest,omitempty"`
+	// Keys is the number of keys the verifier trusted.
+	Keys int `json:"keys"`
+}
+
+// String says what the verdict means, in one paragraph (verify prints it,
+// doctor and the dashboard show it).
+func (v Verdict) String() string {
+	c := v.Chain
+	s := fmt.Sprintf("verified: %d events in %d chains", c.Events, c.Chains)
+	if c.Legacy > 0 {
+		s += fmt.Sprintf(" (%d in the legacy global chain)", c.Legacy)
+	}
+	if c.AnchorSeq > 0 {
+		s += fmt.Sprintf(", pruned up to event %d", c.AnchorSeq)
+	}
+	switch {
+	case v.Newest != nil:
+		s += fmt.Sprintf("; %d checkpoints, the newest (#%d, %s, key %s) covers every event but the %d appended since: a cut among those cannot be detected",
+			v.Checkpoints, v.Newest.Seq, v.Newest.Time.Format(time.RFC3339), v.Newest.KeyID, c.Uncovered)
+	case v.Keys == 0:
+		s += "; no checkpoint and no trusted key: a rewrite that recomputed every hash would not be seen (create a key with `statewright checkpoint`)"
+	default:
+		s += "; no checkpoint yet: a rewrite that recomputed every hash would not be seen (sign one with `statewright checkpoint`)"
+	}
+	return s
 }
 
 // Audit verifies a store: every chain (VerifyChain), the checkpoints'
@@ -75,7 +101,7 @@ type Verdict struct {
 // go unseen. Errors wrap ErrChainBroken or ErrCheckpoint and name the
 // first bad event or checkpoint.
 func Audit(ctx context.Context, st Store, trusted []ed25519.PublicKey, external []Checkpoint) (Verdict, error) {
-	var v Verdict
+	v := Verdict{Keys: len(trusted)}
 	cps, err := st.Checkpoints(ctx)
 	if err != nil {
 		return v, err

@@ -117,6 +117,21 @@ async function loadRuns() {
   }
 }
 
+// The event log's verdict (statewright verify): on sign-in and on request,
+// since it reads the whole log.
+async function loadVerdict() {
+  const out = $("log-verdict");
+  out.textContent = "verifying…";
+  try {
+    const v = await api("api/verify");
+    out.textContent = v.verdict;
+    out.className = v.ok ? "" : "error";
+  } catch (e) {
+    out.textContent = "could not verify: " + e.message;
+    out.className = "error";
+  }
+}
+
 // ---- one run ------------------------------------------------------------
 
 function filterQuery() {
@@ -333,6 +348,8 @@ function signedIn(s) {
   document.body.dataset.role = s.role;
   connect();
   route();
+  loadVerdict();
 }
 
+$("verify-now").addEventListener("click", loadVerdict);
 start();

@@ -103,6 +103,8 @@ try {
   await page.click("#login-form button");
   const row = page.locator(`#runs-body tr[data-session="${key}"]`);
   await row.waitFor();
+  // The event log's verdict, as `statewright verify` gives it.
+  await page.locator("#log-verdict", { hasText: /^verified: \d+ events in \d+ chains/ }).waitFor();
   check((await row.locator("td.state").textContent()) === "planning", "the run list shows planning");
 
   // Approving without the page's CSRF token is refused, even signed in.

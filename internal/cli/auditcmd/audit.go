@@ -75,7 +75,7 @@ Exit status 1 names the first bad run (chain) and event sequence.`,
 			if err != nil {
 				return cmdutil.Failure("verify: the event log does NOT verify: " + err.Error())
 			}
-			fmt.Fprintln(out, cmdutil.DescribeVerdict(v, len(keys)))
+			fmt.Fprintln(out, v.String())
 			return nil
 		},
 	}
@@ -104,7 +104,7 @@ func verifyExport(out io.Writer, path string, external []store.Checkpoint, keys 
 	if err != nil {
 		return cmdutil.Failure("verify: " + path + " does NOT verify: " + err.Error())
 	}
-	fmt.Fprintln(out, cmdutil.DescribeVerdict(store.Verdict{Chain: st, Checkpoints: len(external), Newest: newest}, len(keys)))
+	fmt.Fprintln(out, store.Verdict{Chain: st, Checkpoints: len(external), Newest: newest, Keys: len(keys)}.String())
 	return nil
 }
 

@@ -184,29 +184,6 @@ func ReadCheckpoints(r io.Reader) ([]store.Checkpoint, error) {
 	return out, sc.Err()
 }
 
-// DescribeVerdict says what store.Audit found, in one paragraph
-// (verify prints it, doctor shows it).
-func DescribeVerdict(v store.Verdict, keys int) string {
-	c := v.Chain
-	s := fmt.Sprintf("verified: %d events in %d chains", c.Events, c.Chains)
-	if c.Legacy > 0 {
-		s += fmt.Sprintf(" (%d in the legacy global chain)", c.Legacy)
-	}
-	if c.AnchorSeq > 0 {
-		s += fmt.Sprintf(", pruned up to event %d", c.AnchorSeq)
-	}
-	switch {
-	case v.Newest != nil:
-		s += fmt.Sprintf("; %d checkpoints, the newest (#%d, %s, key %s) covers every event but the %d appended since: a cut among those cannot be detected",
-			v.Checkpoints, v.Newest.Seq, v.Newest.Time.Format(time.RFC3339), v.Newest.KeyID, c.Uncovered)
-	case keys == 0:
-		s += "; no checkpoint and no trusted key: a rewrite that recomputed every hash would not be seen (create a key with `statewright checkpoint`)"
-	default:
-		s += "; no checkpoint yet: a rewrite that recomputed every hash would not be seen (sign one with `statewright checkpoint`)"
-	}
-	return s
-}
-
 // SignPeriodically signs a checkpoint of st every period with the signing
 // key, until ctx is done, and sends each to export (a file, appended as a
 // JSON line, or an http(s) URL, POSTed as JSON) when set. Without a

@@ -4,6 +4,7 @@ package dashboardcmd
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -85,7 +86,8 @@ func NewCmdDashboard(f *cmdutil.Factory) *cobra.Command {
 				}
 			}
 			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
-				dash, err := dashboard.New(dashboard.Options{Service: svc, Store: st, Verify: operatorTokenVerifier()})
+				dash, err := dashboard.New(dashboard.Options{Service: svc, Store: st, Verify: operatorTokenVerifier(),
+					TrustedKeys: func() ([]ed25519.PublicKey, error) { return cmdutil.TrustedKeys(nil) }})
 				if err != nil {
 					return cmdutil.Failure(err.Error())
 				}

@@ -217,9 +217,9 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, o *doctorOptions, out io
 		} else if v, err := store.Audit(ctx, st, keys, nil); err != nil {
 			r.fail("audit", "the event log does NOT verify: %v", err)
 		} else if v.Newest == nil {
-			r.warn("audit", "%s", cmdutil.DescribeVerdict(v, len(keys)))
+			r.warn("audit", "%s", v.String())
 		} else {
-			r.ok("audit", "%s", cmdutil.DescribeVerdict(v, len(keys)))
+			r.ok("audit", "%s", v.String())
 		}
 		st.Close()
 	}

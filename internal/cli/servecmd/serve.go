@@ -4,6 +4,7 @@
 package servecmd
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	hookrun "github.com/statewright-go/statewright/harness/hook"
 	"net"
@@ -122,7 +123,8 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return cmdutil.Failure(err.Error())
 			}
-			srv, err := serve.New(serve.Options{Tokens: tf, Addr: listen, AllowedHosts: allowHosts, AllowedOrigins: allowOrigins, Logger: logger})
+			srv, err := serve.New(serve.Options{Tokens: tf, Addr: listen, AllowedHosts: allowHosts, AllowedOrigins: allowOrigins, Logger: logger,
+				TrustedKeys: func() ([]ed25519.PublicKey, error) { return cmdutil.TrustedKeys(nil) }})
 			if err != nil {
 				return cmdutil.Failure(err.Error())
 			}
