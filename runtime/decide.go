@@ -53,7 +53,15 @@ type callOutcome struct {
 
 // callKey identifies a call's tool and input for replay checks.
 func callKey(call *ToolCall) string {
-	return call.Call.Tool + "\x00" + store.InputDigest(call.Call.Input)
+	return call.Call.Tool + "\x00" + inputDigest(call)
+}
+
+// inputDigest is the digest of the call's input, computed once.
+func inputDigest(call *ToolCall) string {
+	if call.digest == "" {
+		call.digest = store.InputDigest(call.Call.Input)
+	}
+	return call.digest
 }
 
 func (o *callOutcome) result(replayed bool) DecideResult {
@@ -213,6 +221,19 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 			call.Call.Resolver = s.opts.Resolver
 		} else {
 			call.Call.Resolver = NewResolver()
+		}
+	}
+	// Work that needs no store is done before the transaction, where
+	// sessions run in parallel: the store commits many sessions'
+	// decisions in one writer. The input's digest; and the facts of the
+	// paths the call names (the file system's, not the store's), which
+	// self-protection resolves in every state: the dormant law's decision
+	// resolves them into the call's resolver, and the law in the
+	// transaction finds them there.
+	inputDigest(&call)
+	if call.Call.Resolver != nil {
+		if law, err := s.dormantLaw(); err == nil {
+			law.Decide(nil, &call.Call)
 		}
 	}
 	var res DecideResult
@@ -423,7 +444,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 	ev := &store.Event{Kind: store.KindDecision, State: out.State, Tool: call.Call.Tool,
 		Decision: out.WouldBe.String(), Rule: string(d.Rule), Reason: d.Reason, ToolUseID: call.Call.ToolUseID, Data: db}
 	if len(call.Call.Input) > 0 {
-		ev.InputDigest = store.InputDigest(call.Call.Input)
+		ev.InputDigest = inputDigest(call)
 	}
 	if err := tx.Append(ev); err != nil {
 		return DecideResult{}, fmt.Errorf("append decision: %w", err)

@@ -223,6 +223,9 @@ type ToolCall struct {
 	// decision) and where the profile's paths are; an allowed call's
 	// DecideResult then carries the profile in force at the decision.
 	Sandbox *policy.SandboxEnv
+	// digest is the input's digest, computed once per Decide, before the
+	// store's transaction.
+	digest string
 }
 
 // DecideResult is a decision plus what the adapter needs to answer the harness.
