@@ -35,6 +35,9 @@ type Case struct {
 	// Sandboxed decides the call as one whose shell command runs under the
 	// phase's OS sandbox (ToolCall.Sandboxed).
 	Sandboxed bool `yaml:"sandboxed" json:"sandboxed"`
+	// Granted decides the call as one a person granted after an ask rule
+	// asked for it (ToolCall.Granted).
+	Granted bool `yaml:"granted" json:"granted"`
 	// RunState overrides the fresh run in State.
 	RunState *CaseRunState `yaml:"run_state" json:"run_state"`
 	// Expect is allow, deny or ask.
@@ -174,7 +177,7 @@ func isJSONLines(b []byte) bool {
 
 var caseKeys = map[string]bool{
 	"name": true, "state": true, "harness": true, "tool": true, "input": true, "cwd": true,
-	"project_dir": true, "resolved_paths": true, "sandboxed": true, "run_state": true, "expect": true, "rule": true, "next_events": true,
+	"project_dir": true, "resolved_paths": true, "sandboxed": true, "granted": true, "run_state": true, "expect": true, "rule": true, "next_events": true,
 	"reason_contains": true, "files_edited": true, "count_iteration": true, "transition": true, "interrupt": true,
 }
 
@@ -199,7 +202,7 @@ func (c *Case) ToolCall() (*ToolCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	call := &ToolCall{Harness: h, Tool: c.Tool, Cwd: c.Cwd, ProjectDir: c.ProjectDir, ResolvedPaths: c.ResolvedPaths, Sandboxed: c.Sandboxed}
+	call := &ToolCall{Harness: h, Tool: c.Tool, Cwd: c.Cwd, ProjectDir: c.ProjectDir, ResolvedPaths: c.ResolvedPaths, Sandboxed: c.Sandboxed, Granted: c.Granted}
 	if c.Input != nil {
 		b, err := json.Marshal(c.Input)
 		if err != nil {

@@ -170,6 +170,13 @@ type compiledState struct {
 	// sandboxExec is the state's sandbox.exec: Exec-class commands run
 	// when the call is sandboxed.
 	sandboxExec bool
+	// rules are the phase's permission rules (the workflow's and its
+	// own); nil when there are none.
+	rules *ruleSet
+	// view is the law as this phase's read checks see it (its
+	// denied_paths and Read deny/ask rules beside the secrets); nil when
+	// the phase adds no read fence.
+	view *Law
 }
 
 // interruptRule is a compiled interrupt.
@@ -196,6 +203,9 @@ type Law struct {
 	lawNames   []string // names a glob must not be able to spell (".claude", ...)
 	// autoImplicit is meta.implicit_transitions: auto.
 	autoImplicit bool
+	// phase is set on a phase's view (compiledState.view): the read
+	// fences that phase adds.
+	phase *phaseReads
 }
 
 var (
@@ -275,7 +285,27 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 	l.secret = compileFences(l.fences.Secret, l.fences.NotSecret)
 	l.anchors = append(l.anchors, l.protect.trees...)
 	l.lawNames = l.protect.names()
+	for name, cs := range l.states {
+		rs, err := compileRules(def, name, cs.st, opts.Host)
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		cs.rules = rs
+		if pr := compilePhaseReads(cs, rs, opts.Host); pr != nil {
+			v := *l
+			v.phase = pr
+			cs.view = &v
+		}
+	}
 	return l, nil
+}
+
+// viewFor is the law as a phase's read checks see it.
+func (l *Law) viewFor(cs *compiledState) *Law {
+	if cs != nil && cs.view != nil {
+		return cs.view
+	}
+	return l
 }
 
 // MustCompile is Compile that panics on error, for tests and fixed workflows.

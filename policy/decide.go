@@ -218,14 +218,25 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		cs = l.states[run.State]
 	}
 
-	// 1. Self-protection, in every state and when dormant.
+	// 1. Self-protection, in every state and when dormant; with the
+	// phase's own read fences (denied_paths, Read deny and ask rules).
+	var askBlock *block
 	if suggest {
-		if b, bad := l.selfProtect(p); b != nil && !b.deferred {
-			return l.deny(cs, run, p, b.rule, b.reason, false)
+		if b, bad := l.viewFor(cs).selfProtect(p); b != nil && !b.deferred && !b.ask {
+			return l.deny(cs, run, p, b.rule, b.reason, b.rule != RuleSelfProtect)
+		} else if b != nil && b.ask {
+			askBlock = b
 		} else if b != nil {
 			p.deferred = b
 		} else if bad != nil {
 			return l.deny(cs, run, p, RuleBadInput, bad.Error(), false)
+		}
+	} else if cs != nil && cs.view != nil {
+		// A phase simulated for a suggestion: its own read fences.
+		if b, _ := cs.view.selfProtect(p); b != nil && b.ask {
+			askBlock = b
+		} else if b != nil && !b.deferred && b.rule != RuleSelfProtect {
+			return l.deny(cs, run, p, b.rule, b.reason, false)
 		}
 	}
 
@@ -289,19 +300,31 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		return l.deny(cs, run, p, RuleFinalState, "the run is in final state '"+cs.name+"'; no tools are available", false)
 	}
 
-	// 6. disallowed_tools wins, then meta-tools, then allowed_tools.
-	if cs.disallowed.hasExactly(info, p.call.Tool) {
-		return l.deny(cs, run, p, RuleDisallowedTool, info.canon+" is in this phase's disallowed_tools", suggest)
-	}
-	if info.kind == kMeta || info.kind == kTask {
-		return Decision{Verdict: Allow, Rule: RuleAllowMeta, Reason: cs.metaReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon}
-	}
-	if !cs.anyTool && !cs.allowed.has(info, p.call.Tool) {
-		name := info.canon
-		if name != p.call.Tool {
-			name = p.call.Tool + " (" + info.canon + ")"
+	// Permission rules: deny wins, then ask, then allow (DECISIONS 29).
+	var ro ruleOutcome
+	if cs.rules != nil {
+		ro = l.evalRules(cs.rules, p)
+		if h := ro.deny; h != nil {
+			return l.deny(cs, run, p, RulePermissionDeny, h.what+" matches "+h.rule.describe(), suggest)
 		}
-		return l.deny(cs, run, p, RuleToolNotAllowed, name+" is not allowed here", suggest)
+	}
+
+	// 6. disallowed_tools wins, then meta-tools, then allowed_tools —
+	// unless rules name the call.
+	if !ro.covered {
+		if cs.disallowed.hasExactly(info, p.call.Tool) {
+			return l.deny(cs, run, p, RuleDisallowedTool, info.canon+" is in this phase's disallowed_tools", suggest)
+		}
+		if (info.kind == kMeta || info.kind == kTask) && ro.ask == nil && askBlock == nil {
+			return Decision{Verdict: Allow, Rule: RuleAllowMeta, Reason: cs.metaReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon}
+		}
+		if !cs.anyTool && !cs.allowed.has(info, p.call.Tool) && info.kind != kMeta && info.kind != kTask {
+			name := info.canon
+			if name != p.call.Tool {
+				name = p.call.Tool + " (" + info.canon + ")"
+			}
+			return l.deny(cs, run, p, RuleToolNotAllowed, name+" is not allowed here", suggest)
+		}
 	}
 
 	// 7. Per-tool checks.
@@ -319,7 +342,7 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 			}
 			return l.deny(cs, run, p, RuleShellParseError, "the command does not parse ("+sc.err.Error()+"), so it cannot be checked", false)
 		}
-		if f := l.checkShell(cs, run, p.call, sc, &eff); f != nil {
+		if f := l.checkShell(cs, run, p.call, sc, &eff, ro.cover); f != nil {
 			return l.deny(cs, run, p, f.rule, f.reason, suggest)
 		}
 	case info.kind == kWriteStdin:
@@ -372,7 +395,28 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 	if len(eff.FilesEdited) > 0 {
 		l.interruptFor(cs, run, p.call, &eff)
 	}
-	return Decision{Verdict: Allow, Rule: RuleAllow, Reason: cs.allowReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon, Effects: eff}
+	d := Decision{Verdict: Allow, Rule: RuleAllow, Reason: cs.allowReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon, Effects: eff}
+	switch {
+	case ro.ask != nil || askBlock != nil:
+		what := ""
+		if h := ro.ask; h != nil {
+			what = h.what + " matches " + h.rule.describe()
+		} else {
+			what = askBlock.reason
+		}
+		if p.call.Granted {
+			d.Rule = RulePermissionGranted
+			d.Reason = "allowed once in phase '" + cs.name + "': " + what + ", and a person granted this call"
+			return d
+		}
+		d.Verdict, d.Rule = Ask, RulePermissionAsk
+		d.Reason = "In phase '" + cs.name + "', " + what + ": a person must agree to this call (rule permission-ask). " +
+			"Where the harness asks its user, it prompts; elsewhere a person grants it with `statewright approve`, and the same call, made again, runs once."
+	case ro.covered:
+		d.Rule = RulePermissionAllow
+		d.Reason = "allowed in phase '" + cs.name + "' by its permission rules"
+	}
+	return d
 }
 
 func (l *Law) allow(cs *compiledState, rule Rule, reason string, info toolInfo) Decision {
@@ -460,7 +504,7 @@ func (l *Law) readToolBlock(p *prepared) *block {
 			if !strings.HasPrefix(raw, "/") && call.Cwd != "" {
 				abs = l.absPath(call, raw)
 			}
-			if _, hit := l.secretBy(abs); !hit {
+			if _, hit := l.secretBy(abs); !hit && l.phase == nil {
 				return nil
 			}
 		}

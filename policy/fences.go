@@ -108,6 +108,11 @@ var projectLaw = []struct{ rel, what string }{
 	{"opencode.jsonc", "opencode configuration"},
 	{".statewright", "statewright's project directory"},
 	{".envrc", "a direnv file (run by the shell)"},
+	// VS Code runs a workspace's tasks on folder open and takes its
+	// terminal environment and interpreters from its settings: code that
+	// runs when the user opens the folder, before they run anything.
+	{".vscode/tasks.json", "VS Code tasks (run on folder open)"},
+	{".vscode/settings.json", "VS Code workspace settings (interpreters, terminal environment)"},
 }
 
 // homeLaw are the law's paths relative to the home directory besides the
@@ -119,6 +124,29 @@ var homeLaw = []struct{ rel, what string }{
 	{".bash_logout", "a shell rc file"}, {".profile", "a shell rc file"}, {".zshrc", "a shell rc file"},
 	{".zshenv", "a shell rc file"}, {".zprofile", "a shell rc file"}, {".zlogin", "a shell rc file"},
 	{".zlogout", "a shell rc file"},
+	// Toolchain configuration outside the project that makes the user's
+	// own later builds, installs and editors run code (issue 19 follow-up):
+	// nothing the agent plants here may run in the user's unsandboxed
+	// sessions. Project-level twins (.npmrc, .cargo/config.toml, ...) are
+	// not protected: like package.json scripts, build.rs or a Makefile they
+	// are the project's own code, which the user reviews in the diff.
+	{".npmrc", "npm configuration (node-options, script-shell run programs)"},
+	{".yarnrc", "yarn configuration (it can run programs)"},
+	{".yarnrc.yml", "yarn configuration (yarnPath runs a script)"},
+	{".cargo/config.toml", "cargo configuration (rustc-wrapper, runner, linker run programs)"},
+	{".cargo/config", "cargo configuration (rustc-wrapper, runner, linker run programs)"},
+	{".pip/pip.conf", "pip configuration (its index serves the code pip installs)"},
+	{".gradle/init.d", "Gradle init scripts (run by every build)"},
+	{".gradle/init.gradle", "a Gradle init script (run by every build)"},
+	{".gradle/gradle.properties", "Gradle properties (JVM arguments of every build)"},
+	{".m2/settings.xml", "Maven settings (repositories and plugins of every build)"},
+	{".mavenrc", "mvn's rc file (sourced by every mvn)"},
+	{".direnvrc", "direnv's rc file (sourced on every cd)"},
+	{".docker/config.json", "Docker configuration (credential helpers run programs)"},
+	{".ssh", "SSH configuration and keys (ProxyCommand runs programs; authorized_keys lets others in)"},
+	{".vimrc", "an editor rc file"}, {".vim", "editor plugins"}, {".emacs", "an editor rc file"}, {".emacs.d", "editor plugins"},
+	{".local/bin", "a directory on the user's PATH"}, {"bin", "a directory on the user's PATH"},
+	{"go/bin", "a directory on the user's PATH (go install)"}, {".cargo/bin", "a directory on the user's PATH (cargo install)"},
 }
 
 // configLaw are the law's paths relative to the configuration directory
@@ -128,6 +156,11 @@ var configLaw = []struct{ rel, what string }{
 	{"git", "git configuration (it can run programs)"},
 	{"opencode", "opencode configuration and plugins"},
 	{"fish", "a shell rc directory"},
+	{"go/env", "the Go environment file (GOFLAGS=-toolexec, CC run programs in every go build)"},
+	{"pip/pip.conf", "pip configuration (its index serves the code pip installs)"},
+	{"direnv", "direnv configuration (sourced on every cd)"},
+	{"nvim", "editor configuration and plugins"},
+	{"Code/User", "VS Code user settings and tasks"},
 }
 
 // gitLaw are the law's paths inside a git directory.
@@ -158,6 +191,10 @@ var protectedNames = []string{
 	"**/.gitconfig", "**/.config/git", "**/.config/git/**",
 	"**/.git/config", "**/.git/config.worktree", "**/.git/hooks", "**/.git/hooks/**",
 	"**/.git/modules", "**/.git/modules/**", "**/.git/worktrees/*/config.worktree",
+	"**/.vscode/tasks.json", "**/.vscode/settings.json",
+	"**/.config/go/env", "**/.config/pip/pip.conf", "**/.pip/pip.conf", "**/.config/direnv", "**/.config/direnv/**",
+	"**/.gradle/init.d", "**/.gradle/init.d/**", "**/.gradle/init.gradle", "**/.m2/settings.xml", "**/.mavenrc",
+	"**/.direnvrc", "**/.docker/config.json",
 }
 
 // protectedMarkers are lower-case substrings that mark a protected path in
@@ -168,6 +205,68 @@ var protectedMarkers = []string{
 	".claude", ".mcp.json", ".codex", ".cursor", ".opencode", "opencode/", "opencode.json",
 	".pi/", ".bashrc", ".bash_profile", ".bash_login", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
 	".profile", "config/fish", ".envrc", ".gitconfig", "config/git", ".git/config", ".git/hooks", ".git/modules",
+	".vscode/tasks.json", ".vscode/settings.json", "config/go/env", "pip.conf", ".gradle/init", ".m2/settings.xml",
+	".mavenrc", ".direnvrc", "config/direnv", ".docker/config.json",
+}
+
+// toolchainConfigWriters are commands that write a toolchain's user
+// configuration (a protected file above) through the tool itself:
+// program, the words that select the writing verb, and the file.
+var toolchainConfigWriters = []struct {
+	program string
+	verbs   [][]string // any of these word sequences after the program
+	file    string
+}{
+	{"go", [][]string{{"env", "-w"}, {"env", "-u"}}, "~/.config/go/env"},
+	{"npm", [][]string{{"config", "set"}, {"config", "delete"}, {"config", "edit"}, {"set"}, {"config", "fix"}}, "~/.npmrc"},
+	{"pnpm", [][]string{{"config", "set"}, {"config", "delete"}, {"set"}}, "~/.npmrc"},
+	{"yarn", [][]string{{"config", "set"}, {"config", "delete"}, {"config", "unset"}}, "~/.yarnrc"},
+	{"pip", [][]string{{"config", "set"}, {"config", "unset"}, {"config", "edit"}}, "~/.config/pip/pip.conf"},
+	{"pip3", [][]string{{"config", "set"}, {"config", "unset"}, {"config", "edit"}}, "~/.config/pip/pip.conf"},
+}
+
+// ToolchainConfigWrite reports the protected configuration file a command
+// (its argv, wrappers peeled) writes through its own tool ("go env -w",
+// "npm config set"), or "".
+func ToolchainConfigWrite(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	prog := path.Base(argv[0])
+	for _, w := range toolchainConfigWriters {
+		if w.program != prog {
+			continue
+		}
+		for _, v := range w.verbs {
+			if hasWords(argv[1:], v) {
+				return w.file
+			}
+		}
+	}
+	return ""
+}
+
+// hasWords reports whether the operands of args (words not starting with
+// "-", except the verb words themselves) start with want; a verb that is
+// an option ("-w") may appear anywhere after the words before it.
+func hasWords(args, want []string) bool {
+	j := 0
+	for _, a := range args {
+		if j == len(want) {
+			break
+		}
+		if a == want[j] || strings.HasPrefix(want[j], "-") && strings.HasPrefix(a, want[j]) {
+			j++
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if !strings.HasPrefix(want[j], "-") {
+			return false
+		}
+	}
+	return j == len(want)
 }
 
 // ownSecretNames are statewright's own credentials wherever they are; a
@@ -190,8 +289,12 @@ var defaultSecrets = []struct{ pat, what string }{
 	{"~/.claude/.credentials.json", "Claude Code credentials"},
 	{"~/.claude/projects", "Claude Code transcripts"},
 	{"~/.codex/auth.json", "Codex credentials"},
+	{"~/.ssh/id_*", "SSH private keys"},
 	{".env*", "an environment file"},
-	{"*.pem", "a PEM key or certificate"},
+	// PEM keys in the project and the home directory; never a system
+	// certificate store (/etc/ssl/certs holds public certificates).
+	{"**/*.pem", "a PEM key or certificate in the project"},
+	{"~/**/*.pem", "a PEM key or certificate in the home directory"},
 	{".netrc", "netrc credentials"},
 }
 

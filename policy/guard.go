@@ -18,14 +18,25 @@ type block struct {
 	// that does) are applied only when nothing else denies the call, so
 	// that the phase's own rules teach first.
 	deferred bool
+	// ask blocks do not deny: a read that a phase's ask rule names makes
+	// the call wait for a person, if nothing else denies it.
+	ask bool
 }
 
-// blocks keeps the first deferred block while the scan goes on.
-type blocks struct{ deferred *block }
+// blocks keeps the first deferred and the first ask block while the scan
+// goes on.
+type blocks struct{ deferred, ask *block }
 
-// add returns b when it must stop the scan (a block that is not deferred).
+// add returns b when it must stop the scan (a block that is neither
+// deferred nor an ask).
 func (bs *blocks) add(b *block) *block {
 	if b == nil {
+		return nil
+	}
+	if b.ask {
+		if bs.ask == nil {
+			bs.ask = b
+		}
 		return nil
 	}
 	if b.deferred {
@@ -35,6 +46,15 @@ func (bs *blocks) add(b *block) *block {
 		return nil
 	}
 	return b
+}
+
+// rest is what the scan found when nothing stopped it: a deferred block,
+// else an ask.
+func (bs *blocks) rest() *block {
+	if bs.deferred != nil {
+		return bs.deferred
+	}
+	return bs.ask
 }
 
 func unknownBlock(format string, args ...any) *block {
@@ -199,14 +219,16 @@ func (l *Law) trustedLink(call *ToolCall, link string) bool {
 	return false
 }
 
-// readBlock reports why reading t is forbidden (a secret), or nil.
+// readBlock reports why reading t is forbidden (a secret, or a path the
+// phase denies reading), or that a person must agree (a phase's ask rule),
+// or nil.
 func (l *Law) readBlock(t resolved, verb string) *block {
 	for _, p := range t.paths() {
 		if what, ok := l.secretBy(p); ok {
 			return protectBlock("%s %s, which is a secret (%s): agents never read credentials, keys or statewright's tokens", verb, describe(t), what)
 		}
 	}
-	return nil
+	return l.phaseReadBlock(t, verb)
 }
 
 // reachBlock walks a directory as a recursive reader would and reports a
@@ -218,13 +240,31 @@ func (l *Law) reachBlock(call *ToolCall, t resolved, w Walk, verb string) *block
 	if call.Resolver == nil || !t.info.Exists || !t.info.Dir {
 		return nil
 	}
-	found, err := call.Resolver.Reach(t.info.Real, w, l.isSecretPath)
+	pred := l.isSecretPath
+	if l.phase != nil {
+		pred = l.isReadDenied(false)
+	}
+	found, err := call.Resolver.Reach(t.info.Real, w, pred)
+	if err == nil && found == "" && l.phase.hasAsk() {
+		found, err = call.Resolver.Reach(t.info.Real, w, l.isReadDenied(true))
+	}
 	if err != nil {
 		return protectBlock("%s %s recursively, and what it would read cannot be checked (%v); name the files to read", verb, t.written, err)
 	}
 	if found != "" {
-		what, _ := l.secretBy(found)
-		return protectBlock("%s %s recursively, which would reach %s, a secret (%s); search a narrower directory, or exclude it", verb, t.written, found, what)
+		if what, ok := l.secretBy(found); ok {
+			return protectBlock("%s %s recursively, which would reach %s, a secret (%s); search a narrower directory, or exclude it", verb, t.written, found, what)
+		}
+		if e := l.phase.match(found, true); e != nil {
+			b := e.block(verb, t)
+			b.reason = fmt.Sprintf("%s %s recursively, which would reach %s, which %s", verb, t.written, found, e.what)
+			if e.ask {
+				b.reason += " names: a person must agree"
+			} else {
+				b.reason += " forbids reading; search a narrower directory, or exclude it"
+			}
+			return b
+		}
 	}
 	return nil
 }
@@ -348,6 +388,9 @@ func (l *Law) dynamicReadBlock(call *ToolCall, c *shell.Command, t shell.Target,
 	abs := l.absPath(call, t.Path)
 	if what, ok := l.secretBy(abs); ok {
 		return protectBlock("`%s` reads %s, which matches a secret (%s)", cmdText(c), t.Path, what)
+	}
+	if e := l.phase.match(abs, true); e != nil {
+		return e.block("`"+cmdText(c)+"` reads", resolved{written: t.Path, abs: abs})
 	}
 	if call.Resolver == nil {
 		return nil

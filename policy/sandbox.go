@@ -180,6 +180,11 @@ func sandboxProfile(cs *compiledState, protectedPaths []string, env SandboxEnv) 
 			add(&p.Hidden, h)
 		}
 	}
+	if cs != nil && cs.view != nil {
+		// The phase's read fences that are plain trees (literal
+		// denied_paths, Read(...) deny rules): hidden, as secrets are.
+		p.Hidden = append(p.Hidden, cs.view.phase.literal...)
+	}
 
 	// The phase's writable paths never reach into a protected tree (a
 	// deeper writable mount would win over the read-only one).

@@ -142,3 +142,31 @@ states:
 		}
 	}
 }
+
+// TestSandboxHidesPhaseReadFences: a phase's literal denied_paths and
+// Read(...) deny paths are hidden in its sandbox, like secrets.
+func TestSandboxHidesPhaseReadFences(t *testing.T) {
+	src := `{"id":"h","initial":"w","states":{"w":{"allowed_tools":["Read","Bash","Edit"],"denied_paths":["private"],
+	  "permissions":{"deny":["Read(./keys/prod.key)","Read(*.secret)"]},"on":{"X":"o"}},"o":{"allowed_tools":["Read","Bash"],"on":{"Y":"d"}},"d":{"type":"final"}}}`
+	def, _, err := workflow.Parse([]byte(src), workflow.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	law, err := Compile(def, Options{Host: &Host{Home: "/home/u", ProjectDir: "/srv/p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := law.SandboxProfile("w", SandboxEnv{ProjectDir: "/srv/p", Home: "/home/u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/srv/p/private", "/srv/p/keys/prod.key"} {
+		if !slices.Contains(prof.Hidden, want) {
+			t.Errorf("phase w hides %v, want %s among them", prof.Hidden, want)
+		}
+	}
+	other, _ := law.SandboxProfile("o", SandboxEnv{ProjectDir: "/srv/p", Home: "/home/u"})
+	if slices.Contains(other.Hidden, "/srv/p/private") {
+		t.Error("another phase hides phase w's denied_paths")
+	}
+}

@@ -206,13 +206,16 @@ func (l *Law) shellSelfProtect(call *ToolCall, sc *shellCall) *block {
 			return b
 		}
 	}
-	return bs.deferred
+	return bs.rest()
 }
 
 // commandSelfProtect applies self-protection to one simple command.
 func (l *Law) commandSelfProtect(call *ToolCall, c *shell.Command, findExec bool, bs *blocks) *block {
 	if l.isStatewright(c) && statewrightMutates(c.Argv) {
 		return protectBlock("`%s` runs a statewright subcommand that changes runs or settings; only a person may do that (read-only ones such as status, explain, check are fine)", commandText(c))
+	}
+	if f := ToolchainConfigWrite(c.Argv); f != "" {
+		return protectBlock("`%s` writes %s, which makes the user's later builds and installs run programs (protected); a person changes it, outside the agent", commandText(c), f)
 	}
 	if c.Program == "git" && c.Subcommand == "config" && c.Classes&shell.ClassGitWrite != 0 {
 		return protectBlock("`%s` changes git configuration (.git/config can point hooks, pagers and ssh at any program); reading it with `git config --get` is fine", commandText(c))
@@ -468,12 +471,21 @@ type shellFinding struct {
 
 // checkShell applies step 7 to a shell call: allowed_commands, capabilities,
 // blocked_env, then write targets against path scopes and edit limits.
-func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *shellCall, eff *Effects) *shellFinding {
+//
+// cover marks the commands permission rules name (nil when the phase has
+// none): they count as matching allowed_commands, and need no capability.
+func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *shellCall, eff *Effects, cover []bool) *shellFinding {
 	a := sc.analysis
 	matched := make([]bool, len(a.Commands))
+	covered := func(i int) bool { return i < len(cover) && cover[i] }
 	if cs.commands != nil {
 		anyMatched := false
 		for i := range a.Commands {
+			if covered(i) {
+				matched[i] = true
+				anyMatched = true
+				continue
+			}
 			for _, e := range cs.commands {
 				if matchEntry(&a.Commands[i], e) {
 					matched[i] = true
@@ -501,6 +513,11 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 		c := &a.Commands[i]
 		union |= c.Classes
 		n := needs(c.Classes)
+		if covered(i) {
+			// A permission rule names this command: it grants what the
+			// command needs (allow), or a person will (ask).
+			n = 0
+		}
 		if matched[i] && c.Classes&shell.ClassTest == 0 {
 			// allowed_commands vouches for an unknown program or script.
 			// A test runner needs no such waiver; when it is exec too, a

@@ -148,6 +148,18 @@ const (
 	// sandbox (dangerouslyDisableSandbox, Codex escalation fields) and the
 	// static law would allow it; only a person may agree: ask.
 	RuleSandboxEscape Rule = "sandbox-escape"
+	// RulePermissionDeny: a deny rule of the phase's permissions (or the
+	// workflow's) names the call; denied.
+	RulePermissionDeny Rule = "permission-deny"
+	// RulePermissionAsk: an ask rule names the call, which the phase would
+	// otherwise allow with that rule's grant: a person must agree.
+	RulePermissionAsk Rule = "permission-ask"
+	// RulePermissionAllow: allowed because allow rules name the call (the
+	// phase's tool list and capabilities do not cover it on their own).
+	RulePermissionAllow Rule = "permission-allow"
+	// RulePermissionGranted: an ask rule names the call and a person
+	// granted this very call (ToolCall.Granted); allowed once.
+	RulePermissionGranted Rule = "permission-granted"
 	// RuleInternal: the decision core failed (for example the shell analysis panicked); denied.
 	RuleInternal Rule = "internal-error"
 )
@@ -160,7 +172,9 @@ var AllRules = []Rule{
 	RuleDisallowedTool, RuleToolNotAllowed, RuleBadInput, RuleShellParseError,
 	RuleShellCapability, RuleAllowedCommands, RuleBlockedEnv, RuleMaxEditLines,
 	RuleMaxFiles, RulePathScope, RuleUnknownTarget, RuleMaxIterations,
-	RuleAllow, RuleAllowMeta, RuleImplicitTransition, RuleSandboxEscape, RuleInternal,
+	RuleAllow, RuleAllowMeta, RuleImplicitTransition, RuleSandboxEscape,
+	RulePermissionDeny, RulePermissionAsk, RulePermissionAllow, RulePermissionGranted,
+	RuleInternal,
 }
 
 // Decision is the answer for one tool call.
@@ -275,6 +289,11 @@ type ToolCall struct {
 	// statically and reads whose reach cannot are denied; under it they are
 	// left to the OS (protected trees read-only, secrets and store hidden).
 	Sandboxed bool `json:"sandboxed,omitempty"`
+	// Granted says a person granted this very call (tool and input) after
+	// a permission ask rule asked for it: the runtime sets it when it
+	// consumes the one-shot grant, and the ask rule then allows (rule
+	// permission-granted). Nothing else changes: every other check applies.
+	Granted bool `json:"granted,omitempty"`
 	// Resolver answers what the policy needs to know about the disk
 	// (real paths, links, glob expansions, what a recursive read reaches).
 	// The runtime sets it on the agent's host; nil decides on the paths as

@@ -87,6 +87,13 @@ func personCommand(op, session, approvalID string) string {
 func askFor(call *ToolCall, run *store.Run, session string, d policy.Decision) (policy.Decision, *grant) {
 	var g *grant
 	switch {
+	case d.Verdict == policy.Ask && d.Rule == policy.RulePermissionAsk:
+		// A permission ask rule (docs/permissions.md): a person's yes to the
+		// harness's prompt lets this one call run; nothing else to grant.
+		// Without a person the runtime parked the call before (parkOrGrant).
+		if call.HumanPrompt {
+			return d, nil
+		}
 	case d.Verdict == policy.Ask && d.Rule == policy.RuleSandboxEscape:
 		// Nothing to grant: a person's yes lets this one call run
 		// outside the sandbox, and the harness runs it only after that yes.

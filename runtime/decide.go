@@ -92,6 +92,8 @@ type decisionData struct {
 	Grant *grant `json:"grant,omitempty"`
 	// Sandboxed: the call's command runs under the OS sandbox.
 	Sandboxed bool `json:"sandboxed,omitempty"`
+	// Ask is the call a permission ask rule parked (or the grant it used).
+	Ask *askData `json:"ask,omitempty"`
 }
 
 // implicitTx applies the implicit transition d names and decides the call
@@ -345,6 +347,15 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		run = tx.Run()
 	}
 
+	// A permission ask rule where no person answers the harness's
+	// prompt: a person's grant for this very call lets it run once, else
+	// the call is parked for `statewright approve --call`.
+	var parked *askData
+	askChanged := false
+	if d.Verdict == policy.Ask && d.Rule == policy.RulePermissionAsk && !call.HumanPrompt && run != nil && implicit == "" {
+		d, parked, askChanged = parkOrGrant(tx, run, call, law, rs, d)
+	}
+
 	// A person must act: ask through the harness's prompt where a person
 	// answers it, else deny with the command a person can run.
 	var g *grant
@@ -377,7 +388,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 	eff := d.Effects
 	var reserved []string
 	if run != nil {
-		changed := false
+		changed := askChanged
 		if eff.CountIteration {
 			run.Iterations++
 			changed = true
@@ -428,7 +439,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 
 	data := decisionData{Actor: call.Actor, Harness: call.Call.Harness, Canonical: d.Tool, Enforced: out.Enforced,
 		AuditOnly: audit, Files: reserved, Interrupt: eff.FireInterrupt, PermissionMode: call.PermissionMode, Grant: out.Grant,
-		Sandboxed: call.Call.Sandboxed}
+		Sandboxed: call.Call.Sandboxed, Ask: parked}
 	if out.Verdict != out.WouldBe {
 		data.Returned = out.Verdict.String()
 	}

@@ -164,6 +164,15 @@ func (s *Service) compileWith(src []byte, source string, protect []string, lenie
 		}
 	}
 	diags = append(diags, workflow.Validate(def)...)
+	if !lenient && !diags.HasErrors() {
+		// A workflow loaded to start a run: its permission rules must
+		// parse and its inline examples must pass (a run already in flight
+		// keeps the law it started with).
+		diags = append(diags, policy.LintRules(def)...)
+		if !diags.HasErrors() {
+			diags = append(diags, policy.CheckExamples(def)...)
+		}
+	}
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("%w: %s does not validate: %s", ErrWorkflow, source, firstError(diags))
 	}

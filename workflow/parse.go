@@ -455,6 +455,17 @@ func (d *decoder) definition(n *node) *Definition {
 			def.Compat = d.enum(m, where, def.fp, CompatStatewright)
 		},
 		"tool_privileges": func(m *member) { def.ToolPrivileges = d.toolPrivileges(m, where) },
+		"permissions": func(m *member) {
+			def.fp["permissions"] = m.val.pos
+			if d.object(m, where) {
+				def.Permissions = d.permissions(m.val, "in the workflow's permissions")
+			}
+		},
+		"examples": func(m *member) {
+			if d.object(m, where) {
+				def.Examples = d.examples(m.val, "in the workflow's examples")
+			}
+		},
 		"trust_event_data": func(m *member) {
 			def.TrustEventData = d.boolean(m, where)
 			def.TrustEventDataSet = m.val.kind == kBool
@@ -489,6 +500,7 @@ var stateKeys = []string{
 	"max_edit_lines", "allowed_commands", "allowed_commands_tool", "max_files_per_state",
 	"context_budget_bytes", "blocked_env", "deny_env", "env_overrides", "env", "model",
 	"thinking_level", "direct_execution", "model_ladder", "allowed_paths", "denied_paths", "sandbox",
+	"permissions", "examples",
 }
 
 func (d *decoder) state(name string, n *node) *State {
@@ -584,6 +596,15 @@ func (d *decoder) state(name string, n *node) *State {
 			}
 			if d.object(m, where) {
 				s.Sandbox = d.sandbox(name, m.val)
+			}
+		case "permissions":
+			s.fp["permissions"] = m.val.pos
+			if d.object(m, where) {
+				s.Permissions = d.permissions(m.val, fmt.Sprintf("in the permissions of state %q", name))
+			}
+		case "examples":
+			if d.object(m, where) {
+				s.Examples = d.examples(m.val, fmt.Sprintf("in the examples of state %q", name))
 			}
 		default:
 			d.unknownKeyIn(m, where, stateKeys)
@@ -898,6 +919,69 @@ func (d *decoder) sandbox(state string, n *node) *SandboxPolicy {
 		},
 	})
 	return p
+}
+
+// permissions decodes a permissions object: allow, ask and deny lists of
+// rule strings (their syntax is checked when the law is compiled).
+func (d *decoder) permissions(n *node, where string) *Permissions {
+	p := &Permissions{Pos: n.pos, fp: fieldPos{}}
+	d.fields(n, where, handlers{
+		"allow": func(m *member) { p.Allow = d.strList(m, where, p.fp, true) },
+		"ask":   func(m *member) { p.Ask = d.strList(m, where, p.fp, true) },
+		"deny":  func(m *member) { p.Deny = d.strList(m, where, p.fp, true) },
+	})
+	return p
+}
+
+// examples decodes an examples object: allow, ask and deny lists of tool
+// calls, each a rule-syntax string or an object {tool, input, state, harness}.
+func (d *decoder) examples(n *node, where string) *Examples {
+	ex := &Examples{Pos: n.pos}
+	list := func(m *member) []*Example {
+		switch m.val.kind {
+		case kNull:
+			return nil
+		case kArray:
+		default:
+			d.typeErr(m, where, "an array of tool calls")
+			return nil
+		}
+		out := []*Example{}
+		for i, it := range m.val.items {
+			iw := fmt.Sprintf("in %s example %d of %s", m.key, i+1, strings.TrimPrefix(where, "in "))
+			switch it.kind {
+			case kString:
+				if strings.TrimSpace(it.s) == "" {
+					d.errorf(it.pos, CodeInvalidValue, "an example must name a tool call, got an empty string (%s)", strings.TrimPrefix(iw, "in "))
+					continue
+				}
+				out = append(out, &Example{Text: it.s, Pos: it.pos})
+			case kObject:
+				e := &Example{Pos: it.pos}
+				d.require(it, iw, "tool")
+				d.fields(it, iw, handlers{
+					"tool":    func(em *member) { e.Tool = d.str(em, iw, nil) },
+					"state":   func(em *member) { e.State = d.str(em, iw, nil) },
+					"harness": func(em *member) { e.Harness = d.str(em, iw, nil) },
+					"input": func(em *member) {
+						if d.object(em, iw) {
+							e.Input = em.val.value().(map[string]any)
+						}
+					},
+				})
+				out = append(out, e)
+			default:
+				d.errorf(it.pos, CodeTypeMismatch, "%q %s must hold tool calls (\"Bash(git push)\" or {tool, input}), but item %d is %s", m.key, where, i+1, it.describe())
+			}
+		}
+		return out
+	}
+	d.fields(n, where, handlers{
+		"allow": func(m *member) { ex.Allow = list(m) },
+		"ask":   func(m *member) { ex.Ask = list(m) },
+		"deny":  func(m *member) { ex.Deny = list(m) },
+	})
+	return ex
 }
 
 func (d *decoder) workspace(n *node) *WorkspacePolicy {

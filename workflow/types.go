@@ -5,7 +5,10 @@
 // The package is pure: it does no I/O beyond reading the embedded templates.
 package workflow
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Pos is a 1-based line:column position in a workflow source file.
 // The zero Pos means "unknown".
@@ -55,6 +58,19 @@ type Definition struct {
 	// ToolPrivileges rates tools no alias table knows on the privilege
 	// ladder: tool name → "read", "write", "execute", "git" or "external".
 	ToolPrivileges map[string]string `json:"tool_privileges,omitempty"`
+	// Permissions are Claude Code-style permission rules every phase
+	// inherits ("permissions"; docs/permissions.md).
+	Permissions *Permissions `json:"permissions,omitempty"`
+	// AllowedDomains is the network allow-list of every phase that does not
+	// set its own ("allowed_domains"; nil: no list).
+	AllowedDomains []string `json:"allowed_domains,omitzero"`
+	// MCPReadOnlyHints lets a trusted MCP server's readOnlyHint admit its
+	// tool into phases that allow reading ("mcp_read_only_hints"); a phase
+	// may say otherwise.
+	MCPReadOnlyHints *bool `json:"mcp_read_only_hints,omitempty"`
+	// Examples are tool calls with the answer every non-final phase (or the
+	// phase an example names) must give; checked whenever the workflow loads.
+	Examples *Examples `json:"examples,omitempty"`
 
 	// Source is the file name the definition was parsed from, if any.
 	Source string `json:"-"`
@@ -62,6 +78,10 @@ type Definition struct {
 	Pos Pos      `json:"-"`
 	fp  fieldPos // positions of individual fields, filled by Parse
 }
+
+// FieldPos returns where one of the top-level fields was written
+// ("permissions", "allowed_domains[1]", ...), or the definition's position.
+func (def *Definition) FieldPos(key string) Pos { return def.fp.at(key, def.Pos) }
 
 // Secrets extends or switches off the default secret set (.env*, *.pem,
 // ~/.ssh, ~/.aws, ...). statewright's own credentials stay secret whatever
@@ -139,6 +159,17 @@ type State struct {
 	// Sandbox tunes the OS sandbox that shell commands run under in this
 	// state (extension; docs/sandbox.md).
 	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
+	// Permissions are Claude Code-style permission rules for this phase,
+	// added to the workflow's (extension; docs/permissions.md).
+	Permissions *Permissions `json:"permissions,omitempty"`
+	// AllowedDomains, when set, is the only network this phase may reach:
+	// hosts (and "*.example.com" for subdomains) for the fetch tools and the
+	// shell's network programs (extension; nil inherits the workflow's).
+	AllowedDomains []string `json:"allowed_domains,omitzero"`
+	// MCPReadOnlyHints overrides the workflow's mcp_read_only_hints.
+	MCPReadOnlyHints *bool `json:"mcp_read_only_hints,omitempty"`
+	// Examples are tool calls with the answer this phase must give.
+	Examples *Examples `json:"examples,omitempty"`
 
 	// Pos is where the state's object starts.
 	Pos Pos      `json:"-"`
@@ -164,6 +195,64 @@ type SandboxPolicy struct {
 	// Pos is where the block starts.
 	Pos Pos      `json:"-"`
 	fp  fieldPos // positions of individual fields
+}
+
+// Permissions are permission rules in Claude Code's syntax: "Tool" or
+// "Tool(specifier)" — Bash(git push:*), Read(./secrets/**),
+// Edit(src/**), WebFetch(domain:example.com), mcp__server__tool,
+// mcp__server__*. Deny wins, then ask, then allow (docs/permissions.md).
+type Permissions struct {
+	Allow []string `json:"allow,omitzero"`
+	Ask   []string `json:"ask,omitzero"`
+	Deny  []string `json:"deny,omitzero"`
+
+	// Pos is where the object starts.
+	Pos Pos      `json:"-"`
+	fp  fieldPos // "allow[0]", ...
+}
+
+// FieldPos returns where a list or one of its entries ("deny[2]") was
+// written, or the object's position.
+func (p *Permissions) FieldPos(key string) Pos { return p.fp.at(key, p.Pos) }
+
+// Examples are inline rule tests: tool calls and the verdict the law must
+// give them.
+type Examples struct {
+	Allow []*Example `json:"allow,omitzero"`
+	Ask   []*Example `json:"ask,omitzero"`
+	Deny  []*Example `json:"deny,omitzero"`
+
+	// Pos is where the object starts.
+	Pos Pos `json:"-"`
+}
+
+// Example is one tool call of an inline test, written either in rule
+// syntax ("Bash(git push origin main)", "Read(.env)") or as an object
+// {tool, input, state, harness}.
+type Example struct {
+	// Text is the example as written in rule syntax ("" for the object form).
+	Text string `json:"-"`
+	// Tool is the raw tool name (object form).
+	Tool string `json:"tool,omitempty"`
+	// Input is the tool input (object form).
+	Input map[string]any `json:"input,omitempty"`
+	// State names the phase the example is decided in (object form; a
+	// workflow-level example without one is decided in every non-final phase).
+	State string `json:"state,omitempty"`
+	// Harness names the harness whose tool names Tool uses (default claude-code).
+	Harness string `json:"harness,omitempty"`
+
+	// Pos is where the example was written.
+	Pos Pos `json:"-"`
+}
+
+// MarshalJSON writes an example in the form it was written.
+func (e *Example) MarshalJSON() ([]byte, error) {
+	if e.Text != "" {
+		return json.Marshal(e.Text)
+	}
+	type plain Example
+	return json.Marshal((*plain)(e))
 }
 
 // FieldPos returns where one of the state's fields was written

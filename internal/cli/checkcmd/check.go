@@ -122,8 +122,30 @@ func parseRunState(s string) (*policy.CaseRunState, error) {
 // compileLaw loads and compiles a workflow for deciding. The workflow file
 // itself is protected, as the runtime protects it.
 func compileLaw(stderr io.Writer, nameOrPath string) (*policy.Law, error) {
-	// Warnings are not printed: check's stdout and stderr are for scripts.
+	def, err := loadValid(stderr, nameOrPath, false)
+	if err != nil {
+		return nil, err
+	}
+	return lawFor(def, nameOrPath)
+}
+
+// loadValid loads a workflow, printing its errors (warnings are not
+// printed: check's stdout and stderr are for scripts). With
+// examplesFailing, failing inline examples do not make the load fail (the
+// caller reports them).
+func loadValid(stderr io.Writer, nameOrPath string, examplesFailing bool) (*workflow.Definition, error) {
 	def, diags, err := cmdutil.LoadWorkflow(nameOrPath, false)
+	if err != nil && examplesFailing && def != nil && errors.Is(err, cmdutil.ErrInvalidWorkflow) {
+		only := true
+		for _, d := range diags {
+			if d.Severity == workflow.SeverityError && d.Code != policy.CodeExampleFailed {
+				only = false
+			}
+		}
+		if only {
+			return def, nil
+		}
+	}
 	if err != nil {
 		for _, d := range diags {
 			if d.Severity == workflow.SeverityError {
@@ -135,6 +157,11 @@ func compileLaw(stderr io.Writer, nameOrPath string) (*policy.Law, error) {
 		}
 		return nil, err
 	}
+	return def, nil
+}
+
+// lawFor compiles a loaded workflow as check and test decide with it.
+func lawFor(def *workflow.Definition, nameOrPath string) (*policy.Law, error) {
 	var protected []string
 	if !(cmdutil.LooksLikeTemplateName(nameOrPath) && workflow.IsTemplate(nameOrPath)) {
 		if abs, err := filepath.Abs(nameOrPath); err == nil {

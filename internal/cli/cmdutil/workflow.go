@@ -123,9 +123,18 @@ func DisplayName(nameOrPath string) string {
 	return filepath.ToSlash(nameOrPath)
 }
 
-// lintTools adds the tool-name lint (policy.LintToolNames: a name no
-// harness's alias table knows, with a did-you-mean) to a loaded workflow's
-// diagnostics.
+// lintTools adds the policy's checks to a loaded workflow's diagnostics:
+// the tool-name lint (policy.LintToolNames: a name no harness's alias
+// table knows, with a did-you-mean), the permission rules
+// (policy.LintRules: malformed ones are errors, ones that can never match
+// warnings) and the inline examples (policy.CheckExamples: a failing
+// example is an error at its line:column).
 func lintTools(def *workflow.Definition, diags workflow.Diagnostics) workflow.Diagnostics {
-	return append(diags, policy.LintToolNames(def)...)
+	diags = append(diags, policy.LintToolNames(def)...)
+	rules := policy.LintRules(def)
+	diags = append(diags, rules...)
+	if !rules.HasErrors() {
+		diags = append(diags, policy.CheckExamples(def)...)
+	}
+	return diags
 }

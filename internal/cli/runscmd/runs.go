@@ -354,11 +354,13 @@ func pendingApproval(ctx context.Context, svc *runtime.Service, key, id string) 
 
 // NewCmdApprove returns `statewright approve`.
 func NewCmdApprove(f *cmdutil.Factory) *cobra.Command {
-	var id string
+	var id, call string
 	cmd := &cobra.Command{
-		Use:   "approve SESSION [--id APPROVAL] [--token TOKEN]",
-		Short: "Approve a run's pending transition (people only)",
-		Long: "approve grants the transition a run is parked on. A person must prove themselves: on a terminal, confirm by " +
+		Use:   "approve SESSION [--id APPROVAL | --call ASK_ID] [--token TOKEN]",
+		Short: "Approve a run's pending transition, or a tool call an ask rule parked (people only)",
+		Long: "approve grants the transition a run is parked on, or with --call a tool call that a permission ask rule " +
+			"parked where no person answers the harness's prompts: the same call, made again within " + runtime.GrantTTL.String() +
+			", then runs once (docs/permissions.md). A person must prove themselves: on a terminal, confirm by " +
 			"typing yes or the approval id; elsewhere pass the operator token (--token or $" + cmdutil.EnvOperatorToken + ").",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -366,7 +368,13 @@ func NewCmdApprove(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if call != "" && id != "" {
+				return cmdutil.Usagef("approve: --id and --call name different things; give one")
+			}
 			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
+				if call != "" {
+					return grantCall(ctx, cmd, svc, key, call)
+				}
 				ap, err := pendingApproval(ctx, svc, key, id)
 				if err != nil {
 					return err
@@ -389,10 +397,47 @@ func NewCmdApprove(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&id, "id", "", "the approval id to grant (default: the pending one, which the prompt shows)")
+	cmd.Flags().StringVar(&call, "call", "", "grant the parked tool call with this id (ask_…, named in the deny the agent saw and in status)")
 	cmdutil.AddTokenFlag(cmd)
 	cmdutil.AddHarnessFlag(cmd)
 	cmdutil.AddStoreFlag(cmd)
 	return cmd
+}
+
+// grantCall is `approve --call`: the person sees the parked call and
+// grants it once.
+func grantCall(ctx context.Context, cmd *cobra.Command, svc *runtime.Service, key, id string) error {
+	calls, err := svc.ParkedCalls(ctx, key)
+	if err != nil {
+		return cmdutil.RunErr(err)
+	}
+	var pc *runtime.ParkedCall
+	for i := range calls {
+		if calls[i].ID == id {
+			pc = &calls[i]
+		}
+	}
+	if pc == nil {
+		var ids []string
+		for _, c := range calls {
+			ids = append(ids, c.ID)
+		}
+		msg := "no tool call " + id + " waits for a person on " + key
+		if len(ids) > 0 {
+			msg += " (waiting: " + strings.Join(ids, ", ") + ")"
+		}
+		return cmdutil.Failure(msg)
+	}
+	by, err := cmdutil.ProveHuman(cmd, fmt.Sprintf("Let %s run this call once, in phase %s:\n  %s %s\n  %s", key, pc.State, pc.Tool, pc.InputDigest, pc.Reason), "yes", pc.ID)
+	if err != nil {
+		return err
+	}
+	until, err := svc.GrantCall(ctx, key, pc.ID, by)
+	if err != nil {
+		return cmdutil.RunErr(err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "granted %s: the same %s call, made again before %s, runs once\n", pc.ID, pc.Tool, until.Format(time.RFC3339))
+	return nil
 }
 
 // NewCmdReject returns `statewright reject`.
