@@ -88,7 +88,7 @@ func TestSecretAnchors(t *testing.T) {
 		"/etc/ssl/certs/ca-certificates.pem": false, "/etc/ssl/certs/ISRG_Root_X1.pem": false,
 		"/usr/share/ca-certificates/mozilla/x.pem": false, "/usr/lib/python3/dist-packages/certifi/cacert.pem": false,
 		"/srv/proj/certs/server.pem.sample": false,
-		"/home/u/.ssh/id_ed25519": true, "/home/u/.ssh/id_rsa.pub": true, "/srv/proj/src/id_rsa.go": false,
+		"/home/u/.ssh/id_ed25519":           true, "/home/u/.ssh/id_rsa.pub": true, "/srv/proj/src/id_rsa.go": false,
 		"/home/u/.aws/credentials": true, "/home/u/.config/gcloud/application_default_credentials.json": true,
 		"/home/u/.netrc": true, "/srv/proj/.netrc": true,
 	} {
@@ -118,7 +118,7 @@ func TestToolchainConfigProtected(t *testing.T) {
 		"/home/u/.config/direnv/direnvrc": true, "/home/u/.docker/config.json": true, "/home/u/.ssh/authorized_keys": true,
 		"/home/u/.local/bin/git": true, "/home/u/go/bin/gopls": true, "/home/u/.vimrc": true,
 		"/home/u/.config/Code/User/tasks.json": true,
-		"/srv/proj/.envrc": true, "/srv/proj/.vscode/tasks.json": true, "/srv/proj/.vscode/settings.json": true,
+		"/srv/proj/.envrc":                     true, "/srv/proj/.vscode/tasks.json": true, "/srv/proj/.vscode/settings.json": true,
 		"/srv/proj/.npmrc": false, "/srv/proj/.cargo/config.toml": false, "/srv/proj/package.json": false,
 		"/srv/proj/.vscode/extensions.json": false, "/home/u/go/src/x.go": false,
 	} {
