@@ -443,6 +443,10 @@ func tokenizeEntry(e string) ([]string, error) {
 				cur.Reset()
 				inTok = false
 			}
+		case c == '\\' && i+1 < len(e):
+			cur.WriteByte(e[i+1])
+			i++
+			inTok = true
 		case c == '\'' || c == '"':
 			j := strings.IndexByte(e[i+1:], c)
 			if j < 0 {

@@ -263,42 +263,15 @@ func bashPattern(spec string) (string, error) {
 			return "", nil
 		}
 	}
-	var words []string
-	var cur strings.Builder
-	inTok := false
-	for i := 0; i < len(spec); i++ {
-		c := spec[i]
-		switch {
-		case c == ' ' || c == '\t':
-			if inTok {
-				words = append(words, cur.String())
-				cur.Reset()
-				inTok = false
-			}
-		case c == '\'' || c == '"':
-			j := strings.IndexByte(spec[i+1:], c)
-			if j < 0 {
-				return "", fmt.Errorf("unterminated quote in the command pattern")
-			}
-			cur.WriteString(spec[i+1 : i+1+j])
-			i += j + 1
-			inTok = true
-		case c == '\\' && i+1 < len(spec):
-			cur.WriteByte(spec[i+1])
-			i++
-			inTok = true
-		case strings.IndexByte(";|&<>`$()\n\r", c) >= 0:
-			return "", fmt.Errorf("shell operator %q in a command pattern: a rule names one simple command (every command of a line is matched on its own), so it could never match", c)
-		default:
-			cur.WriteByte(c)
-			inTok = true
-		}
-	}
-	if inTok {
-		words = append(words, cur.String())
-	}
-	if len(words) == 0 {
+	if spec == "" {
 		return "", nil
+	}
+	words, err := tokenizeEntry(spec)
+	if err != nil {
+		if strings.Contains(err.Error(), "shell operator") {
+			return "", fmt.Errorf("%v: a rule names one simple command (every command of a line is matched on its own), so it could never match", err)
+		}
+		return "", err
 	}
 	return strings.Join(words, " "), nil
 }
