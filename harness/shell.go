@@ -87,7 +87,7 @@ func (s *Shell) Request(session, toolUseID string) *policy.SandboxEnv {
 }
 
 // escapeFields are the input fields by which a model asks a harness to
-// skip its sandbox; a rewritten input never carries them (DECISIONS 7).
+// skip its sandbox; a rewritten input never carries them (docs/sandbox.md, "No model-settable escape").
 var escapeFields = []string{"dangerouslyDisableSandbox", "with_escalated_permissions", "sandbox_permissions", "justification"}
 
 // Rewrite prepares the call's directory with the profile in force at the
@@ -119,7 +119,7 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 // After reads what the launcher recorded for a call (outside the
 // sandbox's reach), removes the call's directory, puts the launcher's exit
 // status into the result (over the harness's report), and returns the
-// lessons for the paths the sandbox refused (DECISIONS 11), resolved
+// lessons for the paths the sandbox refused (docs/sandbox.md, "Lessons"), resolved
 // against cwd: "" when the call was not sandboxed or nothing was refused.
 func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.ToolResult, cwd string) string {
 	c := sandbox.CallDir(sandbox.SessionDir(s.Root, tr.Session), tr.ToolUseID)
@@ -158,7 +158,7 @@ func PhaseName(state string) string {
 // NoSandboxNotice is what the session's start says where the hook would
 // route shell calls through the OS sandbox and none runs here ("" when one
 // runs, or the hook does not use it): plainly, that same-user secrecy
-// cannot hold (DECISIONS 9), or that shell calls are denied.
+// cannot hold (docs/threat-model.md), or that shell calls are denied.
 func (h *Hook) NoSandboxNotice() string {
 	if !h.Sandbox && !h.RequireSandbox {
 		return ""

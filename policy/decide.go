@@ -123,7 +123,7 @@ func (l *Law) Decide(run *RunState, call *ToolCall) (d Decision) {
 			if field := sandboxEscape(m); field != "" {
 				// A call that asks the harness to skip its sandbox is
 				// decided as unsandboxed, and a person must agree to it
-				// (DECISIONS 7).
+				// (docs/sandbox.md, "No model-settable escape").
 				c := *p.call
 				c.Sandboxed = false
 				p.call = &c

@@ -6,7 +6,7 @@ import (
 )
 
 // PathInfo is what the runtime found on disk for one path a call names
-// (DECISIONS.md 2: paths are resolved on the agent's host, by the process
+// (docs/hooks.md: paths are resolved on the agent's host, by the process
 // that receives the hook, before the policy decides).
 type PathInfo struct {
 	// Real is the path with ".." and every symlink resolved. For a path
@@ -31,7 +31,7 @@ type Link struct {
 	Path   string `json:"path"`
 	Target string `json:"target"`
 	// Writable is true when the link lives in a directory the agent can
-	// write (DECISIONS.md 3: such a link can be swapped between the
+	// write (docs/policy.md: such a link can be swapped between the
 	// decision and a write).
 	Writable bool `json:"writable,omitempty"`
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // This file defines, in one place, the two sets the static law and the OS
-// sandbox share (docs/threat-model.md, DECISIONS.md 4 and 13):
+// sandbox share (docs/threat-model.md, docs/sandbox.md):
 //
 //   - the protected set: the law itself (harness settings and hooks,
 //     statewright's own files, shell rc files, git config and hooks). The
@@ -276,7 +276,7 @@ var ownSecretNames = []string{
 	"**/statewright/operator-token", "**/statewright/tokens.json", "**/statewright/signing-key*",
 }
 
-// defaultSecrets are the default secret set (issue 19, DECISIONS.md 13):
+// defaultSecrets are the default secret set (docs/sandbox.md, the hidden set):
 // anchored to the home directory ("~/") or base-name patterns that match at
 // any depth. A workflow may switch them off.
 var defaultSecrets = []struct{ pat, what string }{

@@ -191,7 +191,7 @@ func describe(t resolved) string {
 
 // nativeWriteBlock applies the write rules to an edit tool's target, and
 // one more: a target reached through a symbolic link that the agent could
-// have made or could swap before the write lands (DECISIONS.md 3).
+// have made or could swap before the write lands (docs/policy.md).
 func (l *Law) nativeWriteBlock(call *ToolCall, p, tool string) *block {
 	t := l.resolve(call, p)
 	if b := l.writeBlock(call, t, false, tool+" would change"); b != nil {
@@ -309,7 +309,7 @@ func (l *Law) globSpells(glob string) (string, bool) {
 }
 
 // dynamicWriteBlock decides a write target the analysis could not know
-// (docs/architecture.md, decision pipeline step 7; DECISIONS.md 1). Under the sandbox the OS keeps the
+// (docs/architecture.md, decision pipeline step 7; docs/sandbox.md). Under the sandbox the OS keeps the
 // law read-only, so only text that names the law is denied. Outside it, a
 // plain glob is expanded now and each match checked, provided it cannot
 // spell a protected name; anything else (variables, substitutions, loops,

@@ -23,7 +23,7 @@ func ProtectedTrees(project, home string) []string {
 }
 
 // SecretPaths returns the concrete paths hidden from sandboxed commands by
-// default (DECISIONS 13): statewright's credentials, SSH and cloud
+// default (docs/sandbox.md, the hidden set): statewright's credentials, SSH and cloud
 // credentials, the GitHub CLI's tokens, and the harnesses' credentials and
 // transcripts: the literal entries of HostFences' secret set under home.
 // Pattern entries (.env*, *.pem at any depth) are not concrete paths; the
@@ -73,7 +73,7 @@ type SandboxEnv struct {
 	// CacheDir holds the build and test caches sandboxed commands write
 	// (GOCACHE, GOMODCACHE, npm, pip, cargo): never the user's own, so
 	// nothing planted there runs in the user's unsandboxed builds
-	// (DECISIONS 12). Empty: SessionDir/cache, per session. The hooks and
+	// (docs/sandbox.md, "Caches"). Empty: SessionDir/cache, per session. The hooks and
 	// the agent share one per user (sandbox.DefaultRoot/cache), since a cold
 	// Go build cache costs minutes per session; see docs/sandbox.md.
 	CacheDir string
@@ -272,7 +272,7 @@ func literalDir(pattern string) string {
 func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{\\") }
 
 // SandboxLesson teaches what to do about a path the sandbox kept from a
-// command in state (DECISIONS 11): that it is protected in every phase,
+// command in state (docs/sandbox.md, "Lessons"): that it is protected in every phase,
 // or which events lead, in one step, to a phase whose profile lets the
 // path be written. p is absolute.
 func (l *Law) SandboxLesson(state, p string, env SandboxEnv) string {

@@ -505,7 +505,7 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 	caps := cs.caps
 	if cs.sandboxExec && call.Sandboxed {
 		// The sandbox keeps whatever the code does inside the phase's
-		// write scope (DECISIONS 10), so Exec needs no capability here.
+		// write scope (docs/sandbox.md), so Exec needs no capability here.
 		caps |= capExec
 	}
 	var union shell.Class

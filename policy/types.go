@@ -280,7 +280,7 @@ type ToolCall struct {
 	// carried for the caller's idempotency).
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	// Sandboxed says the call's shell command will run under the phase's OS
-	// sandbox (DECISIONS 1: the profile in force is an input of the
+	// sandbox (docs/sandbox.md: the profile in force is an input of the
 	// decision). With it, a phase whose sandbox block sets exec lets
 	// Exec-class commands run; without it they are decided by the static
 	// law alone.

@@ -25,7 +25,7 @@ const DefaultMaxDepth = 3
 // as their files read when the run started, plus the nesting bound. The
 // bundle is what the run's snapshot digest covers, so the whole invoke
 // closure is part of the run's workflow hash, and a child file edited
-// later changes nothing for the run (DECISIONS 20). A workflow without
+// later changes nothing for the run (docs/runtime.md). A workflow without
 // invokes or forks is snapshotted as its own bytes, as before.
 type bundle struct {
 	// Version is bundleVersion; its key marks a snapshot as a bundle.

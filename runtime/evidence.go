@@ -29,7 +29,7 @@ type commandEvidence struct {
 // testEvidence is runtime.last_test. Passed comes only from a structured
 // report (testreport.Evidence, handed over by the launcher or `statewright
 // testrun`): a run without one, a run of zero tests or a listing never
-// passed, whatever it printed (DECISIONS 19).
+// passed, whatever it printed (docs/workflow-format.md, "Test evidence").
 type testEvidence struct {
 	ExitCode int  `json:"exit_code"`
 	Passed   bool `json:"passed"`

@@ -69,7 +69,7 @@ func DiscoverHost(o HostOptions) *policy.Host {
 	}
 	if d := hookwire.Dir(getenv); d != "" {
 		// The local decider's socket and key: hidden in the sandbox, never
-		// read or changed by the agent (DECISIONS.md 4, 21).
+		// read or changed by the agent (docs/sandbox.md, docs/hooks.md).
 		d = realPath(d)
 		h.Protected = append(h.Protected, d)
 		h.Secrets = append(h.Secrets, d)

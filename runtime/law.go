@@ -146,7 +146,7 @@ func (s *Service) compile(src []byte, source string, protect []string) (*Prepare
 
 // compileSnapshot is compile for a workflow a run's snapshot holds: read
 // leniently, so that an upgrade that made unknown keys errors never denies
-// every call of a running session (DECISIONS 17); what it let through is
+// every call of a running session (docs/workflow-format.md); what it let through is
 // kept in Warnings.
 func (s *Service) compileSnapshot(src []byte, source string, protect []string) (*Prepared, error) {
 	return s.compileWith(src, source, protect, true)

@@ -25,7 +25,7 @@ const maxLinkHops = 40
 // through ".." and symbolic links (noting each link and whether the agent
 // could have made it), expands globs, and walks directories the way
 // recursive readers do. It runs in the process that receives the hook
-// (DECISIONS.md 2). It is safe for concurrent use and caches resolutions
+// (docs/hooks.md: paths are resolved on the agent's host). It is safe for concurrent use and caches resolutions
 // for its lifetime, so a long-lived process should make one per decision.
 type Resolver struct {
 	// MaxWalk bounds a recursive-read walk (default DefaultMaxWalk).

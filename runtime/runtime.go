@@ -108,7 +108,7 @@ type Options struct {
 	// handed calls whose Resolver is set or whose paths are resolved.
 	Resolver policy.Resolver
 	// NoResolve decides on the paths as written, never touching the disk
-	// (a remote decider: DECISIONS.md 2).
+	// (a remote decider: docs/hooks.md).
 	NoResolve bool
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // SandboxLesson teaches what to do about a path the OS sandbox kept from a
-// command of session (DECISIONS 11): the phase, the path, and the events
+// command of session (docs/sandbox.md, "Lessons"): the phase, the path, and the events
 // that lead to a phase where it is writable (policy.Law.SandboxLesson).
 // p is absolute. A session without a run is taught from the dormant law.
 func (s *Service) SandboxLesson(ctx context.Context, session, p string, env policy.SandboxEnv) (string, error) {

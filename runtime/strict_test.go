@@ -16,7 +16,7 @@ const typoWorkflow = `{"id": "typo", "initial": "reading", "states": {
   "reading": {"allowed_tool": ["Read", "Grep"], "on": {"DONE": "done"}},
   "done": {"type": "final"}}}`
 
-// Start refuses a workflow with an unknown key (DECISIONS 17).
+// Start refuses a workflow with an unknown key (docs/workflow-format.md).
 func TestStartRefusesUnknownKeys(t *testing.T) {
 	f := newFixture(t, Options{})
 	path := f.workflowFile("typo.json", typoWorkflow)

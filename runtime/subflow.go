@@ -26,7 +26,7 @@ import (
 // (states of the same workflow) one after another, in branch-name order,
 // each from its initial state until it reaches its terminal state
 // (completed) or another final state (failed); join "all" needs every
-// branch to complete, "any" one (the rest are cancelled, DECISIONS 20).
+// branch to complete, "any" one (the rest are cancelled, docs/runtime.md).
 // Branch results land under branches.<name>. A failure whose transition
 // has no on_fail returns the parent to the state it invoked or forked
 // from. Stacks are bounded by the run's max depth (a child that would

@@ -216,7 +216,7 @@ func TestInvokedPhaseIsTheLaw(t *testing.T) {
 }
 
 // TestClosureIsSnapshotted: the invoked workflow is the one read at start
-// (DECISIONS 20); an edit of its file changes nothing for the run, and
+// (docs/runtime.md); an edit of its file changes nothing for the run, and
 // the closure is part of the run's digest.
 func TestClosureIsSnapshotted(t *testing.T) {
 	f := newFixture(t, Options{})

@@ -2,7 +2,7 @@ package sandbox
 
 // Unsupported says why there is no OS sandbox on goos, and what that
 // means ("" on Linux, where bubblewrap may provide one): what doctor and
-// the agent runner report on macOS and Windows (DECISIONS 9, 34).
+// the agent runner report on macOS and Windows (docs/threat-model.md, docs/release.md).
 func Unsupported(goos string) string {
 	if goos == "linux" {
 		return ""

@@ -338,7 +338,7 @@ func sleep() { _ = exec.Command("sleep", "0.05").Run() }
 // TestFilesystemUnprivileged runs TestFilesystem and TestShellCommand again
 // as an unprivileged user (nobody), when this test runs as root: root
 // passes file modes and some namespace limits, so the protections must
-// hold without it (DECISIONS 36).
+// hold without it (docs/e2e.md: outcome tests run as an unprivileged user).
 func TestFilesystemUnprivileged(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("already unprivileged: TestFilesystem ran as this user")

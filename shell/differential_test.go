@@ -23,7 +23,7 @@ import (
 // reported. Where the two disagree the analysis is wrong (or must deny).
 
 // sandboxRunner runs argv in a sandbox that can write only dir, with no
-// network: package sandbox's bubblewrap profile (DECISIONS 16: one
+// network: package sandbox's bubblewrap profile (docs/shell.md: one
 // bubblewrap wrapper in the tree).
 type sandboxRunner struct{ bwrap string }
 

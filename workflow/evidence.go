@@ -34,7 +34,7 @@ const (
 	// current state wrote a structured report (through the sandbox
 	// launcher or `statewright testrun`) showing at least one test ran and
 	// none failed, and exited 0. A run without a report, of zero tests, or
-	// that only listed tests is never passed (DECISIONS 19).
+	// that only listed tests is never passed (docs/workflow-format.md, "Test evidence").
 	EvidenceLastTestPassed = "runtime.last_test.passed"
 	// EvidenceLastTestTestsRun is how many tests (int) the last test run
 	// executed to a verdict, by its structured report (0 without one).

@@ -209,7 +209,7 @@ func TestParseRoundTrip(t *testing.T) {
 
 func TestParseErrorsAndStrict(t *testing.T) {
 	src := "{\n  \"id\": \"x\", \"initial\": \"a\",\n  \"states\": {\"a\": {\"type\": \"final\", \"typ\": 1}}\n}"
-	// Unknown keys are errors by default (DECISIONS 17).
+	// Unknown keys are errors by default (docs/workflow-format.md).
 	def, _, err := Parse([]byte(src), ParseOptions{Source: "w.json"})
 	var pe *ParseError
 	if def != nil || !errors.As(err, &pe) {

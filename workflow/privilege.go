@@ -2,7 +2,7 @@ package workflow
 
 import "strings"
 
-// The privilege ladder (DECISIONS 18) rates what a tool can do, so that
+// The privilege ladder (docs/workflow-format.md) rates what a tool can do, so that
 // the safety checks can flag a phase that jumps from reading to reaching
 // outside the machine without a person's approval. Rungs are named; their
 // numbers follow the seed design (read 0, write 1, execute 2, git mutate

@@ -40,7 +40,7 @@ const (
 	CodeDeadlock           = "deadlock"
 	CodeReservedEvent      = "reserved-event"
 	// CodeSandboxExecLimits: a state lets Exec run in the sandbox and also
-	// limits edits, which the sandbox cannot count (DECISIONS 10).
+	// limits edits, which the sandbox cannot count (docs/sandbox.md).
 	CodeSandboxExecLimits = "sandbox-exec-limits"
 	// CodeSandboxPath: a sandbox block path is empty or a glob.
 	CodeSandboxPath = "sandbox-path"

@@ -1,5 +1,5 @@
 // Command hookbench measures the PreToolUse hook exactly as a fresh
-// `statewright init claude-code` writes it (DECISIONS.md 22): the command
+// `statewright init claude-code` writes it (docs/hooks.md): the command
 // line from the settings file, run through `sh -c` as Claude Code runs it,
 // one process per call, spawn to exit, deciding an allowed Read against an
 // active run in a SQLite store. In the same run it measures a trivial Go

@@ -58,7 +58,7 @@ func main() {
 }
 
 // fullBinary is the full statewright binary: beside this one, where init
-// found both (an install the agent cannot write, DECISIONS.md 28).
+// found both (an install the agent cannot write, docs/threat-model.md).
 func fullBinary() string {
 	name := "statewright"
 	if runtime.GOOS == "windows" {

@@ -64,7 +64,7 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 		if h.RequireSandbox && call.Call.Tool == "Shell" {
 			// Cursor's recorded hook contract has no input rewrite, so
 			// its shell cannot run under the launcher: with
-			// --require-sandbox every shell call is denied (DECISIONS 8).
+			// --require-sandbox every shell call is denied (docs/sandbox.md).
 			return Deny(ev, "statewright: this install requires the OS sandbox for shell calls (--require-sandbox), "+
 				"and Cursor's hooks cannot route a command through it, so shell calls are denied; a person can run the command instead")
 		}

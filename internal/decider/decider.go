@@ -2,7 +2,7 @@
 // (`statewright decider serve`) that answers the thin hook client's
 // requests (cmd/statewright-hook) over a unix socket, so that a hook costs
 // a small process's spawn and one round trip instead of a full binary's
-// start-up, a store open and a workflow compile (DECISIONS.md 21).
+// start-up, a store open and a workflow compile (docs/hooks.md).
 //
 // Every request runs through the one hook runner (harness/hook), in the
 // hook process's environment, working directory and umask, so the decider
@@ -335,7 +335,7 @@ func (d *Decider) hook(ctx context.Context, req *hookwire.Request, peer peer) *h
 	}
 	if peer.otherMounts {
 		// Paths resolve on the hook's host as the hook sees them
-		// (DECISIONS.md 2): another mount namespace decides in process.
+		// (docs/hooks.md): another mount namespace decides in process.
 		return &hookwire.Answer{Refused: "the hook runs in another mount namespace"}
 	}
 	if req.Budget <= 0 {

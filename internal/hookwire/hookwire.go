@@ -5,7 +5,7 @@
 //
 // It imports only small parts of the standard library, because the thin
 // client links it and must start near a trivial program's spawn cost
-// (DECISIONS.md 21).
+// (docs/hooks.md).
 //
 // One exchange over a fresh unix-socket connection:
 //

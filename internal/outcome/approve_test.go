@@ -15,7 +15,7 @@ import (
 // must stay parked in testing, and nothing may be recorded as a person's
 // approval.
 //
-// Without the sandbox the test code CAN read the token (DECISIONS.md 9:
+// Without the sandbox the test code CAN read the token (docs/threat-model.md:
 // same-user secrecy needs the sandbox, which hides it); what holds is that
 // nothing the agent's processes run counts as a person (internal/person).
 func TestNoSelfApproval(t *testing.T) {

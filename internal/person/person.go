@@ -21,7 +21,7 @@
 // process the agent asks another service to start (cron, at, systemd-run
 // without --pty) when the token channel is used: without the OS sandbox,
 // which hides the operator token and the store, same-user secrecy does not
-// hold (DECISIONS.md 9). On systems without /proc the check only reports
+// hold (docs/threat-model.md). On systems without /proc the check only reports
 // that it could not look.
 package person
 

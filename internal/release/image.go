@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The container image (DECISIONS 34): `FROM scratch` with the release's
+// The container image (docs/release.md): `FROM scratch` with the release's
 // linux binaries, written by this file as an OCI image layout in a tar
 // archive (the layout `docker save` also writes, plus its manifest.json),
 // so no container engine or base-image registry is needed to build it.

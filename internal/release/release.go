@@ -38,7 +38,7 @@ func (t Target) String() string { return t.OS + "/" + t.Arch }
 // binaries can be run here).
 func (t Target) Native() bool { return t.OS == runtime.GOOS && t.Arch == runtime.GOARCH }
 
-// Targets are the platforms of a release (DECISIONS 34). Windows binaries
+// Targets are the platforms of a release (docs/release.md). Windows binaries
 // are built and their hook contract is tested; running on Windows is not
 // claimed.
 var Targets = []Target{

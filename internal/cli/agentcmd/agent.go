@@ -189,7 +189,7 @@ func agentProtected() []string {
 // workspace's .statewright directory and a store kept inside it are
 // read-only, the store itself hidden. Each command then runs under the
 // profile of the phase it was decided in (per-session caches, never the
-// user's: DECISIONS 12).
+// user's: docs/sandbox.md, "Caches").
 func agentSandbox(ctx context.Context, ws *tools.Workspace, storePath string) tools.Sandbox {
 	sb := tools.DetectSandbox(ctx)
 	sb.ReadOnly = append(sb.ReadOnly, filepath.Join(ws.Root, ".statewright"))

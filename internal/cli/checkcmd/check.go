@@ -55,7 +55,7 @@ and one decision line is printed for each, in order.
 
 --sandbox on decides as the hooks do where the call's shell command runs under
 the phase's OS sandbox (a phase with sandbox: {exec: true} then lets Exec-class
-commands run); the default, off, is the static verdict (DECISIONS 1).
+commands run); the default, off, is the static verdict (docs/sandbox.md).
 
 Exit status: 0 when a decision was printed (whatever it is), 2 for usage errors and
 unreadable input, 1 for an invalid workflow.`,

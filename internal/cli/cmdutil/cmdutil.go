@@ -84,7 +84,7 @@ func (f *Factory) OpenStore(ctx context.Context, cmd *cobra.Command, opts store.
 	}
 	st, err := f.OpenStoreAt(ctx, p, opts)
 	if err != nil && os.Getenv(sandbox.EnvPhase) != "" {
-		// Inside the OS sandbox the store is hidden (DECISIONS 15).
+		// Inside the OS sandbox the store is hidden (docs/sandbox.md).
 		return nil, fmt.Errorf("open store: this command runs inside statewright's OS sandbox, where the store is hidden; "+
 			"the agent reads its run through statewright's control tools (statewright_get_state), a person runs statewright outside: %w", err)
 	}

@@ -22,7 +22,7 @@ func checkAgentSandbox(ctx context.Context, r *doctorReport) {
 // checkHookSandbox reports whether the hooks run the agent's shell
 // commands under the phase's OS sandbox (--sandbox, --require-sandbox) and
 // whether one runs here; without one it says plainly that same-user
-// secrecy cannot hold (DECISIONS 9).
+// secrecy cannot hold (docs/threat-model.md).
 func checkHookSandbox(ctx context.Context, r *doctorReport, flags map[string]string) {
 	a := sandbox.Probe(ctx)
 	_, require := flags["require-sandbox"]

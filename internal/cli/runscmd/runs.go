@@ -164,7 +164,7 @@ func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
 }
 
 // printSandbox says whether shell commands can run under the OS sandbox
-// here, and plainly what follows when they cannot (DECISIONS 9).
+// here, and plainly what follows when they cannot (docs/threat-model.md).
 func printSandbox(w io.Writer) {
 	root, err := sandbox.DefaultRoot()
 	if err != nil {

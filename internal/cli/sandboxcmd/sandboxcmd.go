@@ -15,7 +15,7 @@ import (
 )
 
 // NoSandboxWarning is what doctor, SessionStart, status and the README say
-// where no sandbox is available (DECISIONS 9).
+// where no sandbox is available (docs/threat-model.md).
 const NoSandboxWarning = "no OS sandbox is available here, so only the static law holds: code the agent runs " +
 	"(tests, builds, interpreters) runs as you, and approvals, operator tokens and the store are NOT protected " +
 	"from it (same-user secrecy is impossible without a sandbox); install with --require-sandbox to deny shell calls instead"
