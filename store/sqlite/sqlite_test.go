@@ -430,8 +430,12 @@ func decideWorker() error {
 	}
 	worker := os.Getenv("SW_WORKER")
 	for i := 0; i < n; i++ {
-		// Each call opens the store afresh, as a hook process does.
-		s, err := Open(bg, path, Options{MustExist: true, ExpectID: id})
+		// Each call opens the store afresh, as a hook process does. The
+		// test is about queueing and exact counts, not latency: a generous
+		// busy timeout keeps a loaded machine (16 processes on two cores)
+		// from turning a slow writer into a failure. TestBusyTimeout covers
+		// the timeout itself.
+		s, err := Open(bg, path, Options{MustExist: true, ExpectID: id, BusyTimeout: 30 * time.Second})
 		if err != nil {
 			return err
 		}
