@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"os"
+
+	"github.com/statewright-go/statewright/internal/hookwire"
 )
 
 func setUmask(int) int { return 0 }
@@ -23,5 +25,15 @@ func peerOf(*net.UnixConn) (peer, error) {
 }
 
 func (d *Decider) lock(ctx context.Context) (*os.File, error) {
+	return nil, errors.New("no local decider on this system")
+}
+
+// Ask reports that this system runs no local decider.
+func Ask(dir, bin string, op byte) (*hookwire.Answer, hookwire.Hello, error) {
+	return nil, hookwire.Hello{}, errors.New("no local decider on this system")
+}
+
+// StatusOf reports that this system runs no local decider.
+func StatusOf(dir, bin string) (*Status, error) {
 	return nil, errors.New("no local decider on this system")
 }
