@@ -155,6 +155,10 @@ type walker struct {
 
 	nestedCwd    string // the directory a nested script ended in
 	nestedCwdDyn bool
+
+	// exportedTestPath: PYTHONPATH (or NODE_PATH, ...) was set for the
+	// commands that follow
+	exportedTestPath bool
 }
 
 // evalState records, across a script and its nested scripts, whether
@@ -293,6 +297,7 @@ func (w *walker) finish() {
 	if w.ev.tainted && w.ev.evaluates {
 		w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Classes: ClassExec | ClassUnknown, Source: w.src})
 	}
+	followLinks(a.Commands)
 	var seenW, seenR map[Target]bool
 	for i := range a.Commands {
 		c := &a.Commands[i]
@@ -300,7 +305,7 @@ func (w *walker) finish() {
 		for _, t := range c.Writes {
 			a.Writes, seenW = addTarget(a.Writes, seenW, t)
 		}
-		recursive := c.Classes&ClassSearch != 0 || recursiveReaders[c.Program] || c.Program == "git" && c.Subcommand == "grep"
+		recursive := c.Classes&ClassSearch != 0 && !c.namesOnly || recursiveReaders[c.Program] || c.Program == "git" && c.Subcommand == "grep"
 		for _, t := range c.Reads {
 			a.Reads, seenR = addTarget(a.Reads, seenR, t)
 			if ReadsEnvironment(t.Path) || recursive && ReadsEnvironmentTree(t.Path) {
@@ -870,8 +875,10 @@ func (w *walker) nestedScript(src string) bool {
 	}
 	n := &walker{a: w.a, src: src, nested: true, level: w.level + 1, depth: w.depth,
 		env: w.env, funcs: w.funcs, cwd: w.cwd, cwdDyn: w.cwdDyn, cond: w.cond, ev: w.ev}
+	n.exportedTestPath = w.exportedTestPath
 	n.stmts(f.Stmts)
 	w.nestedCwd, w.nestedCwdDyn = n.cwd, n.cwdDyn
+	w.exportedTestPath = w.exportedTestPath || n.exportedTestPath
 	return true
 }
 

@@ -18,6 +18,9 @@ type cmdCtx struct {
 	stdin   *stdinInfo
 	xargs   bool // the command receives unknown extra arguments (xargs)
 	hops    int
+	// testPathVar: an assignment points an interpreter's module path
+	// somewhere (PYTHONPATH=src): harmless for a test run, exec otherwise.
+	testPathVar bool
 }
 
 // stdinInfo describes what a here-document or here-string feeds a command.
@@ -55,6 +58,15 @@ var codeLoadingVars = map[string]bool{
 	"GOENV": true, "GOTOOLCHAIN": true, "JQ_LIBRARY_PATH": true, "FZF_DEFAULT_COMMAND": true, "SUDO_ASKPASS": true,
 	"TERMINFO": false, "PROMPT_DIRTRIM": false, "MAVEN_OPTS": true, "GRADLE_OPTS": true, "JAVA_OPTS": true,
 	"COMPOSER_HOME": true, "NPM_TOKEN": false, "BUNDLE_GEMFILE": true, "PIP_CONFIG_FILE": true,
+	// compilers, their flags and search paths (a cgo, node-gyp or pip build
+	// runs them), and libraries' configuration files that load code
+	"AR": true, "LD": true, "AS": true, "CPP": true, "FC": true, "F77": true, "CFLAGS": true, "CXXFLAGS": true,
+	"CPPFLAGS": true, "LDFLAGS": true, "FFLAGS": true, "CPATH": true, "LIBRARY_PATH": true, "C_INCLUDE_PATH": true,
+	"CPLUS_INCLUDE_PATH": true, "OBJC_INCLUDE_PATH": true, "PKG_CONFIG": true, "PKG_CONFIG_PATH": true,
+	"PKG_CONFIG_LIBDIR": true, "PKG_CONFIG_SYSROOT_DIR": true, "CLASSPATH": true, "MAKEFILES": true, "GCONV_PATH": true,
+	"TCLLIBPATH": true, "R_PROFILE": true, "R_PROFILE_USER": true, "R_ENVIRON": true, "R_ENVIRON_USER": true,
+	"R_LIBS": true, "R_LIBS_USER": true, "PHPRC": true, "PHP_INI_SCAN_DIR": true, "GIT_TEMPLATE_DIR": true,
+	"SSL_ENGINE": true, "QT_PLUGIN_PATH": true, "GTK_PATH": true, "GIO_EXTRA_MODULES": true, "MAGIC": true,
 }
 
 // testPathVars change where an interpreter finds modules: running a test
@@ -116,25 +128,34 @@ func (w *walker) mkWord(wd *syntax.Word) word {
 
 func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 	var assigns []string
-	dangerous, dangerousAlways, netVar := false, false, false
+	var fx []varEffect
 	for _, as := range ce.Assigns {
 		assigns = append(assigns, w.text(as))
 		w.assignEval(as)
-		if as.Name != nil && isCodeLoadingVar(as.Name.Value) {
-			dangerous = true
-			if !testPathVars[as.Name.Value] {
-				dangerousAlways = true
-			}
-		}
-		if as.Name != nil && isNetworkVar(as.Name.Value) {
-			netVar = true
+		if as.Name != nil {
+			fx = append(fx, assignEffect(as.Name.Value, w.assignValue(as)))
 		}
 	}
 	idx := len(w.a.Commands)
 	if len(ce.Args) == 0 {
-		if dangerous {
+		// NAME=value alone sets a shell variable, exported when it
+		// already was (PATH, HOME, anything under set -a)
+		var cls Class
+		var writes []Target
+		for _, f := range fx {
+			if f.testPath {
+				w.exportedTestPath = true
+				continue
+			}
+			cls |= f.class
+			writes = append(writes, f.writes...)
+		}
+		if cls != 0 {
 			w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Assigns: assigns,
-				Classes: ClassExec, Nested: w.nested, Source: w.text(ce)})
+				Classes: cls, Writes: writes, Nested: w.nested, Source: w.text(ce)})
+			if cls&ClassWrite != 0 {
+				ensureTarget(&w.a.Commands[len(w.a.Commands)-1])
+			}
 		}
 		to := len(w.a.Commands)
 		for _, as := range ce.Assigns {
@@ -156,15 +177,15 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 		c.Classes |= ClassExec | ClassUnknown
 	}
 	x := &cmdCtx{w: w, c: &c, args: words, stdin: stdinOf(s.Redirs)}
+	for _, f := range fx {
+		x.applyVarEffect(f)
+	}
 	x.run()
 	x.evalArgs()
+	if x.testPathVar && c.Classes&ClassTest == 0 || w.exportedTestPath && c.Classes&ClassTest == 0 && modulePathReaders[c.Program] {
+		c.Classes |= ClassExec // modules from the path it names run
+	}
 	ensureTarget(&c)
-	if dangerousAlways || dangerous && c.Classes&ClassTest == 0 {
-		c.Classes |= ClassExec
-	}
-	if netVar {
-		c.Classes |= ClassNetwork
-	}
 	c.Argv = make([]string, len(x.args))
 	for i, a := range x.args {
 		c.Argv[i] = a.val
@@ -266,13 +287,18 @@ func (w *walker) decl(d *syntax.DeclClause) {
 			if as.Naked && strings.ContainsAny(flags, "p") {
 				w.ref(as.Name.Value)
 			}
-			if !as.Naked && isCodeLoadingVar(as.Name.Value) {
-				c.Classes |= ClassExec
+			if !as.Naked {
+				f := assignEffect(as.Name.Value, w.assignValue(as))
+				if f.testPath {
+					w.exportedTestPath = true
+				}
+				c.Classes |= f.class
+				c.Writes = append(c.Writes, f.writes...)
 			}
 		}
 	}
-	if names == 0 && !strings.ContainsAny(flags, "fFn") {
-		w.a.DumpsEnv = true
+	if names == 0 && (!strings.ContainsAny(flags, "fFn") || d.Variant.Value == "export" && !strings.ContainsAny(flags, "fF")) {
+		w.a.DumpsEnv = true // export -n alone lists the exported variables too
 	}
 	if strings.ContainsAny(flags, "in") {
 		w.ev.evaluates = true // integer variables evaluate what is assigned; namerefs name any variable
@@ -280,10 +306,31 @@ func (w *walker) decl(d *syntax.DeclClause) {
 	if strings.Contains(flags, "n") && d.Variant.Value != "export" {
 		w.a.IndirectEnv = true
 	}
+	ensureTarget(&c)
 	w.a.Commands = append(w.a.Commands, c)
 	for _, as := range d.Args {
 		w.node(as)
 	}
+}
+
+// assignValue returns the value an assignment gives, as a word (an array
+// or an append is not a literal value).
+func (w *walker) assignValue(as *syntax.Assign) word {
+	if as.Array != nil || as.Append || as.Index != nil {
+		return word{val: w.text(as)}
+	}
+	if as.Value == nil {
+		return word{lit: true}
+	}
+	return w.mkWord(as.Value)
+}
+
+// modulePathReaders are programs classified read that load modules from
+// PYTHONPATH, NODE_PATH, RUBYLIB, PERL5LIB or GEM_PATH (python -m
+// json.tool, pip list, node --version, gem list).
+var modulePathReaders = map[string]bool{
+	"python": true, "python3": true, "pypy": true, "pypy3": true, "pip": true, "pip3": true, "node": true, "nodejs": true,
+	"ruby": true, "perl": true, "gem": true, "bundle": true, "irb": true, "npm": true, "npx": true,
 }
 
 // progName returns the name to look a program up by, and false when the
@@ -320,6 +367,7 @@ func (x *cmdCtx) run() {
 		if !trusted || name == "" {
 			if IsTestRunner(literal(x.args)) {
 				x.c.Classes |= ClassTest // ./gradlew test, node_modules/.bin/jest
+				x.runnerOptions()
 				return
 			}
 			if name == "statewright" {

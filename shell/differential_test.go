@@ -60,8 +60,10 @@ func testSandbox(t *testing.T) sandboxRunner {
 }
 
 // recorder is the program every fake command name runs: it appends its
-// name and arguments, NUL separated, to $DIFFLOG.
-const recorder = "#!/bin/sh\n{ printf '%s\\0' \"${0##*/}\" \"$@\"; printf '\\001\\n'; } >> \"$DIFFLOG\"\n"
+// name and arguments, NUL separated and ended by \001 NUL, to $DIFFLOG in
+// one printf (one write), so that commands run in the background do not
+// interleave their records.
+const recorder = "#!/bin/sh\nprintf '%s\\0' \"${0##*/}\" \"$@\" \"$(printf '\\001')\" >> \"$DIFFLOG\"\n"
 
 // fakeNames are the commands the generated scripts run.
 var fakeNames = []string{"c1", "c2", "c3", "c4", "rm", "curl"}
@@ -207,7 +209,7 @@ exit 0
 		}
 		checked++
 		log, _ := os.ReadFile(filepath.Join(dir, "work", strconv.Itoa(i)+".log"))
-		for _, rec := range strings.Split(string(log), "\x01\n") {
+		for _, rec := range strings.Split(string(log), "\x01\x00") {
 			if rec == "" {
 				continue
 			}

@@ -147,11 +147,15 @@ func jqEnv(filter string) (names []string, dumps bool) {
 	for i := 0; i < len(filter); i++ {
 		var rest string
 		switch {
-		case strings.HasPrefix(filter[i:], "$ENV") && !isWordByte(at(filter, i+4)):
-			rest = filter[i+4:]
+		case filter[i] == '$' && strings.HasPrefix(skipJqSpace(filter[i+1:]), "ENV") &&
+			!isWordByte(at(skipJqSpace(filter[i+1:]), 3)):
+			rest = skipJqSpace(filter[i+1:])[3:] // jq 1.6 reads "$ ENV" as $ENV
 		case strings.HasPrefix(filter[i:], "env") && !isWordByte(at(filter, i+3)) &&
 			(i == 0 || !isWordByte(filter[i-1]) && filter[i-1] != '.' && filter[i-1] != '$'):
 			rest = filter[i+3:]
+			if strings.HasPrefix(skipJqSpace(rest), "(") {
+				continue // env(NAME) is yq's function (jq's env takes no argument); yqEnv reads it
+			}
 		default:
 			continue
 		}
@@ -163,6 +167,21 @@ func jqEnv(filter string) (names []string, dumps bool) {
 		dumps = true
 	}
 	return names, dumps
+}
+
+// skipJqSpace skips whitespace and # comments.
+func skipJqSpace(s string) string {
+	for {
+		t := strings.TrimLeft(s, " \t\r\n")
+		if strings.HasPrefix(t, "#") {
+			if nl := strings.IndexByte(t, '\n'); nl >= 0 {
+				s = t[nl+1:]
+				continue
+			}
+			return ""
+		}
+		return t
+	}
 }
 
 func at(s string, i int) byte {

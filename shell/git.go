@@ -58,7 +58,7 @@ var gitSub = map[string]Class{
 }
 
 // gitValueOpts are the long options of git subcommands that take a value.
-var gitValueOpts = []string{"message", "file", "output", "exec", "format", "author", "contents", "template",
+var gitValueOpts = []string{"message", "file", "output", "ignore-revs-file", "exec", "format", "author", "contents", "template",
 	"date", "reuse-message", "reedit-message", "fixup", "squash", "template", "trailer", "cleanup",
 	"strategy", "strategy-option", "onto", "upstream", "config", "origin", "branch", "depth", "reference",
 	"separate-git-dir", "shallow-since", "jobs", "upload-pack", "receive-pack", "remote", "prefix",
@@ -113,8 +113,12 @@ func progGit(x *cmdCtx) {
 					x.add(ClassExec)
 				}
 			case "--git-dir":
-				if d := strings.TrimSuffix(val, "/"); d != ".git" && !strings.HasSuffix(d, "/.git") {
+				if d := strings.TrimSuffix(val, "/"); d != ".git" && !strings.HasSuffix(d, "/.git") || outsideProject(d) {
 					x.add(ClassExec) // a repository whose config (core.fsmonitor, ...) any file write can supply
+				}
+			case "-C", "--work-tree":
+				if outsideProject(val) || !args[i].lit {
+					x.add(ClassExec) // another repository: its config (core.fsmonitor, core.pager, ...) runs programs
 				}
 			}
 		case "--version", "--help", "-h", "--html-path", "--man-path", "--info-path":
@@ -135,7 +139,7 @@ func progGit(x *cmdCtx) {
 		return
 	}
 	x.add(cls)
-	p := getopt(rest, "mCFOoxXuBbcj", gitValueOpts, false)
+	p := getopt(rest, "mCFOoxXuBbcjS", gitValueOpts, false)
 	if sub != "diff" && sub != "log" && sub != "show" {
 		gitAbbrev(&p) // parse-options accepts unique prefixes (diff options do not)
 	}
@@ -150,12 +154,26 @@ func progGit(x *cmdCtx) {
 	}
 	// files whose content git reads and prints
 	x.read(p.all("--contents", "--file", "--pathspec-from-file")...)
+	if sub == "blame" || sub == "annotate" {
+		x.read(p.all("S", "--ignore-revs-file")...)
+	}
 	if sub == "grep" {
+		x.read(p.all("f")...)
 		paths := afterDashDash(rest)
 		if paths == nil && len(p.ops) > 1 && !has("e", "f") {
 			paths = p.ops[1:]
 		}
+		if paths == nil && has("e", "f") {
+			paths = p.ops
+		}
 		x.read(paths...)
+	}
+	if sub == "help" && has("w", "--web") {
+		x.add(ClassExec) // starts a web browser
+	}
+	if sub == "fsck" && has("--lost-found") {
+		x.add(ClassGitWrite | ClassWrite)
+		x.writeDyn(".git/lost-found")
 	}
 	// --output writes a file; -o (format-patch) a directory.
 	for _, o := range p.all("--output") {
@@ -417,8 +435,8 @@ var gitRisky = []string{"--upload-pack", "--receive-pack", "--exec", "--open-fil
 // (three letters at least) to that option's full name.
 func gitAbbrev(p *parsed) {
 	for i, o := range p.opts {
-		if !strings.HasPrefix(o.name, "--") || len(o.name) < 5 {
-			continue
+		if !strings.HasPrefix(o.name, "--") || len(o.name) < 5 || contains(gitRisky, o.name) {
+			continue // not a long option, too short to be a prefix, or the full name (--output)
 		}
 		for _, r := range gitRisky {
 			if o.name != r && strings.HasPrefix(r, o.name) {

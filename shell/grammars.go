@@ -44,9 +44,9 @@ const (
 
 // goBuildFlags are the build flags every go subcommand that builds takes.
 var goBuildFlags = []string{
-	"C= :r", "a", "n", "p=", "race", "msan", "asan", "cover", "covermode=", "coverpkg=", "v", "work", "x",
+	"a", "n", "p=", "race", "msan", "asan", "cover", "covermode=", "coverpkg=", "v", "work", "x",
 	"buildmode=", "buildvcs=", "compiler=", "gccgoflags= :x", "installsuffix=",
-	"linkshared", "modcacherw", "modfile= :r", "overlay= :r", "pgo=", "pkgdir= :wd", "tags=",
+	"linkshared", "modcacherw", "modfile= :x", "overlay= :x", "pgo=", "pkgdir= :wd", "tags=",
 	"trimpath", "toolexec= :x", "json", "debug-actiongraph= :w", "debug-runtime-trace= :w", "debug-trace= :w",
 }
 
@@ -74,6 +74,7 @@ func goGrammar(name string, extra ...string) *Grammar {
 	entries := append(append([]string{}, goBuildFlags...), extra...)
 	g := G(name, StyleGo, entries...)
 	g.Opts = append(g.Opts, Opt{Names: []string{"ldflags"}, Arg: RequiredArg, Check: checkLdflags},
+		Opt{Names: []string{"C"}, Arg: RequiredArg, Check: checkProjectDir},
 		Opt{Names: []string{"gcflags"}, Arg: RequiredArg, Check: checkGcflags},
 		Opt{Names: []string{"asmflags"}, Arg: RequiredArg, Check: func(v string) (Effect, string) {
 			return checkToolFlags(v, map[string]bool{"trimpath": true, "shared": true, "dynlink": true, "D": true, "I": true, "p": true})
@@ -277,6 +278,15 @@ func checkTarCheckpoint(v string) (Effect, string) {
 	return 0, ""
 }
 
+// checkTarArchive: an archive named HOST:FILE is on another machine,
+// reached through rsh (network, and the rsh command is a program).
+func checkTarArchive(v string) (Effect, string) {
+	if i := strings.IndexByte(v, ':'); i > 0 && !strings.Contains(v[:i], "/") {
+		return EffNetwork | EffExec, ""
+	}
+	return EffRead, v
+}
+
 // checkCloc: --vcs=git|svn|auto are known; anything else is a command.
 func checkCloc(v string) (Effect, string) {
 	switch v {
@@ -292,7 +302,7 @@ var jestEntries = []string{
 	"c config= :x", "setupFiles= :x", "setupFilesAfterEnv= :x", "globalSetup= :x", "globalTeardown= :x",
 	"testRunner= :x", "transform= :x", "resolver= :x", "snapshotResolver= :x", "preset= :x", "projects= :x",
 	"testSequencer= :x", "watchPlugins= :x", "moduleNameMapper= :x", "modulePaths= :x", "moduleDirectories= :x",
-	"roots=", "rootDir=", "runner= :x", "testResultsProcessor= :x", "dependencyExtractor= :x", "filter= :x",
+	"runner= :x", "testResultsProcessor= :x", "dependencyExtractor= :x", "filter= :x",
 	"outputFile= :w", "coverageDirectory= :wd", "cacheDirectory= :wd", "clearCache :d=.jest-cache",
 	"u updateSnapshot :w", "ci", "t testNamePattern= :f", "testPathPattern= :f", "testPathPatterns= :f",
 	"testPathIgnorePatterns= :f", "o onlyChanged :f", "changedSince= :f", "lastCommit :f", "findRelatedTests :f",
@@ -339,7 +349,7 @@ var nodeEntries = []string{
 
 // mochaEntries are mocha's options (it passes node's on to node).
 var mochaEntries = []string{
-	"r require= :x", "config= :x", "package= :r", "opts= :x", "R reporter= :x", "O reporter-option= reporter-options=",
+	"r require= :x", "config= :x", "package= :x", "opts= :x", "R reporter= :x", "O reporter-option= reporter-options=",
 	"u ui=", "file= ", "extension=", "spec=", "ignore= exclude=", "recursive", "w watch", "watch-files=", "watch-ignore=",
 	"g grep= :f", "f fgrep= :f", "i invert :f", "t timeout= timeouts=", "s slow=", "b bail", "exit", "p parallel",
 	"j jobs=", "retries=", "forbid-only", "forbid-pending", "full-trace", "check-leaks", "S sort", "delay", "dry-run",
@@ -350,7 +360,7 @@ var mochaEntries = []string{
 
 // vitestEntries are vitest's options (cac, with dotted sub-options).
 var vitestEntries = []string{
-	"c config= :x", "r root= :x", "dir=", "w watch", "run", "u update :w", "t testNamePattern= :f", "silent",
+	"c config= :x", "w watch", "run", "u update :w", "t testNamePattern= :f", "silent",
 	"reporter= :x", "outputFile= :w", "coverage :wd=coverage", "coverage.enabled :wd=coverage",
 	"coverage.reportsDirectory= :wd", "coverage.provider=", "coverage.customProviderModule= :x",
 	"coverage.include=", "coverage.exclude=", "coverage.all", "coverage.reporter=", "coverage.clean",
@@ -549,7 +559,7 @@ func grammarTable() map[string]*Grammar {
 		"m touch", "no-delay-directory-restore", "no-same-owner", "no-same-permissions", "numeric-owner", "owner=",
 		"owner-map= :r", "p preserve-permissions same-permissions", "same-owner", "sort=", "s preserve-order same-order",
 		"acls", "no-acls", "no-selinux", "no-xattrs", "selinux", "xattrs", "xattrs-exclude=", "xattrs-include=",
-		"force-local", "f file=", "F info-script= new-volume-script= :x", "L tape-length=", "M multi-volume",
+		"force-local", "F info-script= new-volume-script= :x", "L tape-length=", "M multi-volume",
 		"rmt-command= :x", "rsh-command= :x", "volno-file= :w", "b blocking-factor=", "B read-full-records",
 		"i ignore-zeros", "record-size=", "H format=", "old-archive portability", "pax-option=", "posix",
 		"V label=", "a auto-compress", "I use-compress-program= :x", "j bzip2", "J xz", "lzip", "lzma", "lzop",
@@ -560,7 +570,8 @@ func grammarTable() map[string]*Grammar {
 		"show-defaults", "show-omitted-dirs", "show-snapshot-field-ranges", "show-transformed-names",
 		"show-stored-names", "totals?", "utc", "restrict", "v verbose", "warning=", "w interactive confirmation", "o",
 		"no-same-owner", "help", "usage", "version", "?").with(
-		Opt{Names: []string{"checkpoint-action"}, Arg: RequiredArg, Check: checkTarCheckpoint}))
+		Opt{Names: []string{"checkpoint-action"}, Arg: RequiredArg, Check: checkTarCheckpoint},
+		Opt{Names: []string{"f", "file"}, Arg: RequiredArg, Check: checkTarArchive}))
 	add(G("less", StyleGNU, "?", "help", "a search-skip-screen", "A SEARCH-SKIP-SCREEN", "b buffers=",
 		"B auto-buffers", "c clear-screen", "C CLEAR-SCREEN", "d dumb", "D color=", "e quit-at-eof",
 		"E QUIT-AT-EOF", "f force", "F quit-if-one-screen", "g hilite-search", "G HILITE-SEARCH", "h max-back-scroll=",
@@ -631,13 +642,16 @@ func grammarTable() map[string]*Grammar {
 			}
 			return EffExec, ""
 		}}), "py.test")
+	m["pytest"].FromFile = '@'
 
 	// JavaScript
 	add(G("jest", StyleJS, jestEntries...).with(
+		Opt{Names: []string{"rootDir", "roots"}, Arg: RequiredArg, Check: checkProjectDir},
 		Opt{Names: []string{"env", "testEnvironment"}, Arg: RequiredArg, Check: checkJSEnvironment},
 		Opt{Names: []string{"coverage", "collectCoverage"}, Eff: EffWriteDir, Default: "coverage"},
 		Opt{Names: []string{"reporters"}, Arg: RequiredArg, Check: checkJSReporter}))
 	add(G("vitest", StyleJS, vitestEntries...).with(
+		Opt{Names: []string{"r", "root", "dir"}, Arg: RequiredArg, Check: checkProjectDir},
 		Opt{Names: []string{"environment"}, Arg: RequiredArg, Check: checkJSEnvironment},
 		Opt{Names: []string{"reporter"}, Arg: RequiredArg, Check: checkJSReporter}))
 	add(G("mocha", StyleJS, append(append([]string{}, nodeEntries...), mochaEntries...)...).with(
@@ -676,10 +690,13 @@ func grammarTable() map[string]*Grammar {
 
 	// Ruby, PHP, CMake, .NET, JVM runners (lenient: the options listed
 	// are the ones with effects; their others select tests or output)
-	add(G("rspec", StyleGNU, "r require= :x", "o out= :w", "f format= :x", "I= :x", "default-path=",
-		"options= :x", "e example= :f", "t tag= :f", "seed=", "order=", "fail-fast?", "b backtrace", "c color",
-		"p profile?", "dry-run", "w warnings", "bisect? :x", "only-failures :f", "next-failure :f", "exclude-pattern= :f",
-		"pattern= :f", "init :w=.rspec", "h help", "v version").lenient().with(
+	add(G("rspec", StyleGNU, "r require= :x", "o out= :w", "I= :x", "options= :x", "e example= :f",
+		"E example-matches= :f", "t tag= :f", "seed=", "order=", "fail-fast?", "b backtrace", "c color",
+		"force-color", "no-color", "p profile?", "dry-run", "w warnings", "bisect? :x", "only-failures :f",
+		"next-failure n :f", "exclude-pattern= :f", "pattern= :f", "init :w=.rspec", "h help", "v version",
+		"failure-exit-code=", "error-exit-code=", "deprecation-out= :w", "j json", "X drb", "drb-port= :n",
+		"full-backtrace", "tty", "backtrace").with(
+		Opt{Names: []string{"default-path"}, Arg: RequiredArg, Check: checkProjectDir},
 		Opt{Names: []string{"f", "format"}, Arg: RequiredArg, Check: func(v string) (Effect, string) {
 			switch v {
 			case "progress", "p", "documentation", "d", "html", "h", "json", "j", "failures", "f":
@@ -692,28 +709,58 @@ func grammarTable() map[string]*Grammar {
 		"testdox-html= :w", "testdox-text= :w", "testdox-xml= :w", "coverage-html= :wd", "coverage-clover= :w",
 		"coverage-cobertura= :w", "coverage-crap4j= :w", "coverage-php= :w", "coverage-text?", "coverage-xml= :wd",
 		"cache-result-file= :w", "cache-directory= :wd", "extension= :x", "filter= :f", "group= :f",
-		"exclude-group= :f", "testsuite= :f", "stop-on-failure", "no-coverage", "colors?", "testdox", "h help",
-		"version", "no-configuration", "display-deprecations", "order-by=", "list-tests").lenient())
+		"exclude-group= :f", "testsuite= :f", "exclude-testsuite= :f", "stop-on-failure", "stop-on-error",
+		"stop-on-warning", "stop-on-risky", "stop-on-skipped", "stop-on-incomplete", "stop-on-defect",
+		"stop-on-deprecation", "stop-on-notice", "fail-on-warning", "fail-on-risky", "fail-on-empty-test-suite",
+		"fail-on-skipped", "fail-on-incomplete", "fail-on-deprecation", "fail-on-notice", "fail-on-all-issues",
+		"no-coverage", "colors?", "testdox", "testdox-summary", "h help", "version", "no-configuration",
+		"no-extensions", "no-output", "no-progress", "no-results", "no-logging", "display-deprecations",
+		"display-warnings", "display-errors", "display-notices", "display-incomplete", "display-skipped",
+		"display-all-issues", "order-by=", "random-order-seed=", "list-tests", "list-tests-xml= :w", "list-suites",
+		"list-groups", "list-test-files", "covers= :f", "uses= :f", "requires-php-extension= :f",
+		"test-suffix=", "do-not-cache-result", "cache-result", "strict-coverage", "strict-global-state",
+		"disallow-test-output", "enforce-time-limit", "default-time-limit=", "dont-report-useless-tests",
+		"process-isolation", "globals-backup", "static-backup", "debug", "teamcity", "reverse-list",
+		"generate-configuration :w=phpunit.xml", "migrate-configuration :w=phpunit.xml", "generate-baseline= :w",
+		"use-baseline= :r", "ignore-baseline", "log-otr= :w", "coverage-filter= :f", "path-coverage",
+		"disable-coverage-ignore", "warm-coverage-cache", "check-version", "atleast-version=", "bail",
+		"parallel", "p processes=", "compact", "profile", "min=", "ci", "dirty :f", "retry :f", "todos",
+		"type-coverage", "mutate :w", "init :w=tests/Pest.php"), "pest")
 	add(G("ctest", StyleGNU, "S= :x", "SP= :x", "script= :x", "build-and-test :x", "test-command= :x",
 		"D dashboard= :n", "T test-action= :n", "M test-model= :n", "O output-log= :w", "output-junit= :w",
-		"R tests-regex= :f", "E exclude-regex= :f", "L label-regex= :f", "LE label-exclude= :f", "I tests-information= :f",
-		"j parallel?", "output-on-failure", "V verbose", "VV extra-verbose", "N show-only?", "test-dir=", "preset=",
+		"R tests-regex= :f", "E exclude-regex= :f", "L", "LE", "I tests-information= :f",
+		"j", "output-on-failure", "V verbose", "VV extra-verbose", "N", "preset=",
 		"C build-config=", "timeout=", "repeat=", "stop-on-failure", "rerun-failed :f", "resource-spec-file= :r",
 		"overwrite= :x", "extra-submit= :n", "submit-index=", "H help", "version", "Q quiet", "schedule-random",
-		"no-tests=", "progress", "build-generator= :x").lenient())
-	add(G("dotnet test", StyleGNU, "l logger= :wd=TestResults", "results-directory= :wd", "diag= :w",
+		"no-tests=", "progress", "build-generator= :x", "U union", "stop-time=", "max-width=", "interactive-debug-mode=",
+		"no-label-summary", "no-subproject-summary", "test-output-size-passed=", "test-output-size-failed=",
+		"test-output-truncation=", "test-load=", "tests-from-file= :r", "exclude-from-file= :r",
+		"exclude-fixture= :f", "exclude-fixture-setup= :f", "exclude-fixture-cleanup= :f", "FA fixture-exclude-any= :f",
+		"FS fixture-exclude-setup= :f", "FC fixture-exclude-cleanup= :f", "debug", "print-labels", "show-only?",
+		"output-junit-file= :w", "group= :f", "parallel=", "resource-spec-file= :r", "test-timeout=",
+		"label-regex= :f", "label-exclude= :f", "repeat-until-fail=").with(
+		Opt{Names: []string{"test-dir"}, Arg: RequiredArg, Check: checkProjectDir}))
+	dn := G("dotnet test", StyleGNU, "results-directory= :wd", "diag= d= :w",
 		"test-adapter-path= :x", "s settings= :x", "collect= :wd=TestResults", "blame :wd=TestResults",
-		"filter= :f", "f framework=", "c configuration=", "no-build", "no-restore :n", "v verbosity=", "nologo",
-		"a arch=", "os=", "e environment=", "list-tests", "- ", "h help").lenient())
+		"blame-crash :wd=TestResults", "blame-hang :wd=TestResults", "blame-crash-dump-type=", "blame-hang-timeout=",
+		"blame-hang-dump-type=", "filter= :f", "f framework=", "c configuration=", "no-build", "no-restore", "v verbosity=",
+		"nologo", "a arch=", "os=", "e environment= :x", "list-tests t", "h help", "r runtime=", "o output= :wd",
+		"artifacts-path= :wd", "interactive", "no-dependencies", "disable-build-servers", "tl terminal-logger=",
+		"lt", "ignore-failed-sources", "source= :n", "use-current-runtime").exact().with(
+		Opt{Names: []string{"l", "logger"}, Arg: RequiredArg, Check: checkDotnetLogger},
+		Opt{Names: []string{"p", "property"}, Arg: RequiredArg, Check: checkSafeAssign})
+	dn.Colon = true
+	add(dn)
 
 	// Rust
-	add(G("cargo test", StyleGNU, "q quiet", "v verbose", "color=", "config= :x", "Z= :x", "C= :r", "frozen",
+	add(G("cargo test", StyleGNU, "q quiet", "v verbose", "color=", "config= :x", "Z= :x", "C=", "frozen",
 		"locked", "offline", "h help", "no-run", "no-fail-fast", "p package= :f", "workspace all", "exclude= :f",
 		"lib :f", "bins :f", "bin= :f", "examples :f", "example= :f", "tests :f", "test= :f", "benches :f",
 		"bench= :f", "all-targets", "doc :f", "F features=", "all-features", "no-default-features", "j jobs=",
-		"r release", "profile=", "target=", "target-dir= :wd", "artifact-dir= out-dir= :wd", "manifest-path= :r",
+		"r release", "profile=", "target=", "target-dir= :wd", "artifact-dir= out-dir= :wd",
 		"lockfile-path= :r", "message-format=", "unit-graph", "timings? :wd=target/cargo-timings",
 		"future-incompat-report", "ignore-rust-version", "keep-going", "list", "lockfile-path=").exact().with(
+		Opt{Names: []string{"manifest-path"}, Arg: RequiredArg, Check: checkProjectDir},
 		Opt{Names: []string{"target"}, Arg: RequiredArg, Check: func(v string) (Effect, string) {
 			if strings.HasSuffix(v, ".json") || strings.Contains(v, "/") {
 				return EffExec, "" // a target specification names the linker
@@ -729,9 +776,9 @@ func grammarTable() map[string]*Grammar {
 
 	// npm's config flags (any key is accepted; these are the ones that run
 	// code, write or pick a host)
-	add(abbrev(G("npm", StyleJS, "registry= :n", "userconfig= :x", "globalconfig= :x", "script-shell= :x",
+	npmg := G("npm", StyleJS, "registry= :n", "userconfig= :x", "globalconfig= :x", "script-shell= :x",
 		"node-options= :x", "onload-script= :x", "init-module= :x", "editor= :x", "browser= :x", "shell= :x",
-		"git= :x", "viewer= :x", "prefix=", "C=", "cache= :wd", "logs-dir= :wd", "proxy= :n", "https-proxy= :n",
+		"git= :x", "viewer= :x", "cache= :wd", "logs-dir= :wd", "proxy= :n", "https-proxy= :n",
 		"noproxy=", "cafile= :r", "ca=", "cert=", "key=", "tag=", "w workspace= :f", "ws workspaces", "if-present",
 		"ignore-scripts", "foreground-scripts", "silent s", "loglevel=", "json", "parseable", "long", "depth=", "all a",
 		"global g", "production", "omit=", "include=", "dry-run", "yes y", "no-yes", "force f", "legacy-peer-deps",
@@ -742,6 +789,11 @@ func grammarTable() map[string]*Grammar {
 		"scope=", "access=", "pack-destination= :wd", "node-gyp= :x", "sign-git-tag", "git-tag-version",
 		"commit-hooks", "message= m", "filter= F= :f", "cwd=", "dir=", "recursive r", "parallel", "stream",
 		"workspace-concurrency=", "reporter=", "aggregate-output", "fail-if-no-match", "workspace-root",
-		"frozen-lockfile", "immutable", "check-files", "mode=")).lenient())
+		"frozen-lockfile", "immutable", "check-files", "mode=").with(
+		Opt{Names: []string{"prefix", "C"}, Arg: RequiredArg, Check: checkProjectDir})
+	add(abbrev(npmg).lenient())
+	addRunnerGrammars(m, add)
+	addWrapperGrammars(add)
+	addReaderGrammars(add)
 	return m
 }

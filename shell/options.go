@@ -97,6 +97,12 @@ type Grammar struct {
 	Lenient bool
 	// WLong: -W NAME[=VAL] is --NAME[=VAL] (gawk).
 	WLong bool
+	// FromFile is argparse's fromfile_prefix_chars: an operand starting
+	// with it (pytest @args.txt) is read for more arguments nobody sees.
+	FromFile byte
+	// Colon: MSBuild-style values after a colon (--diag:FILE, -p:K=V,
+	// /p:K=V) as well as after "=" or in the next word.
+	Colon bool
 
 	once  sync.Once
 	short map[byte]*Opt
@@ -323,6 +329,33 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 			operandsOnly = true
 			continue
 		}
+		if g.FromFile != 0 && len(v) > 1 && v[0] == g.FromFile {
+			p.Hidden = true // arguments read from a file
+			p.Unknown = true
+			p.Operands = append(p.Operands, toArg(a, i))
+			continue
+		}
+		if g.Colon && len(v) > 2 && (v[0] == '-' || v[0] == '/') {
+			if name, val, ok := colonOption(v); ok {
+				if o, found := g.lookupLong(name); found || len(name) == 1 {
+					if !found {
+						o, found = g.short[name[0]]
+					}
+					po := ParsedOption{Name: name, As: v, Index: i, Known: found,
+						Value: Arg{Value: val, Literal: true, Index: i}, HasValue: true}
+					if found {
+						po.Name = o.Names[0]
+						g.effect(o, &po)
+					}
+					p.add(po)
+					continue
+				}
+				if v[0] == '/' {
+					p.add(ParsedOption{Name: name, As: v, Index: i, Value: Arg{Value: val, Literal: true, Index: i}, HasValue: true})
+					continue
+				}
+			}
+		}
 		if len(v) < 2 || v[0] != '-' {
 			p.Operands = append(p.Operands, toArg(a, i))
 			if !g.Permute {
@@ -442,6 +475,20 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 		}
 	}
 	return p
+}
+
+// colonOption splits an MSBuild-style option: --name:value, -n:value or
+// /name:value (the value may hold more colons).
+func colonOption(v string) (name, val string, ok bool) {
+	body := strings.TrimLeft(v, "-/")
+	if len(v)-len(body) > 2 || body == "" {
+		return "", "", false
+	}
+	name, val, ok = strings.Cut(body, ":")
+	if !ok || name == "" || strings.Contains(name, "=") || strings.Contains(name, "/") {
+		return "", "", false
+	}
+	return name, val, true
 }
 
 func (p *ParsedArgs) add(o ParsedOption) {

@@ -25,7 +25,7 @@ var testRunnerNames = map[string]bool{
 	"python": true, "pypy": true, "cargo": true, "npm": true, "pnpm": true, "yarn": true, "bun": true,
 	"node": true, "make": true, "gmake": true, "mvn": true, "mvnw": true, "gradle": true, "gradlew": true,
 	"npx": true, "bunx": true, "pnpx": true, "uv": true, "poetry": true, "pipenv": true, "pdm": true,
-	"hatch": true, "bundle": true,
+	"hatch": true, "bundle": true, "php": true,
 }
 
 func init() {
@@ -62,137 +62,89 @@ func isTestRunner(argv []string, depth int) bool {
 	if len(argv) == 0 || depth > 4 {
 		return false
 	}
-	name, trusted := progName(argv[0])
-	if !trusted {
-		dir := path.Dir(argv[0])
-		switch {
-		case name == "gradlew" || name == "mvnw":
-		case strings.HasSuffix(dir, "node_modules/.bin") || strings.HasSuffix(dir, "vendor/bin"):
+	ws := make([]word, len(argv))
+	for i, a := range argv {
+		ws[i] = word{val: a, lit: true}
+	}
+	return runnerParts(ws, depth) != nil
+}
+
+// trustedRunner reports whether a runner's program path may be trusted to
+// be the runner: a system path, or a project's wrapper and local bins
+// (./gradlew, ./mvnw, node_modules/.bin/jest, vendor/bin/phpunit).
+func trustedRunner(p string) bool {
+	name, trusted := progName(p)
+	if trusted {
+		return true
+	}
+	dir := path.Dir(p)
+	switch {
+	case name == "gradlew" || name == "mvnw":
+		return true
+	case strings.HasSuffix(dir, "node_modules/.bin") || strings.HasSuffix(dir, "vendor/bin"):
+		return true
+	}
+	return false
+}
+
+// makeTargetsTest reports whether make's operands name only test targets
+// (VAR=value overrides aside).
+func makeTargetsTest(args []word) bool {
+	p := grammars()["make"].parse(args)
+	targets := 0
+	for _, o := range p.Operands {
+		if !o.Literal {
+			return false
+		}
+		t := o.Value
+		if strings.Contains(t, "=") {
+			continue
+		}
+		if t != "test" && t != "tests" && t != "check" && t != "unittest" && !strings.HasPrefix(t, "test-") && !strings.HasPrefix(t, "test_") {
+			return false
+		}
+		targets++
+	}
+	return targets > 0 && !p.Has("n", "q", "v", "h")
+}
+
+// mavenGoalsTest reports whether mvn's goals run tests (and only build
+// phases up to them).
+func mavenGoalsTest(args []word) bool {
+	p := grammars()["mvn"].parse(args)
+	test := false
+	for _, o := range p.Operands {
+		if !o.Literal {
+			return false
+		}
+		switch o.Value {
+		case "test", "verify", "surefire:test":
+			test = true
+		case "clean", "compile", "test-compile", "validate", "process-test-classes", "process-test-resources":
 		default:
 			return false
 		}
 	}
-	name = lookupName(name)
-	args := argv[1:]
-	valueOpts := runnerValueOpts[name]
-	ops := func() []string {
-		var out []string
-		for i := 0; i < len(args); i++ {
-			a := args[i]
-			if contains(valueOpts, a) {
-				i++ // the option's value
-				continue
-			}
-			if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
-				out = append(out, a)
-			}
-		}
-		return out
-	}
-	first := func() string {
-		if o := ops(); len(o) > 0 {
-			return o[0]
-		}
-		return ""
-	}
-	if standaloneRunners[name] {
-		return true
-	}
-	if verbRunners[name] && (first() == "test" || name == "pnpm" && first() == "t") {
-		return true
-	}
-	switch name {
-	case "python", "pypy":
-		for i, a := range args {
-			if a == "-m" && i+1 < len(args) {
-				m := args[i+1]
-				return m == "pytest" || m == "unittest" || m == "nose2" || m == "tox"
-			}
-			if !strings.HasPrefix(a, "-") {
-				return false
-			}
-		}
-	case "cargo":
-		for i := 0; i < len(args); i++ {
-			a := args[i]
-			switch {
-			case a == "--config" || a == "-Z" || a == "--manifest-path" || a == "-C" || a == "--color":
-				i++
-			case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
-			default:
-				return a == "test" || a == "t" || a == "nextest"
-			}
-		}
-		return false
-	case "npm", "pnpm", "yarn", "bun":
-		o := ops()
-		if len(o) == 0 {
+	return test && !p.Has("v", "h")
+}
+
+// gradleTasksTest reports whether gradle's tasks run tests.
+func gradleTasksTest(args []word) bool {
+	p := grammars()["gradle"].parse(args)
+	test := false
+	for _, o := range p.Operands {
+		if !o.Literal {
 			return false
 		}
-		switch o[0] {
-		case "test", "t", "tst":
-			return name == "npm"
-		case "run", "run-script":
-			return len(o) > 1 && o[1] == "test"
-		}
-	case "node":
-		return len(args) > 0 && args[0] == "--test"
-	case "make", "gmake":
-		var targets []string
-		for i := 0; i < len(args); i++ {
-			a := args[i]
-			switch {
-			case a == "-C" || a == "-f" || a == "-j" || a == "-l" || a == "-o" || a == "-W" || a == "-I" || a == "--file" || a == "--directory":
-				i++
-			case a == "-n" || a == "--dry-run" || a == "--just-print":
-				return false
-			case strings.HasPrefix(a, "-") || strings.Contains(a, "="):
-			default:
-				targets = append(targets, a)
-			}
-		}
-		if len(targets) == 0 {
+		switch t := o.Value; {
+		case t == "test" || t == "check" || strings.HasSuffix(t, ":test") || strings.HasSuffix(t, ":check"):
+			test = true
+		case t == "clean" || strings.HasSuffix(t, ":clean"):
+		default:
 			return false
 		}
-		for _, t := range targets {
-			if t != "test" && t != "tests" && t != "check" && t != "unittest" && !strings.HasPrefix(t, "test-") && !strings.HasPrefix(t, "test_") {
-				return false
-			}
-		}
-		return true
-	case "mvn", "mvnw":
-		o := ops()
-		if len(o) == 0 {
-			return false
-		}
-		for _, g := range o {
-			if g != "test" && g != "verify" && g != "surefire:test" && g != "clean" && g != "compile" && g != "test-compile" && g != "validate" {
-				return false
-			}
-		}
-		return contains(o, "test") || contains(o, "verify") || contains(o, "surefire:test")
-	case "gradle", "gradlew":
-		o := ops()
-		if len(o) == 0 {
-			return false
-		}
-		for _, t := range o {
-			if t != "test" && t != "check" && t != "clean" && !strings.HasSuffix(t, ":test") {
-				return false
-			}
-		}
-		return contains(o, "test") || contains(o, "check") || strings.HasSuffix(o[len(o)-1], ":test")
-	case "npx", "bunx", "pnpx":
-		o := ops()
-		return len(o) > 0 && isTestRunner(dropOpts(args), depth+1)
-	case "uv", "poetry", "pipenv", "pdm", "hatch":
-		rest := dropOpts(args)
-		return len(rest) > 1 && rest[0] == "run" && isTestRunner(dropOpts(rest[1:]), depth+1)
-	case "bundle":
-		rest := dropOpts(args)
-		return len(rest) > 1 && rest[0] == "exec" && isTestRunner(rest[1:], depth+1)
 	}
-	return false
+	return test && !p.Has("v", "h")
 }
 
 // dropOpts drops leading options.
@@ -336,6 +288,13 @@ func pkgVerb(x *cmdCtx, table string, valueOpts []string) {
 		pipLike(x, literal(args[i:]))
 		return
 	}
+	if table == "gem" {
+		for _, a := range literal(args) {
+			if a == "-s" || strings.HasPrefix(a, "--source") || a == "--clear-sources" || strings.HasPrefix(a, "--http-proxy") || a == "-p" {
+				x.add(ClassNetwork) // a gem server of the caller's choosing
+			}
+		}
+	}
 	switch kind {
 	case kInstall:
 		x.add(ClassPackageInstall | ClassNetwork | ClassWrite)
@@ -391,6 +350,11 @@ func pipLike(x *cmdCtx, args []string) {
 
 func progNpm(x *cmdCtx) {
 	_, p := x.gopt("npm")
+	for _, o := range p.Options {
+		if n := strings.ToLower(o.Name); strings.HasSuffix(n, "registry") || strings.Contains(n, ":registry") {
+			x.add(ClassNetwork) // a scoped registry (--@scope:registry=URL) of the caller's choosing
+		}
+	}
 	ops := p.ops()
 	if len(ops) > 0 && ops[0].lit {
 		switch ops[0].val {
@@ -470,6 +434,14 @@ func progSysPkg(x *cmdCtx) {
 
 func progCargo(x *cmdCtx) {
 	args := x.rest()
+	for _, a := range literal(args) {
+		if a == "--config" || strings.HasPrefix(a, "--config=") || a == "-Z" || strings.HasPrefix(a, "-Z") && len(a) > 2 {
+			x.add(ClassExec) // configuration can name programs (build.rustc-wrapper, linkers, registries)
+		}
+		if a == "--" {
+			break
+		}
+	}
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -621,22 +593,22 @@ func progGo(x *cmdCtx) {
 	}
 }
 
+// progMake: make runs the makefile's recipes (exec); -n, -q, -v and -h
+// only print. Its options are parsed with its grammar: -p prints the
+// environment, -t touches targets, -f/-E/-I load other makefiles, -C
+// outside the project runs another project's.
 func progMake(x *cmdCtx) {
-	args := literal(x.rest())
-	for _, a := range args {
-		if a == "--print-data-base" || strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'p') {
-			x.w.a.DumpsEnv = true // the database holds the environment's variables
+	_, p := x.gopt("make")
+	for _, o := range p.Operands {
+		if !o.Literal || strings.Contains(o.Value, "=") {
+			if e, _ := checkSafeAssign(o.Value); e != 0 || !o.Literal {
+				x.add(ClassExec)
+			}
 		}
 	}
-	if testRunnerExec(append([]string{"make"}, args...)) {
-		x.add(ClassExec) // make -n still evaluates --eval and other makefiles
+	if p.Has("n", "q", "v", "h") && x.c.Classes&ClassExec == 0 {
+		x.add(ClassRead) // make -n still evaluates $(shell ...) in the project's makefile
 		return
-	}
-	for _, a := range args {
-		if a == "-n" || a == "--dry-run" || a == "--just-print" || a == "-v" || a == "--version" {
-			x.add(ClassRead)
-			return
-		}
 	}
 	x.add(ClassExec)
 }

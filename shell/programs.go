@@ -68,9 +68,12 @@ func progDeclCall(x *cmdCtx) {
 		}
 		names++
 		if a.lit {
-			n, _, _ := strings.Cut(a.val, "=")
-			if isCodeLoadingVar(n) && strings.Contains(a.val, "=") {
-				x.add(ClassExec)
+			if n, v, ok := strings.Cut(a.val, "="); ok && isName(n) {
+				f := assignEffect(n, word{val: v, lit: true})
+				if f.testPath {
+					x.w.exportedTestPath = true
+				}
+				x.applyVarEffect(varEffect{class: f.class, writes: f.writes})
 			}
 		} else {
 			x.add(ClassExec | ClassUnknown)
@@ -233,6 +236,8 @@ func progPython(x *cmdCtx) {
 		}
 		switch v := a.val; {
 		case v == "-m" && i+1 < len(args):
+			g := grammars()["python"]
+			x.applyOptions(g, g.parse(args[:i])) // -W, -X, -i before the module
 			mod := args[i+1].val
 			rest := literal(args[i+2:])
 			switch {
@@ -913,8 +918,16 @@ func progIconv(x *cmdCtx) {
 	outputOpt(x, "o", "--output", getopt(x.rest(), "fto", []string{"from-code", "to-code", "output"}, false))
 }
 
+// progTree: -o FILE writes; -R with -H writes 00Tree.html in every
+// directory it lists.
 func progTree(x *cmdCtx) {
-	outputOpt(x, "o", "", getopt(x.rest(), "LPIo", []string{"filelimit", "timefmt", "charset", "sort"}, false))
+	p, _ := x.gopt("tree")
+	x.add(ClassRead)
+	x.read(p.ops...)
+	if p.has("R") && p.has("H") {
+		x.add(ClassWrite)
+		x.writeDyn("*/00Tree.html")
+	}
 }
 
 func progUniq(x *cmdCtx) {
@@ -950,36 +963,53 @@ func inputOutputFilter(x *cmdCtx, p parsed) {
 	}
 }
 
+// progYq reads YAML with either yq: mikefarah's (-i edits in place, -s
+// writes one file per result, env()/strenv()/envsubst/load() read the
+// environment and files) or kislyuk's jq wrapper (env, $ENV, -f).
 func progYq(x *cmdCtx) {
-	p := getopt(x.rest(), "oIpe", []string{"output-format", "indent", "input-format", "expression", "from-file"}, false)
 	x.add(ClassRead)
-	if p.has("--from-file") {
-		x.w.a.DumpsEnv = true
+	_, p := x.gopt("yq")
+	ops := p.ops()
+	if len(ops) > 0 && ops[0].lit {
+		switch ops[0].val {
+		case "eval", "e", "eval-all", "ea":
+			ops = ops[1:]
+		}
 	}
-	exprs := p.all("e", "--expression")
-	if len(exprs) == 0 && len(p.ops) > 0 && !p.has("--from-file") {
-		exprs = p.ops[:1]
+	exprs := p.Values("expression")
+	if p.Has("f") {
+		x.w.a.DumpsEnv = true // an expression nobody sees may read the environment
+		if len(ops) > 0 && len(p.Values("f")) == 0 {
+			ops = ops[1:]
+		}
+	} else if len(exprs) == 0 && len(ops) > 0 {
+		exprs = append(exprs, Arg{Value: ops[0].val, Literal: ops[0].lit})
+		ops = ops[1:]
 	}
 	for _, e := range exprs {
-		if !e.lit {
+		if !e.Literal {
 			x.w.a.DumpsEnv = true
 			continue
 		}
-		yqEnv(x, e.val)
+		yqEnv(x, e.Value)
+		names, dumps := jqEnv(e.Value)
+		for _, n := range names {
+			x.w.ref(n)
+		}
+		if dumps {
+			x.w.a.DumpsEnv = true
+		}
 	}
-	ops := p.ops
-	if len(ops) > 0 && !p.has("--from-file") {
-		ops = ops[1:]
+	if p.Has("s") {
+		x.add(ClassWrite)
+		x.writeDyn("files named by yq --split-exp")
 	}
-	if p.has("i", "--inplace") {
+	if p.Has("i") {
 		x.add(ClassModify)
 		x.write(ops...)
 		return
 	}
 	x.read(ops...)
-	if p.dyn {
-		x.add(ClassExec | ClassUnknown)
-	}
 }
 
 func progGofmt(x *cmdCtx) {
@@ -1195,6 +1225,7 @@ func progFind(x *cmdCtx) {
 	if len(roots) == 1 {
 		root = x.targetOf(roots[0]).Path
 	}
+	x.c.namesOnly = true
 	for ; i < len(args); i++ {
 		a := args[i]
 		if !a.lit {
@@ -1217,6 +1248,7 @@ func progFind(x *cmdCtx) {
 				}
 			}
 		case "-exec", "-execdir", "-ok", "-okdir":
+			x.c.namesOnly = false
 			j := i + 1
 			for j < len(args) && !(args[j].lit && (args[j].val == ";" || args[j].val == "+")) {
 				j++
@@ -1226,7 +1258,12 @@ func progFind(x *cmdCtx) {
 		case "-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-newer", "-perm", "-user",
 			"-group", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-maxdepth", "-mindepth",
 			"-printf", "-wholename", "-iwholename", "-lname", "-ilname", "-samefile", "-inum", "-links", "-uid",
-			"-gid", "-fstype", "-regextype", "-context", "-xtype", "-used", "-anewer", "-cnewer", "-files0-from":
+			"-gid", "-fstype", "-regextype", "-context", "-xtype", "-used", "-anewer", "-cnewer":
+			i++
+		case "-files0-from":
+			if i+1 < len(args) {
+				x.read(args[i+1]) // the start points are read from it (and echoed in errors)
+			}
 			i++
 		}
 	}
@@ -1464,9 +1501,16 @@ func progJq(x *cmdCtx) {
 			}
 		case v == "--":
 			valuesOnly = valuesOnly || filter != nil
+		case strings.HasPrefix(v, "--") && !jqLongFlags[v[2:]]:
+			x.w.a.DumpsEnv = true // an option jq does not know: fail closed
+			x.add(ClassUnknown | ClassExec)
 		case strings.HasPrefix(v, "-") && len(v) > 1:
 			if !strings.HasPrefix(v, "--") && strings.ContainsRune(v, 'f') {
 				fromFile = true
+			}
+			if !strings.HasPrefix(v, "--") && strings.Trim(v[1:], "nrjasScCMeRfLhVb") != "" {
+				x.w.a.DumpsEnv = true
+				x.add(ClassUnknown | ClassExec)
 			}
 		default:
 			if filter == nil && !fromFile {
@@ -1493,6 +1537,15 @@ func progJq(x *cmdCtx) {
 		}
 	}
 	x.read(files...)
+}
+
+// jqLongFlags are jq's long options without a value (the ones with
+// values are read above).
+var jqLongFlags = map[string]bool{
+	"null-input": true, "raw-input": true, "slurp": true, "compact-output": true, "tab": true, "color-output": true,
+	"monochrome-output": true, "ascii-output": true, "unbuffered": true, "sort-keys": true, "raw-output": true,
+	"raw-output0": true, "join-output": true, "exit-status": true, "seq": true, "stream": true, "stream-errors": true,
+	"help": true, "version": true, "build-configuration": true, "binary": true,
 }
 
 // progPs: BSD-style "e" shows each process's environment.
@@ -1529,6 +1582,31 @@ func progVersionOnly(x *cmdCtx) {
 func yqEnv(x *cmdCtx, expr string) {
 	if strings.Contains(expr, "envsubst") {
 		x.w.a.DumpsEnv = true
+	}
+	// load("FILE"), load_str, load_xml, load_props, load_base64: files read
+	for rest := expr; ; {
+		i := strings.Index(rest, "load")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+4:]
+		j := 0
+		for j < len(rest) && (rest[j] == '_' || rest[j] >= 'a' && rest[j] <= 'z') {
+			j++
+		}
+		k := j
+		for k < len(rest) && (rest[k] == ' ' || rest[k] == '\t') {
+			k++
+		}
+		if k >= len(rest) || rest[k] != '(' {
+			continue
+		}
+		arg := strings.TrimSpace(rest[k+1:])
+		if end := strings.IndexByte(arg, ')'); end > 0 && len(arg) > 1 && arg[0] == '"' && strings.IndexByte(arg[1:end], '"') == end-2 {
+			x.read(word{val: arg[1 : end-1], lit: true})
+			continue
+		}
+		x.w.a.DumpsEnv = true // a computed path may name /proc/self/environ
 	}
 	for _, fn := range []string{"strenv(", "env("} {
 		rest := expr

@@ -116,6 +116,13 @@ type Command struct {
 	// Source is the source text of the simple command this Command came
 	// from (for a nested command, the text inside the nested string).
 	Source string `json:"source,omitempty"`
+
+	// namesOnly: a search that lists names without reading what it finds
+	// (find without -exec): its roots are not read recursively.
+	namesOnly bool
+	// links are the links the command makes (ln), followed by later
+	// commands' targets.
+	links []link
 }
 
 // Word is one word of a simple command. Literal is false when the word

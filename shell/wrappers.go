@@ -17,45 +17,73 @@ func init() {
 		"builtin":    wrapBuiltin,
 		"bunx":       wrapRunner(""),
 		"busybox":    wrapBusybox,
-		"caffeinate": wrapSimple("tw", nil, 0),
+		"caffeinate": wrapSimple("caffeinate", 0, 0),
 		"chroot":     wrapChroot,
+		"chrt":       wrapChrt,
 		"command":    wrapCommand,
-		"doas":       wrapDoas,
+		"doas":       wrapSimple("doas", 0, ClassPrivilege),
 		"env":        wrapEnv,
-		"exec":       wrapExec,
+		"exec":       wrapSimple("exec", 0, 0),
 		"flock":      wrapFlock,
 		"ionice":     wrapIonice,
-		"nice":       wrapSimple("n", []string{"adjustment"}, 0),
-		"nohup":      wrapSimple("", nil, ClassBackground),
+		"ip":         wrapIp,
+		"nice":       wrapNice,
+		"nohup":      wrapSimple("nohup", 0, ClassBackground),
 		"npx":        wrapRunner("cp"),
+		"nsenter":    wrapSimple("nsenter", 0, ClassPrivilege),
 		"parallel":   wrapParallel,
+		"pkexec":     wrapSimple("pkexec", 0, ClassPrivilege),
 		"pnpx":       wrapRunner(""),
-		"setsid":     wrapSimple("", nil, ClassBackground),
-		"stdbuf":     wrapSimple("ioe", []string{"input", "output", "error"}, 0),
+		"prlimit":    wrapSimple("prlimit", 0, 0),
+		"runuser":    wrapRunuser,
+		"setpriv":    wrapSimple("setpriv", 0, ClassPrivilege),
+		"setsid":     wrapSimple("setsid", 0, ClassBackground),
+		"stdbuf":     wrapSimple("stdbuf", 0, 0),
 		"sudo":       wrapSudo,
-		"time":       wrapTime,
-		"timeout":    wrapTimeout,
+		"taskset":    wrapTaskset,
+		"time":       wrapSimple("time", 0, 0),
+		"timeout":    wrapSimple("timeout", 1, 0),
 		"toybox":     wrapBusybox,
-		"unbuffer":   wrapSimple("", nil, 0),
+		"unbuffer":   wrapSimple("unbuffer", 0, 0),
+		"unshare":    wrapSimple("unshare", 0, ClassPrivilege),
 		"watch":      wrapWatch,
 		"xargs":      wrapXargs,
 	}
 }
 
-// wrapSimple is a wrapper with options then a command.
-func wrapSimple(short string, long []string, cls Class) wrapper {
+// wrapParse parses a wrapper's own options with its grammar, records what
+// they do, and returns the words from its first operand on. An option the
+// grammar does not know, or a word that may expand to options, hides where
+// the command starts: exec and unknown.
+func wrapParse(x *cmdCtx, name string, args []word) (*ParsedArgs, []word) {
+	g := grammars()[name]
+	p := g.parse(args)
+	x.applyOptions(g, p)
+	if p.Unknown || p.Hidden {
+		x.add(ClassExec | ClassUnknown)
+	}
+	if len(p.Operands) == 0 {
+		return p, nil
+	}
+	return p, args[p.Operands[0].Index:]
+}
+
+// wrapSimple is a wrapper with options, skip operands (timeout's
+// duration), then a command; cls is what the wrapper adds (sudo's
+// privilege, nohup's background).
+func wrapSimple(name string, skip int, cls Class) wrapper {
 	return func(x *cmdCtx, args []word) ([]word, bool) {
-		p := getopt(args, short, long, true)
-		if len(p.ops) == 0 {
+		x.add(cls)
+		_, ops := wrapParse(x, name, args)
+		if len(ops) <= skip {
 			return nil, false
 		}
-		x.add(cls)
-		return p.ops, true
+		return ops[skip:], true
 	}
 }
 
-// stripAssigns skips NAME=value words (env, sudo); code-loading variables
-// make the command exec.
+// stripAssigns skips NAME=value words (env, sudo) and records what each
+// assignment does to the command (assignEffect).
 func stripAssigns(x *cmdCtx, ops []word) []word {
 	for len(ops) > 0 && ops[0].lit {
 		name, _, ok := strings.Cut(ops[0].val, "=")
@@ -63,30 +91,28 @@ func stripAssigns(x *cmdCtx, ops []word) []word {
 			break
 		}
 		x.c.Assigns = append(x.c.Assigns, ops[0].val)
-		if isCodeLoadingVar(name) {
-			x.add(ClassExec)
-		}
+		x.applyAssign(name, word{val: ops[0].val[len(name)+1:], lit: true})
 		ops = ops[1:]
 	}
 	return ops
 }
 
 func wrapEnv(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "uCS", []string{"unset", "chdir", "split-string"}, true)
-	ops := stripAssigns(x, p.ops)
-	if s, ok := p.get("S", "--split-string"); ok {
-		if !s.lit {
+	p, ops := wrapParse(x, "env", args)
+	ops = stripAssigns(x, ops)
+	if p.Has("C") {
+		x.w.cwdDyn = true // the command runs in another directory
+	}
+	for _, s := range p.Values("S") {
+		if !s.Literal {
 			x.add(ClassExec)
 			return nil, true
 		}
 		var pre []word
-		for _, f := range strings.Fields(s.val) {
+		for _, f := range strings.Fields(s.Value) {
 			pre = append(pre, word{val: f, lit: true})
 		}
 		ops = append(pre, ops...)
-	}
-	if p.dyn {
-		x.add(ClassExec | ClassUnknown)
 	}
 	if len(ops) == 0 {
 		return nil, false
@@ -95,20 +121,16 @@ func wrapEnv(x *cmdCtx, args []word) ([]word, bool) {
 }
 
 func wrapSudo(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "ugpCDrtTUR", []string{"user", "group", "prompt", "close-from", "chdir", "role",
-		"type", "command-timeout", "other-user", "chroot", "host"}, true)
 	x.add(ClassPrivilege)
-	if p.has("b", "--background") {
+	p, ops := wrapParse(x, "sudo", args)
+	if p.Has("b") {
 		x.add(ClassBackground)
 	}
-	ops := stripAssigns(x, p.ops)
-	if p.has("e", "--edit") {
+	ops = stripAssigns(x, ops)
+	if p.Has("e") {
 		x.add(ClassModify)
 		x.write(ops...)
 		return nil, true
-	}
-	if p.dyn {
-		x.add(ClassExec | ClassUnknown)
 	}
 	if len(ops) == 0 {
 		return nil, false
@@ -116,40 +138,20 @@ func wrapSudo(x *cmdCtx, args []word) ([]word, bool) {
 	return ops, true
 }
 
-func wrapDoas(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "uC", nil, true)
-	x.add(ClassPrivilege)
-	if len(p.ops) == 0 {
-		return nil, false
+func wrapNice(x *cmdCtx, args []word) ([]word, bool) {
+	if len(args) > 0 && args[0].lit && len(args[0].val) > 1 && args[0].val[0] == '-' &&
+		strings.Trim(args[0].val[1:], "0123456789") == "" {
+		args = args[1:] // nice -5 CMD: the historical adjustment
 	}
-	return p.ops, true
-}
-
-func wrapTimeout(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "sk", []string{"signal", "kill-after"}, true)
-	if len(p.ops) < 2 {
-		return nil, false
-	}
-	return p.ops[1:], true
-}
-
-func wrapTime(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "of", []string{"output", "format"}, true)
-	for _, o := range p.all("o", "--output") {
-		x.writeFile(o)
-	}
-	if len(p.ops) == 0 {
-		return nil, false
-	}
-	return p.ops, true
+	return wrapSimple("nice", 0, 0)(x, args)
 }
 
 func wrapCommand(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "", nil, true)
-	if p.has("v", "V") || len(p.ops) == 0 {
+	p, ops := wrapParse(x, "command", args)
+	if p.Has("v", "V") || len(ops) == 0 {
 		return nil, false
 	}
-	return p.ops, true
+	return ops, true
 }
 
 func wrapBuiltin(x *cmdCtx, args []word) ([]word, bool) {
@@ -159,62 +161,117 @@ func wrapBuiltin(x *cmdCtx, args []word) ([]word, bool) {
 	return args, true
 }
 
-func wrapExec(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "a", nil, true)
-	if len(p.ops) == 0 {
-		return nil, false
-	}
-	return p.ops, true
-}
-
 func wrapXargs(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "adEILnPs", []string{"arg-file", "delimiter", "eof", "replace", "max-lines",
-		"max-args", "max-procs", "max-chars", "process-slot-var"}, true)
-	for _, f := range p.all("a", "--arg-file") {
+	p, ops := wrapParse(x, "xargs", args)
+	if len(p.Values("a")) > 0 {
 		x.add(ClassRead)
-		x.read(f)
 	}
 	x.xargs = true
-	if p.dyn {
-		x.add(ClassExec | ClassUnknown)
-	}
-	if len(p.ops) == 0 {
+	if len(ops) == 0 {
 		return []word{{val: "echo", lit: true}}, true
 	}
-	return p.ops, true
+	return ops, true
 }
 
 func wrapIonice(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "cnpPu", []string{"class", "classdata", "pid", "pgid", "uid"}, true)
-	if p.has("p", "P", "u", "--pid", "--pgid", "--uid") || len(p.ops) == 0 {
+	p, ops := wrapParse(x, "ionice", args)
+	if p.Has("p", "P", "u") || len(ops) == 0 {
 		return nil, false
 	}
-	return p.ops, true
+	return ops, true
+}
+
+// wrapChrt: chrt [options] PRIORITY COMMAND; -p changes a process.
+func wrapChrt(x *cmdCtx, args []word) ([]word, bool) {
+	p, ops := wrapParse(x, "chrt", args)
+	if p.Has("p") {
+		x.add(ClassProcess)
+		return nil, true
+	}
+	if p.Has("m") || len(ops) < 2 {
+		return nil, false
+	}
+	return ops[1:], true
+}
+
+// wrapTaskset: taskset [options] MASK COMMAND; -p changes a process.
+func wrapTaskset(x *cmdCtx, args []word) ([]word, bool) {
+	p, ops := wrapParse(x, "taskset", args)
+	if p.Has("p") {
+		x.add(ClassProcess)
+		return nil, true
+	}
+	if len(ops) < 2 {
+		return nil, false
+	}
+	return ops[1:], true
+}
+
+// wrapRunuser: runuser -u USER [--] COMMAND, or su's form with -c.
+func wrapRunuser(x *cmdCtx, args []word) ([]word, bool) {
+	x.add(ClassPrivilege)
+	p, ops := wrapParse(x, "runuser", args)
+	if c := p.Values("c", "session-command"); len(c) > 0 {
+		x.script(fromArg(c[0]))
+		return nil, true
+	}
+	if p.Has("u") && len(ops) > 0 {
+		return ops, true
+	}
+	x.add(ClassExec) // a login shell
+	return nil, true
+}
+
+// wrapIp: ip netns exec NAME COMMAND runs COMMAND in a network namespace.
+func wrapIp(x *cmdCtx, args []word) ([]word, bool) {
+	ops := literal(args)
+	for i := 0; i < len(ops); i++ {
+		if strings.HasPrefix(ops[i], "-") {
+			if ops[i] == "-n" || ops[i] == "-netns" || ops[i] == "-b" || ops[i] == "-batch" || ops[i] == "-f" || ops[i] == "-family" {
+				i++
+			}
+			continue
+		}
+		if ops[i] == "netns" || ops[i] == "netn" || ops[i] == "net" {
+			if i+2 < len(args) && args[i+1].lit && args[i+1].val == "exec" {
+				x.add(ClassPrivilege)
+				return args[i+3:], true
+			}
+		}
+		break
+	}
+	return nil, false
 }
 
 func wrapFlock(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "wEc", []string{"timeout", "conflict-exit-code", "command"}, true)
-	if len(p.ops) > 0 {
+	p, ops := wrapParse(x, "flock", args)
+	if len(ops) > 0 {
 		x.add(ClassWrite)
-		x.write(p.ops[0]) // the lock file is created
+		x.write(ops[0]) // the lock file is created
 	}
-	if c, ok := p.get("c", "--command"); ok {
-		x.script(c)
+	if c := p.Values("c"); len(c) > 0 {
+		x.script(fromArg(c[0]))
 		return nil, true
 	}
-	if len(p.ops) < 2 {
+	if len(ops) < 2 {
 		return nil, false
 	}
-	return p.ops[1:], true
+	if ops[1].lit && (ops[1].val == "-c" || ops[1].val == "--command") {
+		if len(ops) > 2 {
+			x.script(ops[2]) // flock FILE -c COMMAND
+		}
+		return nil, true
+	}
+	return ops[1:], true
 }
 
 func wrapChroot(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "", []string{"userspec", "groups"}, true)
 	x.add(ClassPrivilege)
-	if len(p.ops) < 2 {
+	_, ops := wrapParse(x, "chroot", args)
+	if len(ops) < 2 {
 		return nil, false
 	}
-	return p.ops[1:], true
+	return ops[1:], true
 }
 
 func wrapBusybox(x *cmdCtx, args []word) ([]word, bool) {
@@ -225,15 +282,15 @@ func wrapBusybox(x *cmdCtx, args []word) ([]word, bool) {
 }
 
 func wrapWatch(x *cmdCtx, args []word) ([]word, bool) {
-	p := getopt(args, "nq", []string{"interval", "equexit"}, true)
-	if len(p.ops) == 0 {
+	p, ops := wrapParse(x, "watch", args)
+	if len(ops) == 0 {
 		return nil, false
 	}
-	if p.has("x", "--exec") {
-		return p.ops, true
+	if p.Has("x") {
+		return ops, true
 	}
 	var parts []string
-	for _, o := range p.ops {
+	for _, o := range ops {
 		if !o.lit {
 			x.add(ClassExec)
 			return nil, true
@@ -261,13 +318,14 @@ func wrapParallel(x *cmdCtx, args []word) ([]word, bool) {
 	return inner, true
 }
 
-// wrapRunner unwraps package runners (npx, bunx) only for known test
-// runners; anything else they run is exec.
+// wrapRunner unwraps package runners (npx, bunx, pnpx) only for known test
+// runners, recording what their own options do (-p fetches and runs a
+// package, -c runs a shell command); anything else they run is exec.
 func wrapRunner(short string) wrapper {
 	return func(x *cmdCtx, args []word) ([]word, bool) {
-		p := getopt(args, short, []string{"package", "call"}, true)
-		if len(p.ops) > 0 && p.ops[0].lit {
-			pkg := p.ops[0].val
+		own, inner, ok := splitLauncher("npx", args)
+		if ok && len(inner) > 0 && inner[0].lit {
+			pkg := inner[0].val
 			if i := strings.LastIndex(pkg, "@"); i > 0 {
 				pkg = pkg[:i] // drop @version
 			}
@@ -275,10 +333,12 @@ func wrapRunner(short string) wrapper {
 				x.add(ClassNestedAgent)
 			}
 		}
-		if len(p.ops) == 0 || !IsTestRunner(literal(p.ops)) || p.has("c", "--call", "p", "--package") {
-			return nil, false // npx -c CMD runs a shell command, -p fetches any package
+		if !ok || len(inner) == 0 || !IsTestRunner(literal(inner)) || len(literal(inner)) < len(inner) && !inner[0].lit {
+			return nil, false
 		}
-		return p.ops, true
+		g := grammars()["npx"]
+		x.applyOptions(g, g.parse(own))
+		return inner, true
 	}
 }
 
