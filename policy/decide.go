@@ -307,6 +307,9 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		if h := ro.deny; h != nil {
 			return l.deny(cs, run, p, RulePermissionDeny, h.what+" matches "+h.rule.describe(), suggest)
 		}
+		if ro.domain != "" {
+			return l.deny(cs, run, p, RuleDomain, ro.domain, suggest)
+		}
 	}
 
 	// 6. disallowed_tools wins, then meta-tools, then allowed_tools —
@@ -342,7 +345,7 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 			}
 			return l.deny(cs, run, p, RuleShellParseError, "the command does not parse ("+sc.err.Error()+"), so it cannot be checked", false)
 		}
-		if f := l.checkShell(cs, run, p.call, sc, &eff, ro.cover); f != nil {
+		if f := l.checkShell(cs, run, p.call, sc, &eff, ro.cover, ro.netOK); f != nil {
 			return l.deny(cs, run, p, f.rule, f.reason, suggest)
 		}
 	case info.kind == kWriteStdin:

@@ -143,6 +143,9 @@ var homeLaw = []struct{ rel, what string }{
 	{".mavenrc", "mvn's rc file (sourced by every mvn)"},
 	{".direnvrc", "direnv's rc file (sourced on every cd)"},
 	{".docker/config.json", "Docker configuration (credential helpers run programs)"},
+	{".curlrc", "curl configuration (a proxy or --resolve there sends curl elsewhere than its URL)"},
+	{".config/.curlrc", "curl configuration (a proxy or --resolve there sends curl elsewhere than its URL)"},
+	{".wgetrc", "wget configuration (a proxy there sends wget elsewhere than its URL)"},
 	{".ssh", "SSH configuration and keys (ProxyCommand runs programs; authorized_keys lets others in)"},
 	{".vimrc", "an editor rc file"}, {".vim", "editor plugins"}, {".emacs", "an editor rc file"}, {".emacs.d", "editor plugins"},
 	{".local/bin", "a directory on the user's PATH"}, {"bin", "a directory on the user's PATH"},
@@ -194,7 +197,7 @@ var protectedNames = []string{
 	"**/.vscode/tasks.json", "**/.vscode/settings.json",
 	"**/.config/go/env", "**/.config/pip/pip.conf", "**/.pip/pip.conf", "**/.config/direnv", "**/.config/direnv/**",
 	"**/.gradle/init.d", "**/.gradle/init.d/**", "**/.gradle/init.gradle", "**/.m2/settings.xml", "**/.mavenrc",
-	"**/.direnvrc", "**/.docker/config.json",
+	"**/.direnvrc", "**/.docker/config.json", "**/.curlrc", "**/.wgetrc",
 }
 
 // protectedMarkers are lower-case substrings that mark a protected path in
@@ -206,7 +209,7 @@ var protectedMarkers = []string{
 	".pi/", ".bashrc", ".bash_profile", ".bash_login", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
 	".profile", "config/fish", ".envrc", ".gitconfig", "config/git", ".git/config", ".git/hooks", ".git/modules",
 	".vscode/tasks.json", ".vscode/settings.json", "config/go/env", "pip.conf", ".gradle/init", ".m2/settings.xml",
-	".mavenrc", ".direnvrc", "config/direnv", ".docker/config.json",
+	".mavenrc", ".direnvrc", "config/direnv", ".docker/config.json", ".curlrc", ".wgetrc",
 }
 
 // toolchainConfigWriters are commands that write a toolchain's user

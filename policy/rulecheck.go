@@ -24,6 +24,13 @@ type ruleOutcome struct {
 	// cover marks, for a shell call, the simple commands allow (or ask)
 	// rules name.
 	cover []bool
+	// netOK marks the shell commands whose network the phase's domains
+	// grant (all their hosts are granted by name, or the sandbox's proxy
+	// enforces the list): they need no Network capability.
+	netOK []bool
+	// domain is why the domain allow-list (or a domain deny rule) denies
+	// the call ("" when it does not): rule domain.
+	domain string
 }
 
 // evalRules matches a call against the phase's rules. It allocates only
@@ -105,12 +112,18 @@ func (l *Law) evalRules(rs *ruleSet, p *prepared) ruleOutcome {
 		for _, lst := range [][]*permRule{rs.deny, rs.ask} {
 			for _, r := range lst {
 				if r.target == rtFetch && (r.domain == "" || !ok || hostMatches(r.domain, host)) {
-					out.set(r, "WebFetch of "+orUnknown(host))
+					out.set(r, canonOrRaw(p)+" of "+orUnknown(host))
 				}
 			}
 		}
-		if ok && l.anyAllow(rs, func(r *permRule) bool { return r.target == rtFetch && hostMatches(r.domain, host) }) {
+		switch {
+		case out.deny != nil:
+		case ok && rs.grants(host):
 			out.covered = true
+		case rs.restrict && ok:
+			out.domain = canonOrRaw(p) + " of " + host + ": the host is not in this phase's allowed_domains (" + strings.Join(rs.grantDomains, ", ") + ")"
+		case rs.restrict:
+			out.domain = canonOrRaw(p) + " names no host this phase's allowed_domains can check"
 		}
 	case k == kTask:
 		m, _ := p.input()
@@ -259,10 +272,14 @@ func (l *Law) shellRules(rs *ruleSet, p *prepared, a *shell.Analysis, out *ruleO
 			allowAll = true
 		}
 	}
+	// A line that sets a proxy or a network program's configuration
+	// places none of its network commands.
+	redirected := shell.RedirectsNetwork(sc0(p))
 	for i := range a.Commands {
 		c := &a.Commands[i]
 		vs := ruleVariants(c)
 		what := "`" + commandText(c) + "`"
+		l.networkRules(rs, call, c, i, what, redirected, out)
 		for _, lst := range [][]*permRule{rs.deny, rs.ask} {
 			for _, r := range lst {
 				switch r.target {
@@ -303,6 +320,71 @@ func (l *Law) shellRules(rs *ruleSet, p *prepared, a *shell.Analysis, out *ruleO
 		all = all && c
 	}
 	out.covered = all
+}
+
+// networkRules applies the phase's domains to a shell command that uses
+// the network: its hosts when the analysis knows them (shell.NetworkHosts),
+// else the OS sandbox's proxy when the call runs sandboxed; where neither
+// can tell where it goes, a phase that restricts the network denies it.
+// redirected: the line may point the command elsewhere than its words say
+// (shell.RedirectsNetwork), so its hosts are not known.
+func (l *Law) networkRules(rs *ruleSet, call *ToolCall, c *shell.Command, i int, what string, redirected bool, out *ruleOutcome) {
+	if c.Classes&(shell.ClassNetwork|shell.ClassPackageInstall) == 0 {
+		return
+	}
+	hosts, known := shell.NetworkHosts(c)
+	if redirected {
+		hosts, known = nil, false
+	}
+	for _, lst := range [][]*permRule{rs.deny, rs.ask} {
+		for _, r := range lst {
+			if r.target != rtFetch {
+				continue
+			}
+			for _, h := range hosts {
+				if r.domain == "" || hostMatches(r.domain, h) {
+					out.set(r, what+" (it reaches "+h+")")
+				}
+			}
+			if !known && r.verdict == Ask {
+				out.set(r, what+" (where it connects cannot be known before it runs)")
+			}
+		}
+	}
+	// A deny rule on a host is a deny list: it holds for every host the
+	// analysis knows and, under the sandbox, for every connection (the
+	// proxy); a command whose host cannot be known is not denied for it
+	// (allowed_domains is the list that fails closed).
+	if out.netOK == nil {
+		out.netOK = make([]bool, len(out.cover))
+	}
+	granted := known && len(hosts) > 0
+	for _, h := range hosts {
+		granted = granted && rs.grants(h)
+	}
+	switch {
+	case granted:
+		out.netOK[i] = true
+	case known && rs.restrict:
+		for _, h := range hosts {
+			if !rs.grants(h) && out.domain == "" {
+				out.domain = what + " reaches " + h + ", which is not in this phase's allowed_domains (" + strings.Join(rs.grantDomains, ", ") + ")"
+			}
+		}
+	case !known && call.Sandboxed && len(rs.grantDomains) > 0:
+		// The sandbox's proxy lets only the granted hosts through.
+		out.netOK[i] = true
+	case !known && rs.restrict && out.domain == "":
+		out.domain = what + " uses the network, and where it connects cannot be known before it runs; this phase allows only " +
+			orNone(rs.grantDomains) + ", which the OS sandbox's proxy enforces, but no sandbox is in force for this call, so it is denied. Name the URL or host literally (curl https://host/…, git clone https://host/…)"
+	}
+}
+
+func orNone(ds []string) string {
+	if len(ds) == 0 {
+		return "no network at all"
+	}
+	return strings.Join(ds, ", ")
 }
 
 func sc0(p *prepared) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/shell"
 	"github.com/statewright-go/statewright/workflow"
 )
@@ -92,11 +93,18 @@ func (v Verdict) ruleWord() string {
 // ruleSet is a phase's rules: the workflow's and its own, compiled.
 type ruleSet struct {
 	deny, ask, allow []*permRule
-	// domains is the phase's network allow-list (allowed_domains plus the
-	// hosts of WebFetch(domain:…) allow rules); nil when the phase sets no
-	// list (the network is then governed by the Network capability alone).
-	domains []string
-	// denyDomains are the hosts of WebFetch(domain:…) deny rules.
+	// grantDomains are the hosts the phase lets the network reach by name:
+	// its allowed_domains and the hosts of WebFetch(domain:…) allow rules.
+	// The fetch tools and the shell's network programs may reach them
+	// (without the Network capability), and the OS sandbox's proxy lets
+	// them through.
+	grantDomains []string
+	// restrict is set when the phase (or the workflow) has an
+	// allowed_domains list: then no other host may be reached, whatever
+	// the capabilities say.
+	restrict bool
+	// denyDomains are the hosts of WebFetch(domain:…) deny rules: never
+	// reached, by the fetch tools or the shell.
 	denyDomains []string
 	// editLimited: an Edit deny or ask rule exists, so a shell write whose
 	// target cannot be known could match it.
@@ -408,7 +416,7 @@ func compileRules(def *workflow.Definition, name string, st *workflow.State, h *
 					case Deny:
 						rs.denyDomains = append(rs.denyDomains, r.domain)
 					case Allow:
-						rs.domains = append(rs.domains, r.domain)
+						rs.grantDomains = append(rs.grantDomains, r.domain)
 					}
 				}
 			}
@@ -425,24 +433,30 @@ func compileRules(def *workflow.Definition, name string, st *workflow.State, h *
 	if list == nil {
 		list = def.AllowedDomains
 	}
-	if list == nil {
-		if len(rs.deny)+len(rs.ask)+len(rs.allow) == 0 {
-			return nil, nil
-		}
-		rs.domains = nil // WebFetch(domain:) allow rules grant; they set no list alone
-	} else {
+	if list == nil && len(rs.deny)+len(rs.ask)+len(rs.allow) == 0 {
+		return nil, nil
+	}
+	if list != nil {
+		rs.restrict = true
 		for _, d := range list {
 			d = strings.ToLower(strings.TrimSpace(d))
 			if err := checkDomain(d); err != nil {
 				return nil, fmt.Errorf("phase '%s': allowed_domains entry %q: %w", name, d, err)
 			}
-			rs.domains = append(rs.domains, d)
-		}
-		if rs.domains == nil {
-			rs.domains = []string{} // an empty list: no network at all
+			rs.grantDomains = append(rs.grantDomains, d)
 		}
 	}
 	return rs, nil
+}
+
+// grants reports whether the phase lets host be reached by name.
+func (rs *ruleSet) grants(host string) bool {
+	for _, d := range rs.grantDomains {
+		if hostMatches(d, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkDomain validates an allowed_domains entry: a host name or address,
@@ -456,14 +470,9 @@ func checkDomain(d string) error {
 }
 
 // hostMatches reports whether host is one the domain pattern names:
-// "example.com" exactly, "*.example.com" any subdomain of it.
-func hostMatches(pattern, host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if d, ok := strings.CutPrefix(pattern, "*."); ok {
-		return strings.HasSuffix(host, "."+d)
-	}
-	return host == pattern
-}
+// "example.com" exactly, "*.example.com" any subdomain of it (the OS
+// sandbox's proxy matches the same way).
+func hostMatches(pattern, host string) bool { return sandbox.HostMatch(pattern, host) }
 
 // subjWord is one word of a command as a rule sees it.
 type subjWord struct {

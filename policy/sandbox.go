@@ -94,7 +94,8 @@ type SandboxEnv struct {
 // outputs where it has a shell; the sandbox block's writable paths), plus
 // the session's tmp and caches; the protected trees read-only over that;
 // secrets, operator credentials and the store hidden; the network only
-// where the phase grants Network.
+// where the phase grants Network, and only through the proxy (the hosts of
+// its domain list) where the phase names domains.
 //
 // State "" is a session with no run (dormant): the project writable and the
 // network open, as without statewright, but the protected trees read-only
@@ -127,6 +128,9 @@ func sandboxProfile(cs *compiledState, protectedPaths []string, env SandboxEnv) 
 		allowedPath, deniedPath, sb = cs.allowedPath, cs.deniedPath, cs.st.Sandbox
 	}
 	p := sandbox.Profile{Phase: state, Network: network && !final}
+	if cs != nil && !final {
+		p.Proxy, p.Network = cs.rules.netPolicy(p.Network)
+	}
 	if env.ProjectDir != "" {
 		p.Visible = []string{env.ProjectDir}
 	}
@@ -349,4 +353,29 @@ func under(p string, trees []string) bool {
 		}
 	}
 	return false
+}
+
+// netPolicy is the phase's network in the OS sandbox (docs/policy.md,
+// "Domains"), given whether its capabilities grant Network: nil and
+// network unchanged where the phase names no domains; else no direct
+// network, and the proxy with the phase's list: allowed_domains (which
+// replaces the capability), the hosts of WebFetch(domain:…) allow rules
+// (which grant without it), and WebFetch(domain:…) deny rules (which hold
+// under Network too). A phase whose list grants nothing gets no network.
+func (rs *ruleSet) netPolicy(network bool) (*sandbox.NetPolicy, bool) {
+	if rs == nil {
+		return nil, network
+	}
+	np := &sandbox.NetPolicy{Allow: rs.grantDomains, Deny: rs.denyDomains}
+	switch {
+	case rs.restrict:
+	case network && len(rs.denyDomains) > 0:
+		np.Allow, np.AllowAll = nil, true
+	case network:
+		return nil, true
+	}
+	if !np.AllowAll && len(np.Allow) == 0 {
+		return nil, false
+	}
+	return np, false
 }

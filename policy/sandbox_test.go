@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/workflow"
 )
 
@@ -168,5 +170,51 @@ func TestSandboxHidesPhaseReadFences(t *testing.T) {
 	other, _ := law.SandboxProfile("o", SandboxEnv{ProjectDir: "/srv/p", Home: "/home/u"})
 	if slices.Contains(other.Hidden, "/srv/p/private") {
 		t.Error("another phase hides phase w's denied_paths")
+	}
+}
+
+// TestSandboxNetworkFromDomains: where a phase names domains, its sandbox
+// has no direct network and the proxy carries the phase's list.
+func TestSandboxNetworkFromDomains(t *testing.T) {
+	src := `{"id":"n","initial":"plain","allowed_domains":null,
+	  "permissions":{"deny":["WebFetch(domain:evil.example)"]},
+	  "states":{
+	    "plain":{"allowed_tools":["Read","Bash"],"on":{"A":"net"}},
+	    "net":{"allowed_tools":["Read","Bash","Network"],"on":{"B":"listed"}},
+	    "listed":{"allowed_tools":["Read","Bash","Network"],"allowed_domains":["docs.python.org","*.github.com"],"on":{"C":"none"}},
+	    "none":{"allowed_tools":["Read","Bash","Network"],"allowed_domains":[],"on":{"D":"granted"}},
+	    "granted":{"allowed_tools":["Read","Bash"],"permissions":{"allow":["WebFetch(domain:pypi.org)"]},"on":{"E":"done"}},
+	    "done":{"type":"final"}}}`
+	def, _, err := workflow.Parse([]byte(src), workflow.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	law, err := Compile(def, Options{Host: &Host{Home: "/home/u", ProjectDir: "/srv/p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		state   string
+		network bool
+		proxy   *sandbox.NetPolicy
+	}{
+		// No Network capability: the deny rule changes nothing.
+		{"plain", false, nil},
+		// Network with a deny rule: every host but that one, through the proxy.
+		{"net", false, &sandbox.NetPolicy{AllowAll: true, Deny: []string{"evil.example"}}},
+		{"listed", false, &sandbox.NetPolicy{Allow: []string{"docs.python.org", "*.github.com"}, Deny: []string{"evil.example"}}},
+		// An empty list: no network, and no proxy.
+		{"none", false, nil},
+		// An allow rule grants its host without the capability.
+		{"granted", false, &sandbox.NetPolicy{Allow: []string{"pypi.org"}, Deny: []string{"evil.example"}}},
+		{"done", false, nil},
+	} {
+		prof, err := law.SandboxProfile(c.state, SandboxEnv{ProjectDir: "/srv/p", Home: "/home/u"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prof.Network != c.network || !reflect.DeepEqual(prof.Proxy, c.proxy) {
+			t.Errorf("%s: network %v, proxy %+v; want %v, %+v", c.state, prof.Network, prof.Proxy, c.network, c.proxy)
+		}
 	}
 }

@@ -474,7 +474,10 @@ type shellFinding struct {
 //
 // cover marks the commands permission rules name (nil when the phase has
 // none): they count as matching allowed_commands, and need no capability.
-func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *shellCall, eff *Effects, cover []bool) *shellFinding {
+//
+// netOK marks the commands whose network the phase's domains grant: they
+// need no Network capability.
+func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *shellCall, eff *Effects, cover, netOK []bool) *shellFinding {
 	a := sc.analysis
 	matched := make([]bool, len(a.Commands))
 	covered := func(i int) bool { return i < len(cover) && cover[i] }
@@ -517,6 +520,9 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 			// A permission rule names this command: it grants what the
 			// command needs (allow), or a person will (ask).
 			n = 0
+		}
+		if i < len(netOK) && netOK[i] {
+			n &^= capNetwork
 		}
 		if matched[i] && c.Classes&shell.ClassTest == 0 {
 			// allowed_commands vouches for an unknown program or script.

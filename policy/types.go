@@ -160,6 +160,11 @@ const (
 	// RulePermissionGranted: an ask rule names the call and a person
 	// granted this very call (ToolCall.Granted); allowed once.
 	RulePermissionGranted Rule = "permission-granted"
+	// RuleDomain: network access to a host outside the phase's
+	// allowed_domains (or one a domain deny rule names), or to a host that
+	// cannot be known before the command runs where no OS sandbox's proxy
+	// enforces the list; denied.
+	RuleDomain Rule = "domain"
 	// RuleInternal: the decision core failed (for example the shell analysis panicked); denied.
 	RuleInternal Rule = "internal-error"
 )
@@ -173,7 +178,7 @@ var AllRules = []Rule{
 	RuleShellCapability, RuleAllowedCommands, RuleBlockedEnv, RuleMaxEditLines,
 	RuleMaxFiles, RulePathScope, RuleUnknownTarget, RuleMaxIterations,
 	RuleAllow, RuleAllowMeta, RuleImplicitTransition, RuleSandboxEscape,
-	RulePermissionDeny, RulePermissionAsk, RulePermissionAllow, RulePermissionGranted,
+	RulePermissionDeny, RulePermissionAsk, RulePermissionAllow, RulePermissionGranted, RuleDomain,
 	RuleInternal,
 }
 

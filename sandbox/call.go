@@ -154,6 +154,8 @@ type Result struct {
 	// system) or that were missing because hidden, as the command's
 	// errors named them, for the lesson PostToolUse adds.
 	Refused []string `json:"refused,omitempty"`
+	// NetRefused are the hosts the network proxy refused.
+	NetRefused []string `json:"net_refused,omitempty"`
 }
 
 // ReadResult reads the launcher's result for a call; ok is false when the
@@ -214,7 +216,16 @@ func Launch(callDir string, script string, argv []string, stdin io.Reader, stdou
 			return fail(fmt.Errorf("bubblewrap is not installed; the command did not run"))
 		}
 	}
-	args, err := Args(&p, dir, argv)
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(err)
+	}
+	binds, prefix, proxy, stopNet, err := netSetup(&p, exe, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopNet()
+	bargs, err := args(&p, dir, append(prefix, argv...), binds)
 	if err != nil {
 		return fail(err)
 	}
@@ -222,7 +233,7 @@ func Launch(callDir string, script string, argv []string, stdin io.Reader, stdou
 	if script != "" {
 		env = append(env, "__sw_cwd_file="+filepath.Join(c.RW, "cwd"))
 	}
-	cmd := exec.Command(bw, args...)
+	cmd := exec.Command(bw, bargs...)
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout = stdin, stdout
 	scan := &refusalScanner{w: stderr}
@@ -253,6 +264,9 @@ func Launch(callDir string, script string, argv []string, stdin io.Reader, stdou
 	}
 	scan.flush()
 	r := Result{ExitCode: code, Phase: p.Phase, Refused: scan.refused()}
+	if proxy != nil {
+		r.NetRefused = proxy.Denied()
+	}
 	if rb, err := json.Marshal(r); err == nil {
 		_ = os.WriteFile(filepath.Join(callDir, "result.json"), rb, 0o600)
 	}

@@ -11,11 +11,15 @@ import (
 	"testing"
 )
 
-// TestMain lets this test binary act as the launcher: ShellCommand names
-// it in place of the statewright binary.
+// TestMain lets this test binary act as the launcher (ShellCommand names
+// it in place of the statewright binary) and as the network forwarder
+// inside a sandbox whose network goes through the proxy.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 3 && os.Args[1] == "sandbox" && os.Args[2] == "exec" {
 		os.Exit(Main(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "netinit" {
+		os.Exit(NetInit(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

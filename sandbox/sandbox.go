@@ -50,6 +50,11 @@ type Profile struct {
 	// Network lets the command use the host's network. Without it the
 	// command gets a network namespace with only loopback.
 	Network bool `json:"network,omitempty"`
+	// Proxy, without Network, gives the command the hosts the policy
+	// allows through statewright's proxy (netproxy.go): its namespace
+	// still has only loopback, where a forwarder passes HTTP(S)_PROXY
+	// connections to the proxy on the host, which checks every one.
+	Proxy *NetPolicy `json:"proxy,omitempty"`
 	// Tmp is the directory mounted at /tmp (per session, so nothing the
 	// command leaves there reaches other sessions or the host's /tmp).
 	// Empty: a fresh tmpfs.
@@ -160,6 +165,12 @@ var base = []string{
 // bind follows them anyway and an unresolved path would protect the link,
 // not its target; paths that do not exist are left out.
 func Args(p *Profile, dir string, argv []string) ([]string, error) {
+	return args(p, dir, argv, nil)
+}
+
+// args is Args with extra read-only binds (host path, path inside) made
+// after /tmp is in place (the network proxy's socket and forwarder).
+func args(p *Profile, dir string, argv []string, extra [][2]string) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: no command")
 	}
@@ -215,6 +226,9 @@ func Args(p *Profile, dir string, argv []string) ([]string, error) {
 			args = append(args, "--ro-bind", "/dev/null", h)
 		}
 	}
+	for _, b := range extra {
+		args = append(args, "--ro-bind", b[0], b[1])
+	}
 	if dir != "" {
 		args = append(args, "--chdir", dir)
 	}
@@ -257,27 +271,48 @@ func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 // Command returns a command that runs argv in dir under p, with env (the
 // caller's environment, already stripped with StripEnv) plus p.Env. It
 // fails with ErrUnavailable when a is not OK: the caller decides whether to
-// run unsandboxed (and says so) or to refuse.
+// run unsandboxed (and says so) or to refuse. A profile whose network goes
+// through the proxy starts it, and it runs until ctx is done: the caller
+// cancels ctx when the command has ended.
 func Command(ctx context.Context, a Availability, p *Profile, dir string, argv []string, env []string) (*exec.Cmd, error) {
 	if !a.OK() {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, a.Why)
 	}
-	args, err := Args(p, dir, argv)
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	binds, prefix, _, stop, err := netSetup(p, exe, nil)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, a.Bwrap, args...)
+	bargs, err := args(p, dir, append(prefix, argv...), binds)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	if prefix != nil {
+		// The proxy lives until ctx ends: callers cancel it when the
+		// command is done.
+		go func() { <-ctx.Done(); stop() }()
+	}
+	cmd := exec.CommandContext(ctx, a.Bwrap, bargs...)
 	cmd.Env = MergeEnv(env, profileEnv(p))
 	return cmd, nil
 }
 
-// profileEnv is p.Env plus EnvPhase.
+// profileEnv is p.Env plus EnvPhase, and the proxy's address when the
+// profile's network goes through it.
 func profileEnv(p *Profile) []string {
 	phase := p.Phase
 	if phase == "" {
 		phase = "-"
 	}
-	return append(append([]string{}, p.Env...), EnvPhase+"="+phase)
+	env := append(append([]string{}, p.Env...), EnvPhase+"="+phase)
+	if p.Proxy != nil && !p.Network {
+		env = append(env, proxyEnv()...)
+	}
+	return env
 }
 
 // MergeEnv returns env with over's variables replacing or adding to it.

@@ -461,6 +461,7 @@ func (d *decoder) definition(n *node) *Definition {
 				def.Permissions = d.permissions(m.val, "in the workflow's permissions")
 			}
 		},
+		"allowed_domains": func(m *member) { def.AllowedDomains = d.strList(m, where, def.fp, true) },
 		"examples": func(m *member) {
 			if d.object(m, where) {
 				def.Examples = d.examples(m.val, "in the workflow's examples")
@@ -500,7 +501,7 @@ var stateKeys = []string{
 	"max_edit_lines", "allowed_commands", "allowed_commands_tool", "max_files_per_state",
 	"context_budget_bytes", "blocked_env", "deny_env", "env_overrides", "env", "model",
 	"thinking_level", "direct_execution", "model_ladder", "allowed_paths", "denied_paths", "sandbox",
-	"permissions", "examples",
+	"permissions", "allowed_domains", "examples",
 }
 
 func (d *decoder) state(name string, n *node) *State {
@@ -602,6 +603,8 @@ func (d *decoder) state(name string, n *node) *State {
 			if d.object(m, where) {
 				s.Permissions = d.permissions(m.val, fmt.Sprintf("in the permissions of state %q", name))
 			}
+		case "allowed_domains":
+			s.AllowedDomains = d.strList(m, where, s.fp, true)
 		case "examples":
 			if d.object(m, where) {
 				s.Examples = d.examples(m.val, fmt.Sprintf("in the examples of state %q", name))

@@ -189,7 +189,11 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 			}
 		}
 		var err error
-		cmd, err = sandbox.Command(context.Background(), s.availability(), prof, ws.Root, []string{"/bin/bash", "-c", command}, commandEnv("/tmp"))
+		// The command's context ends when it has run: that stops the
+		// network proxy a profile with a domain list starts.
+		cctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		cmd, err = sandbox.Command(cctx, s.availability(), prof, ws.Root, []string{"/bin/bash", "-c", command}, commandEnv("/tmp"))
 		if err != nil {
 			return CommandResult{}, fmt.Errorf("run: %w", err)
 		}

@@ -23,6 +23,11 @@ func main() {
 	if len(a) > 0 && a[0] == "sandbox" {
 		a = a[1:]
 	}
+	if len(a) > 0 && a[0] == "netinit" {
+		// The network forwarder inside a sandbox whose network goes through
+		// the proxy (sandbox/netproxy.go).
+		os.Exit(sandbox.NetInit(a[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if len(a) == 0 || a[0] != "exec" {
 		fmt.Fprintln(os.Stderr, "usage: statewright-sandbox exec --call DIR (-c SCRIPT | -- ARGV...)")
 		os.Exit(2)

@@ -14,6 +14,7 @@ import (
 	"github.com/statewright-go/statewright/internal/cli/root"
 	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
 	"github.com/statewright-go/statewright/internal/cli/testruncmd"
+	"github.com/statewright-go/statewright/sandbox"
 )
 
 func main() {
@@ -32,6 +33,11 @@ func main() {
 	// The sandbox launcher runs every sandboxed shell call: no command tree.
 	if len(a) > 3 && a[1] == "sandbox" && a[2] == "exec" && a[3] != "-h" && a[3] != "--help" {
 		os.Exit(sandboxcmd.RunExec(a[3:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	// The network forwarder runs first inside a sandbox whose network goes
+	// through statewright's proxy (package sandbox, netproxy.go).
+	if len(a) > 2 && a[1] == "sandbox" && a[2] == "netinit" {
+		os.Exit(sandbox.NetInit(a[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(root.Run(f, a[1:], os.Stdin, os.Stdout, os.Stderr))
 }
