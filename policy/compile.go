@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -144,6 +145,10 @@ func (tl *toolList) hasExactly(info toolInfo, raw string) bool {
 type pathGlob struct {
 	pattern string
 	abs     bool
+	// tree, when set, is the literal directory of a "DIR/**" pattern,
+	// which matches DIR and everything below it (matchScope tests that
+	// without doublestar).
+	tree string
 }
 
 // compiledState is one phase, compiled.
@@ -159,6 +164,13 @@ type compiledState struct {
 	allowedList []string
 	allowReason string
 	metaReason  string
+	// lessonTail is what every teaching deny in the phase ends with (the
+	// allowed tools, shell capabilities and commands); transitionNow the
+	// max_iterations lesson.
+	lessonTail, transitionNow string
+	// cands are the one-step transitions a deny may suggest, in order
+	// (suggestionCandidates).
+	cands       []suggestCand
 	commands    [][]string // allowed_commands, tokenised; nil when absent
 	blockedEnv  map[string]struct{}
 	allowedPath []pathGlob
@@ -230,6 +242,9 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 			return nil, err
 		}
 		l.states[name] = cs
+	}
+	for _, cs := range l.states {
+		cs.cands = l.suggestionCandidates(cs)
 	}
 	for name, in := range def.Interrupts {
 		if in == nil {
@@ -409,6 +424,22 @@ func compileState(name string, st *workflow.State) (*compiledState, error) {
 		cs.events = append(cs.events, ev)
 	}
 	sort.Strings(cs.events)
+	cs.lessonTail = " Allowed here: " + cs.toolsText + "."
+	if cs.caps != 0 && !cs.anyTool {
+		if c := (cs.caps &^ capWrite).names(); len(c) > 0 {
+			cs.lessonTail += " Shell capabilities: " + strings.Join(c, ", ") + "."
+		}
+	}
+	if cs.commands != nil {
+		cs.lessonTail += " Allowed commands: " + strings.Join(st.AllowedCommands, ", ") + "."
+	}
+	var parts []string
+	for _, ev := range cs.events {
+		if t := st.On[ev]; t != nil {
+			parts = append(parts, ev+" → "+primaryTarget(t))
+		}
+	}
+	cs.transitionNow = " Transition now with one of: " + strings.Join(parts, "; ") + "."
 	return cs, nil
 }
 
@@ -422,7 +453,11 @@ func compileGlobs(state, field string, pats []string) ([]pathGlob, error) {
 		if !doublestar.ValidatePattern(q) {
 			return nil, fmt.Errorf("policy: state %q: %s: invalid pattern %q", state, field, p)
 		}
-		out = append(out, pathGlob{pattern: q, abs: strings.HasPrefix(q, "/")})
+		g := pathGlob{pattern: q, abs: strings.HasPrefix(q, "/")}
+		if dir, ok := strings.CutSuffix(q, "/**"); ok && dir != "" && !strings.ContainsAny(dir, "*?[{\\") && path.Clean(dir) == dir {
+			g.tree = dir
+		}
+		out = append(out, g)
 	}
 	return out, nil
 }
@@ -469,4 +504,78 @@ func tokenizeEntry(e string) ([]string, error) {
 		return nil, fmt.Errorf("empty entry")
 	}
 	return toks, nil
+}
+
+// primaryTarget is t.PrimaryTarget for a definition that may not have
+// been validated (a fork or invoke without its descriptor).
+func primaryTarget(t *workflow.Transition) string {
+	if t.Kind == workflow.TransitionFork && t.Fork == nil || t.Kind == workflow.TransitionInvoke && t.Invoke == nil {
+		return ""
+	}
+	return t.PrimaryTarget()
+}
+
+// suggestCand is one transition a deny in a phase may suggest: the event,
+// the phase it leads to (ts; nil for the return of an interrupt, which
+// the run's history names), and what stands in its way (note).
+type suggestCand struct {
+	event, target, note string
+	ts                  *compiledState
+	// more is set on every branch of a guarded transition but the last:
+	// the next candidate belongs to the same event.
+	more bool
+}
+
+// suggestionCandidates lists what suggestions tries for a phase, in event
+// order: a simple or full transition's target, each branch of a guarded
+// one; never forks or invokes, final phases, or the phase itself.
+func (l *Law) suggestionCandidates(cs *compiledState) []suggestCand {
+	var out []suggestCand
+	for _, ev := range cs.events {
+		t := cs.st.On[ev]
+		if t == nil {
+			continue
+		}
+		var evc []suggestCand
+		add := func(target, note string) {
+			if target == workflow.ReturnTarget {
+				evc = append(evc, suggestCand{event: ev, target: target, note: note})
+				return
+			}
+			ts := l.states[target]
+			if ts == nil || ts.final || target == cs.name {
+				return
+			}
+			evc = append(evc, suggestCand{event: ev, target: target, note: note, ts: ts})
+		}
+		switch t.Kind {
+		case workflow.TransitionSimple:
+			add(t.Target, "")
+		case workflow.TransitionFull:
+			note := ""
+			if g := t.GuardNames(); len(g) > 0 {
+				note = "only if guard " + strings.Join(g, " and ") + " passes"
+			}
+			if t.RequiresApproval {
+				if note != "" {
+					note += ", "
+				}
+				note += "needs human approval"
+			}
+			add(t.Target, note)
+		case workflow.TransitionGuarded:
+			for _, b := range t.Branches {
+				note := ""
+				if g := b.GuardNames(); len(g) > 0 {
+					note = "only if guard " + strings.Join(g, " and ") + " passes"
+				}
+				add(b.Target, note)
+			}
+		}
+		for i := range evc {
+			evc[i].more = i < len(evc)-1
+		}
+		out = append(out, evc...)
+	}
+	return out
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/statewright-go/statewright/engine"
-	"github.com/statewright-go/statewright/workflow"
 )
 
 // prepared is a tool call with its derived facts, computed lazily and
@@ -22,11 +21,15 @@ type prepared struct {
 	m        map[string]any
 	inputErr error
 	sh       *shellCall
-	edit     *editInfo
+	editv    editInfo
+	haveEdit bool
 	editErr  error
 	// deferred is a self-protection block that applies only if nothing
 	// else denies the call (a target that could reach the law).
 	deferred *block
+	// simulating is set while the call is decided in another phase for a
+	// suggestion: a deny there needs no lesson.
+	simulating bool
 }
 
 func (p *prepared) input() (map[string]any, error) {
@@ -60,21 +63,34 @@ func (p *prepared) shell() (*shellCall, error) {
 }
 
 func (p *prepared) editInfo() (*editInfo, error) {
-	if p.edit != nil || p.editErr != nil {
-		return p.edit, p.editErr
+	if p.editErr != nil {
+		return nil, p.editErr
 	}
-	m, err := p.input()
+	if p.haveEdit {
+		return &p.editv, nil
+	}
+	var ei editInfo
+	var err error
+	var raw rawFields
+	switch k := p.info.kind; {
+	case (k == kWrite || k == kEdit || k == kNotebookEdit || k == kDelete) && !p.decoded && scanFlat(p.call.Input, &raw):
+		// The flat fields read in place: no decoding of the whole input
+		// (a large Write's content stays where it is).
+		ei, err = parseFlatEdit(k, &raw)
+	default:
+		m, derr := p.input()
+		if derr != nil {
+			p.editErr = derr
+			return nil, derr
+		}
+		ei, err = parseEdit(k, m)
+	}
 	if err != nil {
 		p.editErr = err
 		return nil, err
 	}
-	ei, err := parseEdit(p.info.kind, m)
-	if err != nil {
-		p.editErr = err
-		return nil, err
-	}
-	p.edit = &ei
-	return p.edit, nil
+	p.editv, p.haveEdit = ei, true
+	return &p.editv, nil
 }
 
 func isEditKind(k kind) bool {
@@ -316,6 +332,9 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 	// unless rules name the call.
 	if !ro.covered {
 		if cs.disallowed.hasExactly(info, p.call.Tool) {
+			if p.simulating {
+				return Decision{Verdict: Deny, Rule: RuleDisallowedTool}
+			}
 			return l.deny(cs, run, p, RuleDisallowedTool, info.canon+" is in this phase's disallowed_tools", suggest)
 		}
 		if (info.kind == kMeta || info.kind == kTask) && ro.ask == nil && askBlock == nil {
@@ -325,6 +344,9 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 			name := info.canon
 			if name != p.call.Tool {
 				name = p.call.Tool + " (" + info.canon + ")"
+			}
+			if p.simulating {
+				return Decision{Verdict: Deny, Rule: RuleToolNotAllowed}
 			}
 			return l.deny(cs, run, p, RuleToolNotAllowed, name+" is not allowed here", suggest)
 		}
@@ -395,7 +417,9 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 	if b := p.deferred; b != nil {
 		return l.deny(cs, run, p, b.rule, b.reason, false)
 	}
-	if len(eff.FilesEdited) > 0 {
+	if len(eff.FilesEdited) > 0 && (!p.simulating || l.autoImplicit) {
+		// (A suggestion's allow needs its effects only when it may become
+		// the decision: an implicit transition.)
 		l.interruptFor(cs, run, p.call, &eff)
 	}
 	d := Decision{Verdict: Allow, Rule: RuleAllow, Reason: cs.allowReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon, Effects: eff}
@@ -626,56 +650,31 @@ type suggestion struct {
 // named as such.
 func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) []suggestion {
 	var out []suggestion
-	for _, ev := range cs.events {
-		t := cs.st.On[ev]
-		if t == nil {
+	skip := false // the rest of an event that was suggested already
+	for i := range cs.cands {
+		c := &cs.cands[i]
+		if skip {
+			skip = c.more
 			continue
 		}
-		type cand struct{ target, note string }
-		var cands []cand
-		switch t.Kind {
-		case workflow.TransitionSimple:
-			cands = append(cands, cand{t.Target, ""})
-		case workflow.TransitionFull:
-			note := ""
-			if g := t.GuardNames(); len(g) > 0 {
-				note = "only if guard " + strings.Join(g, " and ") + " passes"
-			}
-			if t.RequiresApproval {
-				if note != "" {
-					note += ", "
-				}
-				note += "needs human approval"
-			}
-			cands = append(cands, cand{t.Target, note})
-		case workflow.TransitionGuarded:
-			for _, b := range t.Branches {
-				note := ""
-				if g := b.GuardNames(); len(g) > 0 {
-					note = "only if guard " + strings.Join(g, " and ") + " passes"
-				}
-				cands = append(cands, cand{b.Target, note})
-			}
-		default:
-			continue
-		}
-		for _, c := range cands {
-			target := c.target
-			if target == workflow.ReturnTarget {
-				if len(run.History) == 0 {
-					continue
-				}
-				target = run.History[len(run.History)-1].Return
-			}
-			ts := l.states[target]
-			if ts == nil || ts.final || target == cs.name {
+		target, ts := c.target, c.ts
+		if ts == nil {
+			// The return of an interrupt: where the history says.
+			if len(run.History) == 0 {
 				continue
 			}
-			sim := RunState{Active: true, State: target, History: run.History}
-			if d := l.decide(&sim, p, false); d.Verdict == Allow {
-				out = append(out, suggestion{ev, target, c.note, d})
-				break
+			target = run.History[len(run.History)-1].Return
+			if ts = l.states[target]; ts == nil || ts.final || target == cs.name {
+				continue
 			}
+		}
+		sim := RunState{Active: true, State: target, History: run.History}
+		p.simulating = true
+		d := l.decide(&sim, p, false)
+		p.simulating = false
+		if d.Verdict == Allow {
+			out = append(out, suggestion{c.event, target, c.note, d})
+			skip = c.more
 		}
 	}
 	return out
@@ -715,40 +714,41 @@ func (l *Law) implicit(cs *compiledState, run *RunState, rule Rule, ss []suggest
 
 // deny builds a deny Decision whose reason teaches: the phase, what was
 // denied and why, the rule, the allowed tools, and the events that lead to a
-// phase where the call would be allowed.
+// phase where the call would be allowed. Inside a suggestion simulation
+// nobody reads the lesson, so none is built.
 func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, what string, suggest bool) Decision {
 	d := Decision{Verdict: Deny, Rule: rule, AllowedTools: emptyList, NextEvents: emptyList, Tool: p.info.canon}
 	// Denied ordinary calls count toward max_iterations too.
 	d.Effects.CountIteration = run != nil && run.Active && cs != nil && !cs.final &&
 		p.info.kind != kControl && p.info.kind != kMeta && p.info.kind != kTask
+	if p.simulating {
+		return d
+	}
 	var b strings.Builder
+	b.Grow(len(what) + 256)
 	if cs != nil {
 		d.AllowedTools = cs.allowedList
-		fmt.Fprintf(&b, "Denied in phase '%s': %s (rule %s).", cs.name, what, rule)
+		b.WriteString("Denied in phase '")
+		b.WriteString(cs.name)
+		b.WriteString("': ")
+		b.WriteString(what)
+		b.WriteString(" (rule ")
+		b.WriteString(string(rule))
+		b.WriteString(").")
 		if !cs.final && rule != RuleSelfProtect && rule != RuleControlHumanOnly && rule != RuleControlUnknown {
-			fmt.Fprintf(&b, " Allowed here: %s.", cs.toolsText)
-			if cs.caps != 0 && !cs.anyTool {
-				if c := (cs.caps &^ capWrite).names(); len(c) > 0 {
-					fmt.Fprintf(&b, " Shell capabilities: %s.", strings.Join(c, ", "))
-				}
-			}
-			if cs.commands != nil {
-				fmt.Fprintf(&b, " Allowed commands: %s.", strings.Join(cs.st.AllowedCommands, ", "))
-			}
+			b.WriteString(cs.lessonTail)
 		}
 	} else {
-		fmt.Fprintf(&b, "Denied: %s (rule %s).", what, rule)
+		b.WriteString("Denied: ")
+		b.WriteString(what)
+		b.WriteString(" (rule ")
+		b.WriteString(string(rule))
+		b.WriteString(").")
 	}
 	if cs != nil && suggest && !cs.final {
 		if rule == RuleMaxIterations {
 			if len(cs.events) > 0 {
-				var parts []string
-				for _, ev := range cs.events {
-					if t := cs.st.On[ev]; t != nil {
-						parts = append(parts, ev+" → "+t.PrimaryTarget())
-					}
-				}
-				fmt.Fprintf(&b, " Transition now with one of: %s.", strings.Join(parts, "; "))
+				b.WriteString(cs.transitionNow)
 				d.NextEvents = append([]string(nil), cs.events...)
 			}
 		} else if ss := l.suggestions(cs, run, p); len(ss) > 0 {
@@ -756,22 +756,36 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 				return auto
 			}
 			d.NextEvents = make([]string, 0, len(ss))
-			var parts []string
 			for _, s := range ss {
 				d.NextEvents = append(d.NextEvents, s.event)
-				part := s.event + " → " + s.target
-				if s.note != "" {
-					part += " (" + s.note + ")"
-				}
-				parts = append(parts, part)
 			}
 			if len(ss) == 1 && ss[0].note == "" {
-				fmt.Fprintf(&b, " Event %s leads to '%s', where this call is allowed.", ss[0].event, ss[0].target)
+				b.WriteString(" Event ")
+				b.WriteString(ss[0].event)
+				b.WriteString(" leads to '")
+				b.WriteString(ss[0].target)
+				b.WriteString("', where this call is allowed.")
 			} else {
-				fmt.Fprintf(&b, " Events that lead to a phase where this call is allowed: %s.", strings.Join(parts, "; "))
+				b.WriteString(" Events that lead to a phase where this call is allowed: ")
+				for i, s := range ss {
+					if i > 0 {
+						b.WriteString("; ")
+					}
+					b.WriteString(s.event)
+					b.WriteString(" → ")
+					b.WriteString(s.target)
+					if s.note != "" {
+						b.WriteString(" (")
+						b.WriteString(s.note)
+						b.WriteString(")")
+					}
+				}
+				b.WriteString(".")
 			}
 		} else {
-			fmt.Fprintf(&b, " No single transition from '%s' leads to a phase that allows this call.", cs.name)
+			b.WriteString(" No single transition from '")
+			b.WriteString(cs.name)
+			b.WriteString("' leads to a phase that allows this call.")
 		}
 	}
 	d.Reason = b.String()

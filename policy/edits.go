@@ -57,6 +57,16 @@ var pathKeys = []string{"file_path", "filePath", "path", "notebook_path", "targe
 
 var errNoPath = errors.New("the input names no file path")
 
+// The fields of a flat edit, in the order they are looked for (package
+// variables: a variadic literal would be allocated on every call through
+// the fieldReader interface).
+var (
+	contentKeys  = []string{"content", "contents", "text"}
+	oldKeys      = []string{"old_string", "oldString", "oldText", "old_str", "old"}
+	newKeys      = []string{"new_string", "newString", "newText", "new_str", "new"}
+	notebookKeys = []string{"new_source", "content"}
+)
+
 func decodeInput(input json.RawMessage) (map[string]any, error) {
 	if len(input) == 0 {
 		return map[string]any{}, nil
@@ -83,7 +93,8 @@ func str(m map[string]any, keys ...string) (string, bool) {
 // parseEdit extracts the targets and changed-line count of an edit tool call.
 func parseEdit(k kind, m map[string]any) (editInfo, error) {
 	var ei editInfo
-	if k == kApplyPatch {
+	switch k {
+	case kApplyPatch:
 		text, ok := patchText(m)
 		if !ok {
 			return ei, errors.New("the input carries no patch text")
@@ -93,26 +104,12 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 			return ei, errors.New("the patch names no file")
 		}
 		return ei, nil
-	}
-	p, ok := str(m, pathKeys...)
-	if !ok || p == "" {
-		return ei, errNoPath
-	}
-	ei.paths = []string{p}
-	switch k {
-	case kWrite:
-		c, _ := str(m, "content", "contents", "text")
-		ei.lines = len(splitLines(c))
-	case kEdit:
-		o, _ := str(m, "old_string", "oldString", "oldText", "old_str", "old")
-		n, _ := str(m, "new_string", "newString", "newText", "new_str", "new")
-		ei.lines = changedLines(o, n)
-		if b, _ := m["replace_all"].(bool); b {
-			ei.replaceAll, ei.old, ei.new = true, o, n
-		} else if b, _ := m["replaceAll"].(bool); b {
-			ei.replaceAll, ei.old, ei.new = true, o, n
-		}
 	case kMultiEdit:
+		p, ok := str(m, pathKeys...)
+		if !ok || p == "" {
+			return ei, errNoPath
+		}
+		ei.paths = []string{p}
 		if edits, ok := m["edits"].([]any); ok {
 			for _, e := range edits {
 				em, _ := e.(map[string]any)
@@ -121,9 +118,48 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 				ei.lines += changedLines(o, n)
 			}
 		}
+		return ei, nil
+	}
+	return parseFlatEdit(k, mapFields(m))
+}
+
+// fieldReader reads the top-level fields of a tool input: a decoded map,
+// or the raw JSON (rawFields) where the fields an edit needs are flat.
+type fieldReader interface {
+	// str returns the first of keys whose value is a string.
+	str(keys ...string) (string, bool)
+	// boolean reports whether key's value is true.
+	boolean(key string) bool
+}
+
+type mapFields map[string]any
+
+func (m mapFields) str(keys ...string) (string, bool) { return str(m, keys...) }
+func (m mapFields) boolean(key string) bool           { b, _ := m[key].(bool); return b }
+
+// parseFlatEdit is parseEdit for the tools whose fields are all at the top
+// level: Write, Edit, NotebookEdit and file deletions.
+func parseFlatEdit(k kind, f fieldReader) (editInfo, error) {
+	var ei editInfo
+	p, ok := f.str(pathKeys...)
+	if !ok || p == "" {
+		return ei, errNoPath
+	}
+	ei.paths = []string{p}
+	switch k {
+	case kWrite:
+		c, _ := f.str(contentKeys...)
+		ei.lines = countLines(c)
+	case kEdit:
+		o, _ := f.str(oldKeys...)
+		n, _ := f.str(newKeys...)
+		ei.lines = changedLines(o, n)
+		if f.boolean("replace_all") || f.boolean("replaceAll") {
+			ei.replaceAll, ei.old, ei.new = true, o, n
+		}
 	case kNotebookEdit:
-		c, _ := str(m, "new_source", "content")
-		ei.lines = len(splitLines(c))
+		c, _ := f.str(notebookKeys...)
+		ei.lines = countLines(c)
 	}
 	return ei, nil
 }
@@ -154,9 +190,24 @@ func splitLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
+// countLines is len(splitLines(s)), without splitting.
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n") + 1
+	if strings.HasSuffix(s, "\n") {
+		n--
+	}
+	return n
+}
+
 // changedLines counts the lines an old→new replacement changes: after the
 // lines both share at the start and at the end, the larger of what remains.
 func changedLines(old, new string) int {
+	if strings.IndexByte(old, '\r') < 0 && strings.IndexByte(new, '\r') < 0 {
+		return changedLinesLF(old, new)
+	}
 	a, b := splitLines(old), splitLines(new)
 	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
 		a, b = a[1:], b[1:]
@@ -165,6 +216,56 @@ func changedLines(old, new string) int {
 		a, b = a[:len(a)-1], b[:len(b)-1]
 	}
 	return max(len(a), len(b))
+}
+
+// changedLinesLF is changedLines for text without carriage returns,
+// without splitting it: the common lines are counted in place.
+func changedLinesLF(old, new string) int {
+	na, nb := countLines(old), countLines(new)
+	a := strings.TrimSuffix(old, "\n")
+	b := strings.TrimSuffix(new, "\n")
+	if old == "" {
+		a = ""
+	}
+	if new == "" {
+		b = ""
+	}
+	// Common leading lines.
+	k := 0
+	ai, bi := 0, 0 // start of the next line in a and b
+	for k < na && k < nb {
+		ae, be := lineEnd(a, ai), lineEnd(b, bi)
+		if a[ai:ae] != b[bi:be] {
+			break
+		}
+		k++
+		ai, bi = ae+1, be+1
+	}
+	// Common trailing lines, among those left.
+	j := 0
+	aj, bj := len(a), len(b) // end of the previous line in a and b
+	for k+j < na && k+j < nb {
+		as, bs := lineStart(a, aj), lineStart(b, bj)
+		if a[as:aj] != b[bs:bj] {
+			break
+		}
+		j++
+		aj, bj = as-1, bs-1
+	}
+	return max(na-k-j, nb-k-j)
+}
+
+// lineEnd is the end of the line that starts at i in s.
+func lineEnd(s string, i int) int {
+	if e := strings.IndexByte(s[i:], '\n'); e >= 0 {
+		return i + e
+	}
+	return len(s)
+}
+
+// lineStart is the start of the line that ends at e in s.
+func lineStart(s string, e int) int {
+	return strings.LastIndexByte(s[:e], '\n') + 1
 }
 
 // parsePatch reads a Codex patch ("*** Begin Patch", "*** Add File: p",

@@ -478,7 +478,7 @@ func underOrEqual(p, dir string) bool {
 	if dir == "/" {
 		return strings.HasPrefix(p, "/")
 	}
-	return p == dir || strings.HasPrefix(p, dir+"/")
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
 }
 
 // properAncestor reports whether dir is a proper ancestor of p (both clean
@@ -496,6 +496,9 @@ type fenceSet struct {
 	seqs   []string // "/a/b": component sequences that match at any depth, tree-wise
 	globs  []string // doublestar patterns: absolute, or "**/..." at any depth
 	except []string // base-name patterns that globs never match
+	// The fast matcher's tables (fencematch.go): allFast when every glob
+	// and exception compiles to it.
+	fast
 }
 
 func compileFences(fs []Fence, except []string) fenceSet {
@@ -516,6 +519,7 @@ func compileFences(fs []Fence, except []string) fenceSet {
 			s.globs = append(s.globs, "**/"+p)
 		}
 	}
+	s.compileFast()
 	return s
 }
 
@@ -524,7 +528,18 @@ func (s *fenceSet) match(p string) (string, bool) {
 	if p == "" {
 		return "", false
 	}
-	lp := strings.ToLower(p)
+	lp := p
+	if s.allFast {
+		m, ok, why := s.matchFast(lp)
+		if why == fastUpper {
+			lp = strings.ToLower(p)
+			m, ok, why = s.matchFast(lp)
+		}
+		if why == fastDone {
+			return m, ok
+		}
+	}
+	lp = strings.ToLower(p)
 	for _, t := range s.trees {
 		if underOrEqual(lp, t) {
 			return t, true
@@ -535,21 +550,7 @@ func (s *fenceSet) match(p string) (string, bool) {
 			return q[1:], true
 		}
 	}
-	for q := lp; len(s.globs) > 0 && q != "/" && q != "." && q != ""; q = path.Dir(q) {
-		if s.excepted(path.Base(q)) {
-			continue
-		}
-		for _, g := range s.globs {
-			target := q
-			if !strings.HasPrefix(g, "/") {
-				target = strings.TrimPrefix(q, "/")
-			}
-			if ok, _ := doublestar.Match(g, target); ok {
-				return g, true
-			}
-		}
-	}
-	return "", false
+	return s.matchSlow(lp)
 }
 
 func (s *fenceSet) excepted(base string) bool {

@@ -81,7 +81,8 @@ func (l *Law) gitTreeBlock(call *ToolCall, c *shell.Command, what string) *block
 		}
 	}
 	r := l.resolve(call, scope)
-	for _, p := range r.paths() {
+	var pbuf [2]string
+	for _, p := range r.paths(&pbuf) {
 		if hit, ok := l.protectedBy(p); ok {
 			return deferBlock("`%s` rewrites the %s in %s, which is protected (%s)", commandText(c), what, p, hit)
 		}

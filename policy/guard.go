@@ -84,12 +84,15 @@ func (l *Law) resolve(call *ToolCall, p string) resolved {
 	return resolved{written: p, abs: cleanPath(raw), info: l.info(call, raw)}
 }
 
-// paths returns the lexical and the real path (once when equal).
-func (r *resolved) paths() []string {
+// paths returns the lexical and the real path (once when equal), in a
+// caller's array: for _, p := range t.paths(&buf).
+func (r *resolved) paths(buf *[2]string) []string {
+	buf[0] = r.abs
 	if r.info.Real == "" || r.info.Real == r.abs {
-		return []string{r.abs}
+		return buf[:1]
 	}
-	return []string{r.abs, r.info.Real}
+	buf[1] = r.info.Real
+	return buf[:2]
 }
 
 // protectedBy reports which protected entry covers p.
@@ -128,6 +131,9 @@ func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
 			return a, true
 		}
 	}
+	if call.ProjectDir == "" {
+		return "", false
+	}
 	for _, pd := range l.projectRoots(call) {
 		lpd := strings.ToLower(pd)
 		if underOrEqual(lpd, ld) {
@@ -159,23 +165,31 @@ func (l *Law) projectRoots(call *ToolCall) []string {
 // when t is a directory the write creates entries in (cp's or mv's
 // destination) rather than replaces.
 func (l *Law) writeBlock(call *ToolCall, t resolved, into bool, verb string) *block {
+	return l.writeBlockOf(call, t, into, "", verb)
+}
+
+// writeBlockOf is writeBlock for the verb subject+verb, which is joined
+// only for a message.
+func (l *Law) writeBlockOf(call *ToolCall, t resolved, into bool, subject, verb string) *block {
 	if t.info.Err != "" {
-		return protectBlock("%s %s, whose real path cannot be resolved (%s)", verb, t.written, t.info.Err)
+		return protectBlock("%s%s %s, whose real path cannot be resolved (%s)", subject, verb, t.written, t.info.Err)
 	}
-	for _, p := range t.paths() {
+	var pbuf [2]string
+	for _, p := range t.paths(&pbuf) {
 		if what, ok := l.protectedBy(p); ok {
-			return protectBlock("%s %s, which is protected (%s): agents cannot change statewright's store, workflows or binary, harness settings and hooks, shell rc files, or git configuration and hooks", verb, describe(t), what)
+			return protectBlock("%s%s %s, which is protected (%s): agents cannot change statewright's store, workflows or binary, harness settings and hooks, shell rc files, or git configuration and hooks", subject, verb, describe(t), what)
 		}
 	}
 	if !(into && t.info.Exists && t.info.Dir) {
-		for _, p := range t.paths() {
+		var pbuf [2]string
+		for _, p := range t.paths(&pbuf) {
 			if what, ok := l.lawAncestor(call, p); ok {
-				return deferBlock("%s %s, which contains %s (protected): moving, deleting or replacing it would take the law with it", verb, describe(t), what)
+				return deferBlock("%s%s %s, which contains %s (protected): moving, deleting or replacing it would take the law with it", subject, verb, describe(t), what)
 			}
 		}
 	}
 	if t.info.Nlink > 1 && !t.info.Dir {
-		return protectBlock("%s %s, which has %d hard links: one of its other names may be a protected file", verb, describe(t), t.info.Nlink)
+		return protectBlock("%s%s %s, which has %d hard links: one of its other names may be a protected file", subject, verb, describe(t), t.info.Nlink)
 	}
 	return nil
 }
@@ -194,7 +208,7 @@ func describe(t resolved) string {
 // have made or could swap before the write lands (docs/policy.md).
 func (l *Law) nativeWriteBlock(call *ToolCall, p, tool string) *block {
 	t := l.resolve(call, p)
-	if b := l.writeBlock(call, t, false, tool+" would change"); b != nil {
+	if b := l.writeBlockOf(call, t, false, tool, " would change"); b != nil {
 		return b
 	}
 	for _, ln := range t.info.Links {
@@ -223,7 +237,8 @@ func (l *Law) trustedLink(call *ToolCall, link string) bool {
 // phase denies reading), or that a person must agree (a phase's ask rule),
 // or nil.
 func (l *Law) readBlock(t resolved, verb string) *block {
-	for _, p := range t.paths() {
+	var pbuf [2]string
+	for _, p := range t.paths(&pbuf) {
 		if what, ok := l.secretBy(p); ok {
 			return protectBlock("%s %s, which is a secret (%s): agents never read credentials, keys or statewright's tokens", verb, describe(t), what)
 		}

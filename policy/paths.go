@@ -70,6 +70,12 @@ func matchScope(globs []pathGlob, abs, rel string) bool {
 		if g.abs {
 			target = abs
 		}
+		if g.tree != "" {
+			if target == g.tree || len(target) > len(g.tree) && target[len(g.tree)] == '/' && target[:len(g.tree)] == g.tree {
+				return true
+			}
+			continue
+		}
 		if ok, _ := doublestar.Match(g.pattern, target); ok {
 			return true
 		}

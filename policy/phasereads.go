@@ -124,7 +124,8 @@ func (l *Law) phaseReadBlock(t resolved, verb string) *block {
 		return nil
 	}
 	var ask *block
-	for _, p := range t.paths() {
+	var pbuf [2]string
+	for _, p := range t.paths(&pbuf) {
 		if e := l.phase.match(p, true); e != nil {
 			if !e.ask {
 				return e.block(verb, t)

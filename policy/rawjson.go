@@ -1,5 +1,11 @@
 package policy
 
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
 // rawString returns the value of the first of keys that the top-level JSON
 // object input holds as a plain string (no escapes), without decoding or
 // allocating. ok is false when input is not such an object, or a key's
@@ -13,6 +19,7 @@ func rawString(input []byte, keys ...string) (string, bool) {
 	}
 	i++
 	found, val := -1, ""
+	var seen uint64
 	for {
 		i = skipWS(s, i)
 		if i >= len(s) {
@@ -43,8 +50,13 @@ func rawString(input []byte, keys ...string) (string, bool) {
 		}
 		if idx >= 0 {
 			v, next, ok := plainString(s, i)
-			if !ok {
+			if !ok || idx < 64 && seen&(1<<idx) != 0 {
+				// An escape, or a key given twice (decoding keeps the
+				// last): the caller decodes.
 				return "", false
+			}
+			if idx < 64 {
+				seen |= 1 << idx
 			}
 			if found < 0 || idx < found {
 				found, val = idx, v
@@ -129,4 +141,346 @@ func skipValue(s string, i int) (int, bool) {
 		}
 	}
 	return i, false
+}
+
+// flatKeys are the top-level fields parseFlatEdit reads; flatKeyIndex
+// finds one.
+var flatKeys = []string{"file_path", "filePath", "path", "notebook_path", "target_file", "file", "filename",
+	"content", "contents", "text", "old_string", "oldString", "oldText", "old_str", "old",
+	"new_string", "newString", "newText", "new_str", "new", "replace_all", "replaceAll", "new_source"}
+
+func flatKeyIndex(key string) int {
+	switch key {
+	case "file_path":
+		return 0
+	case "filePath":
+		return 1
+	case "path":
+		return 2
+	case "notebook_path":
+		return 3
+	case "target_file":
+		return 4
+	case "file":
+		return 5
+	case "filename":
+		return 6
+	case "content":
+		return 7
+	case "contents":
+		return 8
+	case "text":
+		return 9
+	case "old_string":
+		return 10
+	case "oldString":
+		return 11
+	case "oldText":
+		return 12
+	case "old_str":
+		return 13
+	case "old":
+		return 14
+	case "new_string":
+		return 15
+	case "newString":
+		return 16
+	case "newText":
+		return 17
+	case "new_str":
+		return 18
+	case "new":
+		return 19
+	case "replace_all":
+		return 20
+	case "replaceAll":
+		return 21
+	case "new_source":
+		return 22
+	}
+	return -1
+}
+
+// rawFields are the flat fields of a JSON object input, read in place: a
+// fieldReader that answers as decoding the input into a map would (exact
+// keys, the last of duplicate keys, a value only when it has the type
+// asked for), without decoding the fields it does not read.
+type rawFields struct {
+	s     string
+	spans [24][2]int // value start and end in s; end 0: absent
+}
+
+// scanFlat reads input's top-level members into a rawFields. ok is false
+// when input is not a valid JSON object or a key holds an escape: then
+// the caller decodes the input (and fails, or reads it) as before.
+func scanFlat(input []byte, f *rawFields) bool {
+	s := unsafeString(input)
+	if len(flatKeys) > len(f.spans) || !validJSON(s) {
+		return false
+	}
+	f.s = s
+	i := skipWS(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return false
+	}
+	i++
+	for {
+		i = skipWS(s, i)
+		if i >= len(s) {
+			return false
+		}
+		switch s[i] {
+		case '}':
+			return true
+		case ',':
+			i++
+			continue
+		}
+		key, next, ok := plainString(s, i)
+		if !ok {
+			return false
+		}
+		i = skipWS(s, next)
+		if i >= len(s) || s[i] != ':' {
+			return false
+		}
+		i = skipWS(s, i+1)
+		end, ok := skipValue(s, i)
+		if !ok {
+			return false
+		}
+		if idx := flatKeyIndex(key); idx >= 0 {
+			e := end
+			for e > i && (s[e-1] == ' ' || s[e-1] == '\t' || s[e-1] == '\n' || s[e-1] == '\r') {
+				e--
+			}
+			f.spans[idx] = [2]int{i, e}
+		}
+		i = end
+	}
+}
+
+func (f *rawFields) value(key string) (string, bool) {
+	idx := flatKeyIndex(key)
+	if idx < 0 || f.spans[idx][1] == 0 {
+		return "", false
+	}
+	return f.s[f.spans[idx][0]:f.spans[idx][1]], true
+}
+
+func (f *rawFields) str(keys ...string) (string, bool) {
+	for _, k := range keys {
+		v, ok := f.value(k)
+		if !ok || len(v) < 2 || v[0] != '"' {
+			continue
+		}
+		if strings.IndexByte(v, '\\') < 0 && utf8.ValidString(v) {
+			return v[1 : len(v)-1], true
+		}
+		var out string
+		if json.Unmarshal([]byte(v), &out) == nil {
+			return out, true
+		}
+	}
+	return "", false
+}
+
+func (f *rawFields) boolean(key string) bool {
+	v, ok := f.value(key)
+	return ok && v == "true"
+}
+
+// validJSON reports what json.Valid reports (one JSON value, whitespace
+// around it), for the shallow inputs tools have, without json.Valid's
+// general state machine; deeper inputs go to json.Valid.
+func validJSON(s string) bool {
+	var stack [32]byte // open containers: '{' or '['
+	depth := 0
+	i := skipWS(s, 0)
+	// expect: 'v' a value, 'k' an object key (or '}' right after '{'),
+	// 'K' a key (after ','), 'c' a ',' or the closing bracket, 'e' end.
+	expect := byte('v')
+	first := false // the value may be the closing ']' of an empty array
+	for {
+		i = skipWS(s, i)
+		if i >= len(s) {
+			return expect == 'e'
+		}
+		c := s[i]
+		switch expect {
+		case 'e':
+			return false
+		case 'v':
+			if first && c == ']' {
+				depth--
+				i++
+				expect = after(depth)
+				first = false
+				continue
+			}
+			first = false
+			switch {
+			case c == '{':
+				if depth == len(stack) {
+					return json.Valid([]byte(s))
+				}
+				stack[depth] = '{'
+				depth++
+				i++
+				expect = 'k'
+				continue
+			case c == '[':
+				if depth == len(stack) {
+					return json.Valid([]byte(s))
+				}
+				stack[depth] = '['
+				depth++
+				i++
+				first = true
+				continue
+			case c == '"':
+				j, ok := jsonString(s, i)
+				if !ok {
+					return false
+				}
+				i = j
+			case c == '-' || '0' <= c && c <= '9':
+				j, ok := jsonNumber(s, i)
+				if !ok {
+					return false
+				}
+				i = j
+			case strings.HasPrefix(s[i:], "true"):
+				i += 4
+			case strings.HasPrefix(s[i:], "false"):
+				i += 5
+			case strings.HasPrefix(s[i:], "null"):
+				i += 4
+			default:
+				return false
+			}
+			expect = after(depth)
+			if depth > 0 {
+				expect = 'c'
+			}
+		case 'k', 'K':
+			if c == '}' && expect == 'k' {
+				depth--
+				i++
+				expect = after(depth)
+				continue
+			}
+			if c != '"' {
+				return false
+			}
+			j, ok := jsonString(s, i)
+			if !ok {
+				return false
+			}
+			i = skipWS(s, j)
+			if i >= len(s) || s[i] != ':' {
+				return false
+			}
+			i++
+			expect = 'v'
+		case 'c':
+			switch {
+			case c == ',':
+				i++
+				if stack[depth-1] == '{' {
+					expect = 'K'
+				} else {
+					expect = 'v'
+				}
+			case c == '}' && stack[depth-1] == '{', c == ']' && stack[depth-1] == '[':
+				depth--
+				i++
+				expect = after(depth)
+			default:
+				return false
+			}
+		}
+	}
+}
+
+// after is what follows a complete value at depth.
+func after(depth int) byte {
+	if depth == 0 {
+		return 'e'
+	}
+	return 'c'
+}
+
+// jsonString checks the string at s[i] (s[i] is '"') and returns the index
+// after it.
+func jsonString(s string, i int) (int, bool) {
+	for j := i + 1; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '"':
+			return j + 1, true
+		case c < 0x20:
+			return 0, false
+		case c == '\\':
+			j++
+			if j >= len(s) {
+				return 0, false
+			}
+			switch s[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(s) {
+					return 0, false
+				}
+				for _, h := range []byte(s[j+1 : j+5]) {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return 0, false
+					}
+				}
+				j += 4
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// jsonNumber checks the number at s[i] and returns the index after it.
+func jsonNumber(s string, i int) (int, bool) {
+	digits := func(i int) int {
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && '1' <= s[i] && s[i] <= '9':
+		i = digits(i)
+	default:
+		return 0, false
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
 }

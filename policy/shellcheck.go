@@ -305,7 +305,8 @@ func (l *Law) commandSelfProtect(call *ToolCall, c *shell.Command, findExec bool
 			}
 			if !strings.ContainsAny(w, " \n$`") {
 				r := l.resolve(cc, w)
-				for _, p := range r.paths() {
+				var pbuf [2]string
+				for _, p := range r.paths(&pbuf) {
 					if what, ok := l.protectedBy(p); ok {
 						return protectBlock("`%s` names %s, which is protected (%s), in a command that can change it", commandText(c), clip(w, 60), what)
 					}
@@ -397,7 +398,8 @@ func (l *Law) linkBlock(call *ToolCall, c *shell.Command) *block {
 			}
 		}
 		for _, r := range cands {
-			for _, p := range r.paths() {
+			var pbuf [2]string
+			for _, p := range r.paths(&pbuf) {
 				if what, ok := l.protectedBy(p); ok {
 					return protectBlock("`%s` links to %s, which is protected (%s): a link is a second way to write it", commandText(c), describe(r), what)
 				}

@@ -1,0 +1,150 @@
+package policy
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// rawEditAgrees checks that reading input's flat fields in place gives the
+// edit that decoding it into a map gives, for every flat edit kind.
+func rawEditAgrees(t *testing.T, input []byte) {
+	t.Helper()
+	for _, k := range []kind{kWrite, kEdit, kNotebookEdit, kDelete} {
+		var raw rawFields
+		if !scanFlat(input, &raw) {
+			continue
+		}
+		got, gerr := parseFlatEdit(k, &raw)
+		m, err := decodeInput(input)
+		if err != nil {
+			t.Fatalf("kind %d: scanFlat read %q, which does not decode: %v", k, input, err)
+		}
+		want, werr := parseEdit(k, m)
+		if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("kind %d, input %s:\nin place %+v %v\ndecoded  %+v %v", k, input, got, gerr, want, werr)
+		}
+	}
+}
+
+func TestRawFieldsAgree(t *testing.T) {
+	for _, in := range []string{
+		`{"file_path":"/a","old_string":"x\ny","new_string":"x\nz"}`,
+		`{"file_path":"/a","old_string":"x\\ny","new_string":"q","replace_all":true}`,
+		`{ "file_path" : "/a" , "content" : "l1\nl2\n" }`,
+		`{"file_path":"/a","file_path":"/b"}`,
+		`{"file_path":1,"filePath":"/b"}`,
+		`{"path":"/\u0061b","content":"\u00e9"}`,
+		`{"file\u005fpath":"/a"}`,
+		`{"notebook_path":"/n.ipynb","new_source":"a\nb\nc"}`,
+		`{"file_path":"/a","edits":[{"old_string":"a"}],"replaceAll":true,"old":"a","new":"b\nc"}`,
+		`{"file_path":"/a","replace_all":"true"}`,
+		`{"file_path":"/a","content":null}`,
+		`{}`, `null`, `[]`, `{"file_path":"/a"`, `{"file_path":"/a"} x`, ``,
+	} {
+		rawEditAgrees(t, []byte(in))
+	}
+}
+
+func FuzzRawFields(f *testing.F) {
+	for _, in := range []string{`{"file_path":"/a","old_string":"x\ny","new_string":"x\nz","replace_all":true}`,
+		`{"path":"/\u0061b","content":"\u00e9","file_path":"/c"}`, `{"a":{"file_path":"/x"},"file_path":"/y"}`} {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(rawEditAgrees)
+}
+
+// TestChangedLinesInPlace: counting in place agrees with splitting.
+func TestChangedLinesInPlace(t *testing.T) {
+	words := []string{"", "a", "b", "\n", "a\n", "b\n", "\n\n", "c\nd", "x\r\n"}
+	split := func(old, new string) int {
+		a, b := splitLines(old), splitLines(new)
+		for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
+			a, b = a[1:], b[1:]
+		}
+		for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
+			a, b = a[:len(a)-1], b[:len(b)-1]
+		}
+		return max(len(a), len(b))
+	}
+	var texts []string
+	for _, x := range words {
+		for _, y := range words {
+			for _, z := range words {
+				texts = append(texts, x+y+z)
+			}
+		}
+	}
+	for _, o := range texts {
+		if got, want := countLines(o), len(splitLines(o)); got != want {
+			t.Fatalf("countLines(%q) = %d, want %d", o, got, want)
+		}
+		for _, n := range texts {
+			if got, want := changedLines(o, n), split(o, n); got != want {
+				t.Fatalf("changedLines(%q, %q) = %d, want %d", o, n, got, want)
+			}
+		}
+	}
+}
+
+// TestFlatKeys: flatKeyIndex knows every key parseFlatEdit asks for, and
+// pathKeys are flatKeys' first.
+func TestFlatKeys(t *testing.T) {
+	for i, k := range flatKeys {
+		if flatKeyIndex(k) != i {
+			t.Errorf("flatKeyIndex(%q) = %d, want %d", k, flatKeyIndex(k), i)
+		}
+	}
+	for _, list := range [][]string{pathKeys, contentKeys, oldKeys, newKeys, notebookKeys, {"replace_all", "replaceAll"}} {
+		for _, k := range list {
+			if flatKeyIndex(k) < 0 {
+				t.Errorf("flatKeyIndex does not know %q", k)
+			}
+		}
+	}
+	if len(flatKeys) > len(rawFields{}.spans) {
+		t.Errorf("%d flat keys, %d spans", len(flatKeys), len(rawFields{}.spans))
+	}
+}
+
+func TestValidJSON(t *testing.T) {
+	for _, s := range []string{`{}`, `[]`, `[1,2]`, `{"a":[1,{"b":null}],"c":"\u00e9\n"}`, ` "x" `, `-0.5e+3`, `01`, `1.`, `.5`, `[1,]`, `{"a"}`,
+		`{"a":1,}`, `{,}`, `[,1]`, `"\x"`, "\"\x01\"", `"\u12g4"`, `tru`, `nul`, `{"a":1}}`, `[[[[]]]]`, `{"a":{"b":{}}}`, ``, ` `, `{} {}`,
+		`[` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `]`, "\"\xff\"", `{"a" : 1 , "b" : [ true , false ] }`} {
+		if got, want := validJSON(s), json.Valid([]byte(s)); got != want {
+			t.Errorf("validJSON(%q) = %v, json.Valid %v", s, got, want)
+		}
+	}
+}
+
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{`{"file_path":"/a","old_string":"x\ny"}`, `[1,{"a":-2.5e3}]`, `"\ud800"`, `{"a":[[],{}]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validJSON(s), json.Valid([]byte(s)); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid %v", s, got, want)
+		}
+	})
+}
+
+// TestScopeTree: a "DIR/**" scope matched without doublestar answers as
+// doublestar does.
+func TestScopeTree(t *testing.T) {
+	for _, pat := range []string{"src/**", "src/secrets/**", "/abs/dir/**", "a.b/**"} {
+		g := pathGlob{pattern: pat}
+		if dir, ok := strings.CutSuffix(pat, "/**"); ok {
+			g.tree = dir
+		}
+		for _, target := range []string{"src", "src/", "src/a", "src/a/b", "srcx", "srcx/a", "secrets", "src/secrets", "src/secrets/k",
+			"/abs/dir", "/abs/dir/x", "/abs/dirx", "a.b", "a.b/c", "axb/c", "", ".", "x/src/a"} {
+			want, _ := doublestar.Match(pat, target)
+			if got := matchScope([]pathGlob{g}, target, target); got != want {
+				t.Errorf("%q vs %q: %v, doublestar %v", pat, target, got, want)
+			}
+		}
+	}
+}
