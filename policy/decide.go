@@ -30,6 +30,12 @@ type prepared struct {
 	// simulating is set while the call is decided in another phase for a
 	// suggestion: a deny there needs no lesson.
 	simulating bool
+	// Room for what a decision would otherwise allocate: the raw fields
+	// of a flat edit, the run state of a simulated phase, the suggestions
+	// of a deny (prepared lives on Decide's stack).
+	raw  rawFields
+	sim  RunState
+	sugg [4]suggestion
 }
 
 func (p *prepared) input() (map[string]any, error) {
@@ -71,12 +77,11 @@ func (p *prepared) editInfo() (*editInfo, error) {
 	}
 	var ei editInfo
 	var err error
-	var raw rawFields
 	switch k := p.info.kind; {
-	case (k == kWrite || k == kEdit || k == kNotebookEdit || k == kDelete) && !p.decoded && scanFlat(p.call.Input, &raw):
+	case (k == kWrite || k == kEdit || k == kNotebookEdit || k == kDelete) && !p.decoded && scanFlat(p.call.Input, &p.raw):
 		// The flat fields read in place: no decoding of the whole input
 		// (a large Write's content stays where it is).
-		ei, err = parseFlatEdit(k, &raw)
+		ei, err = parseFlatEdit(k, fields{raw: &p.raw})
 	default:
 		m, derr := p.input()
 		if derr != nil {
@@ -641,15 +646,38 @@ func canonOrRaw(p *prepared) string {
 // suggestion is one event that leads to a phase allowing the call.
 type suggestion struct {
 	event, target, note string
-	decision            Decision // the call decided in the target phase
+}
+
+// suggList is a list of suggestions, held by value while it is short (a
+// slice into prepared would move it to the heap).
+type suggList struct {
+	n     int
+	first [4]suggestion
+	more  []suggestion
+}
+
+func (l *suggList) add(s suggestion) {
+	if l.n < len(l.first) {
+		l.first[l.n] = s
+	} else {
+		l.more = append(l.more, s)
+	}
+	l.n++
+}
+
+func (l *suggList) at(i int) suggestion {
+	if i < len(l.first) {
+		return l.first[i]
+	}
+	return l.more[i-len(l.first)]
 }
 
 // suggestions lists the current phase's events whose one-step target phase
 // would allow the call (docs/architecture.md, decision pipeline step 9). Fork and invoke
 // transitions are never suggested; guarded and approval-gated ones are
 // named as such.
-func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) []suggestion {
-	var out []suggestion
+func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) suggList {
+	var out suggList
 	skip := false // the rest of an event that was suggested already
 	for i := range cs.cands {
 		c := &cs.cands[i]
@@ -668,16 +696,22 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) []sugge
 				continue
 			}
 		}
-		sim := RunState{Active: true, State: target, History: run.History}
-		p.simulating = true
-		d := l.decide(&sim, p, false)
-		p.simulating = false
-		if d.Verdict == Allow {
-			out = append(out, suggestion{c.event, target, c.note, d})
+		if l.simulate(run, p, target).Verdict == Allow {
+			out.add(suggestion{c.event, target, c.note})
 			skip = c.more
 		}
 	}
 	return out
+}
+
+// simulate decides p in phase target, with run's history, for a
+// suggestion: its denies carry no lesson.
+func (l *Law) simulate(run *RunState, p *prepared, target string) Decision {
+	p.sim = RunState{Active: true, State: target, History: run.History}
+	p.simulating = true
+	d := l.decide(&p.sim, p, false)
+	p.simulating = false
+	return d
 }
 
 // implicitRules are the denies an opted-in implicit transition may turn
@@ -690,21 +724,25 @@ var implicitRules = map[Rule]bool{
 // meta.implicit_transitions: auto and exactly one unguarded, approval-free
 // event leads to a phase that allows the call, the call is allowed there and
 // the runtime must first take that transition (Effects.Transition).
-func (l *Law) implicit(cs *compiledState, run *RunState, rule Rule, ss []suggestion) (Decision, bool) {
+func (l *Law) implicit(cs *compiledState, run *RunState, p *prepared, rule Rule, ss *suggList) (Decision, bool) {
 	if !l.autoImplicit || !implicitRules[rule] || run.PendingApproval != nil {
 		return Decision{}, false
 	}
-	var direct []suggestion
-	for _, s := range ss {
-		if s.note == "" {
-			direct = append(direct, s)
+	direct := -1
+	for i := range ss.n {
+		if ss.at(i).note == "" {
+			if direct >= 0 {
+				return Decision{}, false
+			}
+			direct = i
 		}
 	}
-	if len(direct) != 1 {
+	if direct < 0 {
 		return Decision{}, false
 	}
-	s := direct[0]
-	d := s.decision
+	s := ss.at(direct)
+	// The call decided in the target phase, as suggestions found it.
+	d := l.simulate(run, p, s.target)
 	d.Rule = RuleImplicitTransition
 	d.Reason = fmt.Sprintf("allowed after the implicit transition %s: '%s' → '%s' (the workflow opts in to implicit transitions; rule %s)", s.event, cs.name, s.target, RuleImplicitTransition)
 	d.Effects.Transition, d.Effects.TransitionTarget = s.event, s.target
@@ -751,23 +789,24 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 				b.WriteString(cs.transitionNow)
 				d.NextEvents = append([]string(nil), cs.events...)
 			}
-		} else if ss := l.suggestions(cs, run, p); len(ss) > 0 {
-			if auto, ok := l.implicit(cs, run, rule, ss); ok {
+		} else if ss := l.suggestions(cs, run, p); ss.n > 0 {
+			if auto, ok := l.implicit(cs, run, p, rule, &ss); ok {
 				return auto
 			}
-			d.NextEvents = make([]string, 0, len(ss))
-			for _, s := range ss {
-				d.NextEvents = append(d.NextEvents, s.event)
+			d.NextEvents = make([]string, ss.n)
+			for i := range ss.n {
+				d.NextEvents[i] = ss.at(i).event
 			}
-			if len(ss) == 1 && ss[0].note == "" {
+			if s := ss.at(0); ss.n == 1 && s.note == "" {
 				b.WriteString(" Event ")
-				b.WriteString(ss[0].event)
+				b.WriteString(s.event)
 				b.WriteString(" leads to '")
-				b.WriteString(ss[0].target)
+				b.WriteString(s.target)
 				b.WriteString("', where this call is allowed.")
 			} else {
 				b.WriteString(" Events that lead to a phase where this call is allowed: ")
-				for i, s := range ss {
+				for i := range ss.n {
+					s := ss.at(i)
 					if i > 0 {
 						b.WriteString("; ")
 					}

@@ -57,9 +57,7 @@ var pathKeys = []string{"file_path", "filePath", "path", "notebook_path", "targe
 
 var errNoPath = errors.New("the input names no file path")
 
-// The fields of a flat edit, in the order they are looked for (package
-// variables: a variadic literal would be allocated on every call through
-// the fieldReader interface).
+// The fields of a flat edit, in the order they are looked for.
 var (
 	contentKeys  = []string{"content", "contents", "text"}
 	oldKeys      = []string{"old_string", "oldString", "oldText", "old_str", "old"}
@@ -120,26 +118,38 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 		}
 		return ei, nil
 	}
-	return parseFlatEdit(k, mapFields(m))
+	return parseFlatEdit(k, fields{m: m})
 }
 
-// fieldReader reads the top-level fields of a tool input: a decoded map,
-// or the raw JSON (rawFields) where the fields an edit needs are flat.
-type fieldReader interface {
-	// str returns the first of keys whose value is a string.
-	str(keys ...string) (string, bool)
-	// boolean reports whether key's value is true.
-	boolean(key string) bool
+// fields reads the top-level fields of a tool input: the decoded map m,
+// or, when raw is set, the raw JSON where the fields an edit needs are
+// flat (a concrete type, not an interface, so that reading in place
+// allocates nothing).
+type fields struct {
+	m   map[string]any
+	raw *rawFields
 }
 
-type mapFields map[string]any
+// str returns the first of keys whose value is a string.
+func (f fields) str(keys ...string) (string, bool) {
+	if f.raw != nil {
+		return f.raw.str(keys...)
+	}
+	return str(f.m, keys...)
+}
 
-func (m mapFields) str(keys ...string) (string, bool) { return str(m, keys...) }
-func (m mapFields) boolean(key string) bool           { b, _ := m[key].(bool); return b }
+// boolean reports whether key's value is true.
+func (f fields) boolean(key string) bool {
+	if f.raw != nil {
+		return f.raw.boolean(key)
+	}
+	b, _ := f.m[key].(bool)
+	return b
+}
 
 // parseFlatEdit is parseEdit for the tools whose fields are all at the top
 // level: Write, Edit, NotebookEdit and file deletions.
-func parseFlatEdit(k kind, f fieldReader) (editInfo, error) {
+func parseFlatEdit(k kind, f fields) (editInfo, error) {
 	var ei editInfo
 	p, ok := f.str(pathKeys...)
 	if !ok || p == "" {

@@ -13,10 +13,11 @@ import (
 // sequences and nearly every glob ("**/NAME-PATTERN...", or an absolute
 // pattern of components with only * and ? wildcards) are compiled to
 // per-component patterns and matched on the path's components in one
-// pass, without allocating. Anything else (a path that is not clean, a
-// pattern with classes or alternatives) goes the way it always went:
-// hasSeq and doublestar (matchSlow), which a differential test and a fuzz
-// target hold the fast path to.
+// pass, without allocating; so are absolute patterns with one "**"
+// between such components ("/home/u/**/*.pem"). Anything else (a path
+// that is not clean, a pattern with classes or alternatives) goes the way
+// it always went: hasSeq and doublestar (matchSlow), which a differential
+// test and a fuzz target hold the fast path to.
 
 // fast are a fenceSet's compiled tables.
 type fast struct {
@@ -37,11 +38,16 @@ type fast struct {
 }
 
 // compGlob is one glob: anyDepth when it started with "**/" (then it
-// matches the last len(parts) components of a path or an ancestor), else
-// anchored at "/" (a path of exactly len(parts) components).
+// matches the last len(parts) components of a path or an ancestor);
+// anchored at "/" with one "**" component ("/home/u/**/*.pem": then head
+// are the parts before it, which match the first components, and parts
+// the ones after it, which match the last; none for "/a/**"); else
+// anchored at "/" without one (a path of exactly len(parts) components).
 type compGlob struct {
 	raw      string
 	anyDepth bool
+	mid      bool
+	head     []compPat
 	parts    []compPat
 }
 
@@ -102,6 +108,9 @@ func (s *fenceSet) compileFast() {
 	for _, g := range s.globs {
 		c := compGlob{raw: g}
 		rest, any := strings.CutPrefix(g, "**/")
+		for any && strings.HasPrefix(rest, "**/") {
+			rest = rest[3:] // "**/**/x" is "**/x"
+		}
 		if !any {
 			var abs bool
 			if rest, abs = strings.CutPrefix(g, "/"); !abs {
@@ -109,7 +118,25 @@ func (s *fenceSet) compileFast() {
 			}
 		}
 		c.anyDepth = any
-		for _, p := range strings.Split(rest, "/") {
+		comps := strings.Split(rest, "/")
+		if !any {
+			// One "**" after anchored components, and the tail after
+			// it, if any ("/a/**" is "/a" and everything below).
+			for i, p := range comps {
+				if p == "**" {
+					c.mid = true
+					for _, h := range comps[:i] {
+						if !fastable(h) {
+							s.allFast = false
+						}
+						c.head = append(c.head, compilePat(h))
+					}
+					comps = comps[i+1:]
+					break
+				}
+			}
+		}
+		for _, p := range comps {
 			if !fastable(p) {
 				s.allFast = false
 			}
@@ -117,8 +144,12 @@ func (s *fenceSet) compileFast() {
 		}
 		gi := len(s.compiled)
 		s.compiled = append(s.compiled, c)
+		if len(c.parts) == 0 {
+			s.globOther = append(s.globOther, gi)
+			continue
+		}
 		switch lp := c.parts[len(c.parts)-1]; {
-		case !c.anyDepth || lp.s == "" || lp.kind == 'w':
+		case !(c.anyDepth || c.mid) || lp.s == "" || lp.kind == 'w':
 			s.globOther = append(s.globOther, gi)
 		case lp.kind == 's':
 			s.globByLast[lp.s[len(lp.s)-1]] = append(s.globByLast[lp.s[len(lp.s)-1]], gi)
@@ -230,11 +261,16 @@ func (s *fenceSet) matchFast(lp string) (m string, ok bool, why int) {
 				}
 				g := &s.compiled[gi]
 				k := len(g.parts)
-				if g.anyDepth {
+				switch {
+				case g.anyDepth:
 					if k > e {
 						continue
 					}
-				} else if !abs || k != e {
+				case g.mid:
+					if !abs || len(g.head)+k > e || !g.matchHead(lp, starts[:], ends[:]) {
+						continue
+					}
+				case !abs || k != e:
 					continue
 				}
 				ok := true
@@ -252,6 +288,17 @@ func (s *fenceSet) matchFast(lp string) (m string, ok bool, why int) {
 		}
 	}
 	return "", false, fastDone
+}
+
+// matchHead reports whether the path's first components (lp[starts[x]:
+// ends[x]]) match g's head.
+func (g *compGlob) matchHead(lp string, starts, ends []uint16) bool {
+	for x, h := range g.head {
+		if !h.match(lp[starts[x]:ends[x]]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *fenceSet) exceptedFast(base string) bool {

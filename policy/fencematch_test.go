@@ -12,7 +12,13 @@ func fenceSetsForTest() []fenceSet {
 	h := &Host{Home: "/home/u", ProjectDir: "/home/u/proj", GitDirs: []string{"/home/u/proj/.git"}, Store: "/home/u/.local/state/statewright/state.db",
 		Binary: "/usr/local/bin/statewright", Secrets: []string{"/home/u/.config/statewright/decider"}}
 	var out []fenceSet
-	for _, rules := range []SecretRules{{}, {Paths: []string{"*.key", "secrets/**", "/etc/sec?et*", "config/*.json", "~/.vault-token", "a[bc]d", "x{y,z}"}}} {
+	for _, rules := range []SecretRules{
+		{},
+		// Patterns the fast matcher takes.
+		{Paths: []string{"*.key", "secrets/**", "/etc/sec?et*", "config/*.json", "~/.vault-token", "/etc/**/secret1", "/**/abd", "/home/u/**/proj/*"}},
+		// And ones it leaves to doublestar.
+		{Paths: []string{"a[bc]d", "x{y,z}", "/home/**/u/**/x.key"}},
+	} {
 		f := HostFences(h, rules)
 		out = append(out, compileFences(f.Protected, nil), compileFences(f.Secret, f.NotSecret))
 		out = append(out, compileFences(HostFences(nil, rules).Secret, f.NotSecret))
@@ -57,7 +63,7 @@ func TestFenceMatchFast(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range sets[:2] {
+	for _, s := range sets[:6] {
 		if !s.allFast {
 			t.Errorf("the default fences do not all take the fast matcher: %v", s.globs)
 		}

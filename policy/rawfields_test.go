@@ -18,7 +18,7 @@ func rawEditAgrees(t *testing.T, input []byte) {
 		if !scanFlat(input, &raw) {
 			continue
 		}
-		got, gerr := parseFlatEdit(k, &raw)
+		got, gerr := parseFlatEdit(k, fields{raw: &raw})
 		m, err := decodeInput(input)
 		if err != nil {
 			t.Fatalf("kind %d: scanFlat read %q, which does not decode: %v", k, input, err)

@@ -202,7 +202,7 @@ func flatKeyIndex(key string) int {
 }
 
 // rawFields are the flat fields of a JSON object input, read in place: a
-// fieldReader that answers as decoding the input into a map would (exact
+// fields source that answers as decoding the input into a map would (exact
 // keys, the last of duplicate keys, a value only when it has the type
 // asked for), without decoding the fields it does not read.
 type rawFields struct {
