@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +82,35 @@ func BenchmarkDecideEdit(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		law.Decide(run, call)
+	}
+}
+
+// A Write of 64 KiB in a phase that does not allow Write: the deny, with
+// its lesson and the phases that would allow it, reads the input's path
+// and content fields in place (issue 16: a denied call <= 1 µs).
+func BenchmarkDecideDeniedWrite(b *testing.B) {
+	law := benchLaw(b)
+	run := &RunState{Active: true, State: "planning"}
+	content, _ := json.Marshal(strings.Repeat("some line of code\n", 64<<10/18))
+	call := &ToolCall{Tool: "Write", Cwd: "/repo", Input: json.RawMessage(`{"file_path":"src/big.go","content":` + string(content) + `}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if law.Decide(run, call).Verdict != Deny {
+			b.Fatal("allowed")
+		}
+	}
+}
+
+// An Edit of a protected file (the harness's settings) where edits are
+// allowed: self-protection denies it.
+func BenchmarkDecideDeniedProtected(b *testing.B) {
+	law := benchLaw(b)
+	run := &RunState{Active: true, State: "implementing"}
+	call := &ToolCall{Tool: "Edit", Cwd: "/repo", ProjectDir: "/repo", Input: json.RawMessage(`{"file_path":".claude/settings.json","old_string":"a","new_string":"b"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if law.Decide(run, call).Verdict != Deny {
+			b.Fatal("allowed")
+		}
 	}
 }

@@ -138,6 +138,16 @@ func (f fields) str(keys ...string) (string, bool) {
 	return str(f.m, keys...)
 }
 
+// lines is countLines of the first of keys whose value is a string (0
+// when none is).
+func (f fields) lines(keys ...string) int {
+	if f.raw != nil {
+		return f.raw.lines(keys...)
+	}
+	c, _ := str(f.m, keys...)
+	return countLines(c)
+}
+
 // boolean reports whether key's value is true.
 func (f fields) boolean(key string) bool {
 	if f.raw != nil {
@@ -158,8 +168,7 @@ func parseFlatEdit(k kind, f fields) (editInfo, error) {
 	ei.paths = []string{p}
 	switch k {
 	case kWrite:
-		c, _ := f.str(contentKeys...)
-		ei.lines = countLines(c)
+		ei.lines = f.lines(contentKeys...)
 	case kEdit:
 		o, _ := f.str(oldKeys...)
 		n, _ := f.str(newKeys...)
@@ -168,8 +177,7 @@ func parseFlatEdit(k kind, f fields) (editInfo, error) {
 			ei.replaceAll, ei.old, ei.new = true, o, n
 		}
 	case kNotebookEdit:
-		c, _ := f.str(notebookKeys...)
-		ei.lines = countLines(c)
+		ei.lines = f.lines(notebookKeys...)
 	}
 	return ei, nil
 }

@@ -43,6 +43,8 @@ func TestRawFieldsAgree(t *testing.T) {
 		`{"file_path":"/a","edits":[{"old_string":"a"}],"replaceAll":true,"old":"a","new":"b\nc"}`,
 		`{"file_path":"/a","replace_all":"true"}`,
 		`{"file_path":"/a","content":null}`,
+		`{"file_path":"/a","content":"a\nb\n"}`, `{"file_path":"/a","content":"a\\nb"}`, `{"file_path":"/a","content":"\u000aa\u000A"}`,
+		`{"file_path":"/a","content":"\\\n\r\n\u00e9\u000b"}`, `{"file_path":"/a","content":"\n"}`, `{"file_path":"/a","contents":"x\n\n","content":1}`,
 		`{}`, `null`, `[]`, `{"file_path":"/a"`, `{"file_path":"/a"} x`, ``,
 	} {
 		rawEditAgrees(t, []byte(in))

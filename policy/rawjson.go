@@ -104,6 +104,10 @@ func skipValue(s string, i int) (int, bool) {
 		case '"':
 			j := i + 1
 			for ; j < len(s); j++ {
+				j = plainRun(s, j)
+				if j >= len(s) {
+					break
+				}
 				if s[j] == '\\' {
 					j++
 					continue
@@ -285,6 +289,49 @@ func (f *rawFields) str(keys ...string) (string, bool) {
 	return "", false
 }
 
+// lines is countLines of the string str(keys...) returns, counted on the
+// JSON text without decoding it (a Write's content may be large).
+func (f *rawFields) lines(keys ...string) int {
+	for _, k := range keys {
+		v, ok := f.value(k)
+		if !ok || len(v) < 2 || v[0] != '"' {
+			continue
+		}
+		v = v[1 : len(v)-1]
+		if strings.IndexByte(v, '\\') < 0 {
+			return countLines(v)
+		}
+		// Escapes: count the newlines they decode to (\n, \u000a); no
+		// other escape or byte decodes to one. IndexByte jumps from one
+		// backslash to the next.
+		n, lastNL := 0, -1 // lastNL: where the last newline escape ends
+		for i := 0; ; {
+			k := strings.IndexByte(v[i:], '\\')
+			if k < 0 || i+k+1 >= len(v) {
+				break
+			}
+			i += k + 1
+			switch v[i] {
+			case 'n':
+				n++
+				lastNL = i + 1
+			case 'u':
+				if i+4 < len(v) && v[i+1:i+4] == "000" && (v[i+4] == 'a' || v[i+4] == 'A') {
+					n++
+					lastNL = i + 5
+				}
+				i += 4
+			}
+			i++
+		}
+		if lastNL == len(v) {
+			return n
+		}
+		return n + 1
+	}
+	return 0
+}
+
 func (f *rawFields) boolean(key string) bool {
 	v, ok := f.value(key)
 	return ok && v == "true"
@@ -415,6 +462,9 @@ func after(depth int) byte {
 // after it.
 func jsonString(s string, i int) (int, bool) {
 	for j := i + 1; j < len(s); j++ {
+		if j = plainRun(s, j); j >= len(s) {
+			break
+		}
 		switch c := s[j]; {
 		case c == '"':
 			return j + 1, true
@@ -483,4 +533,26 @@ func jsonNumber(s string, i int) (int, bool) {
 		i = j
 	}
 	return i, true
+}
+
+// plainRun returns the index of the first byte at or after j that is a
+// quote, a backslash or a control character (len(s) if none), eight
+// bytes at a time: a large Write's content is mostly such runs.
+func plainRun(s string, j int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; j+8 <= len(s); j += 8 {
+		x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
+		q, b := x^(ones*'"'), x^(ones*'\\')
+		// A byte below 0x20, or equal to '"' or '\\' (zero after the xor).
+		if ((x-ones*0x20)&^x|(q-ones)&^q|(b-ones)&^b)&highs != 0 {
+			break
+		}
+	}
+	for ; j < len(s); j++ {
+		if c := s[j]; c < 0x20 || c == '"' || c == '\\' {
+			return j
+		}
+	}
+	return j
 }
