@@ -226,6 +226,11 @@ func changedLines(old, new string) int {
 	if strings.IndexByte(old, '\r') < 0 && strings.IndexByte(new, '\r') < 0 {
 		return changedLinesLF(old, new)
 	}
+	return changedLinesSplit(old, new)
+}
+
+// changedLinesSplit is changedLines on the split lines (any line ends).
+func changedLinesSplit(old, new string) int {
 	a, b := splitLines(old), splitLines(new)
 	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
 		a, b = a[1:], b[1:]

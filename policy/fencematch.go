@@ -330,7 +330,8 @@ func (s *fenceSet) matchSlow(lp string) (string, bool) {
 	return "", false
 }
 
-// matchReference is match without the fast path (for tests).
+// matchReference is match without the fast path, on a lower-cased path
+// (the differential tests hold the fast path to it).
 func (s *fenceSet) matchReference(lp string) (string, bool) {
 	for _, t := range s.trees {
 		if underOrEqual(lp, t) {

@@ -539,18 +539,7 @@ func (s *fenceSet) match(p string) (string, bool) {
 			return m, ok
 		}
 	}
-	lp = strings.ToLower(p)
-	for _, t := range s.trees {
-		if underOrEqual(lp, t) {
-			return t, true
-		}
-	}
-	for _, q := range s.seqs {
-		if hasSeq(lp, q) {
-			return q[1:], true
-		}
-	}
-	return s.matchSlow(lp)
+	return s.matchReference(strings.ToLower(p))
 }
 
 func (s *fenceSet) excepted(base string) bool {

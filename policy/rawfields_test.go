@@ -62,16 +62,7 @@ func FuzzRawFields(f *testing.F) {
 // TestChangedLinesInPlace: counting in place agrees with splitting.
 func TestChangedLinesInPlace(t *testing.T) {
 	words := []string{"", "a", "b", "\n", "a\n", "b\n", "\n\n", "c\nd", "x\r\n"}
-	split := func(old, new string) int {
-		a, b := splitLines(old), splitLines(new)
-		for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
-			a, b = a[1:], b[1:]
-		}
-		for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
-			a, b = a[:len(a)-1], b[:len(b)-1]
-		}
-		return max(len(a), len(b))
-	}
+	split := changedLinesSplit
 	var texts []string
 	for _, x := range words {
 		for _, y := range words {
