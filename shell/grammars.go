@@ -795,5 +795,6 @@ func grammarTable() map[string]*Grammar {
 	addRunnerGrammars(m, add)
 	addWrapperGrammars(add)
 	addReaderGrammars(add)
+	addNetGrammars(add)
 	return m
 }

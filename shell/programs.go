@@ -608,22 +608,17 @@ func progDownloader(x *cmdCtx) {
 	x.writeDyn("download")
 }
 
-// progCurl: network; -o/--output (and friends) write files.
+// progCurl: network; its grammar records the files its options write and
+// read; -O/-J write files named by the server; data and form values
+// starting with @ (and form values with <) are files read and sent.
 func progCurl(x *cmdCtx) {
 	x.add(ClassNetwork)
-	p := getopt(x.rest(), "oDcbdFHKTuUxXAeEmrwyYzCPQ", []string{"output", "dump-header", "cookie-jar", "trace",
-		"trace-ascii", "stderr", "output-dir", "upload-file", "config", "data", "data-binary", "data-raw",
-		"data-urlencode", "form", "header", "user", "proxy", "request", "url", "cookie", "referer", "user-agent",
-		"cert", "key", "cacert", "max-time", "connect-timeout", "retry", "write-out", "libcurl", "etag-save",
-		"hsts", "alt-svc"}, false)
-	for _, o := range p.all("o", "--output", "D", "--dump-header", "c", "--cookie-jar", "--trace",
-		"--trace-ascii", "--stderr", "--libcurl", "--etag-save") {
-		if o.lit && o.val == "-" {
-			continue
-		}
-		x.writeFile(o)
+	p, pa := x.gopt("curl")
+	if pa.Hidden {
+		x.add(ClassWrite) // the hidden words may be -o FILE
+		x.writeDyn("curl options")
 	}
-	if p.has("O", "--remote-name", "--remote-name-all", "J") {
+	if pa.Has("O", "remote-name-all", "J") {
 		x.add(ClassWrite)
 		if d, ok := p.get("--output-dir"); ok {
 			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(d.val, "*"), Dynamic: true})
@@ -631,50 +626,54 @@ func progCurl(x *cmdCtx) {
 			x.writeDyn("remote name")
 		}
 	}
-	for _, o := range p.all("T", "--upload-file", "K", "--config") {
+	if pa.Has("T", "K") {
 		x.add(ClassRead)
-		x.read(o)
 	}
-	for _, o := range p.all("d", "--data", "--data-binary", "--data-urlencode", "F", "--form") {
-		if i := strings.Index(o.val, "@"); o.lit && i >= 0 && (i == 0 || strings.Contains(o.val[:i], "=")) {
+	for _, o := range p.all("b") {
+		if !o.lit || !strings.Contains(o.val, "=") {
 			x.add(ClassRead)
-			x.read(word{val: strings.TrimPrefix(o.val[i+1:], ""), lit: true})
-		} else if !o.lit {
-			x.add(ClassRead)
+			x.read(o) // a cookie file
 		}
 	}
-	if p.dyn {
-		x.add(ClassWrite | ClassUnknown)
-		x.writeDyn("curl options")
+	for _, o := range p.opts {
+		switch o.name {
+		case "d", "--data-ascii", "--data-binary", "--data-urlencode", "--json", "--url-query", "F", "H",
+			"--proxy-header":
+		default:
+			continue
+		}
+		v := o.val.val
+		if !o.val.lit {
+			x.add(ClassRead)
+			continue
+		}
+		if i := strings.IndexAny(v, "@<"); i >= 0 && (i == 0 || strings.Contains(v[:i], "=") || v[i] == '@' && o.name != "F") {
+			if v[i] == '<' && !strings.Contains(v[:i], "=") {
+				continue
+			}
+			f, _, _ := strings.Cut(v[i+1:], ";")
+			x.add(ClassRead)
+			x.read(word{val: f, lit: true})
+		}
 	}
 }
 
+// progWget: network; its grammar records the files its options write and
+// read. Without -O it saves each URL under a name the server picks.
 func progWget(x *cmdCtx) {
 	x.add(ClassNetwork)
-	p := getopt(x.rest(), "OoaPiedDeTtwAURlQ", []string{"output-document", "output-file", "append-output",
-		"directory-prefix", "input-file", "execute", "post-file", "body-file", "load-cookies", "save-cookies",
-		"user", "password", "header", "tries", "timeout", "wait", "level", "accept", "reject", "user-agent", "quota"}, false)
-	if o, ok := p.get("O", "--output-document"); ok {
-		if !(o.lit && o.val == "-") {
-			x.writeFile(o)
-		}
-	} else if len(p.ops) > 0 && !p.has("spider", "--spider") {
+	p, pa := x.gopt("wget")
+	if pa.Has("b") {
+		x.add(ClassBackground)
+	}
+	if _, ok := p.get("O"); !ok && (len(p.ops) > 0 || pa.Has("i")) && !pa.Has("spider") {
 		x.add(ClassWrite)
-		if d, ok := p.get("P", "--directory-prefix"); ok {
-			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(d.val, "*"), Dynamic: true})
-		} else {
+		if !pa.Has("P") {
 			x.writeDyn("download")
 		}
 	}
-	for _, o := range p.all("o", "--output-file", "a", "--append-output", "--save-cookies") {
-		x.writeFile(o)
-	}
-	for _, o := range p.all("i", "--input-file", "--post-file", "--body-file") {
-		x.add(ClassRead)
-		x.read(o)
-	}
-	if p.has("e", "--execute", "--use-askpass") {
-		x.add(ClassExec | ClassUnknown)
+	if pa.Has("delete-after") {
+		x.add(ClassDelete)
 	}
 }
 
@@ -694,23 +693,18 @@ func isRemote(a word) bool {
 	return j < 0 || i < j
 }
 
+// progRsync: the destination is written, the sources read; its grammar
+// records what its options run, write, read and delete.
 func progRsync(x *cmdCtx) {
-	p := getopt(x.rest(), "efTBM", []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from",
-		"files-from", "temp-dir", "rsync-path", "backup-dir", "suffix", "chmod", "chown", "log-file", "partial-dir",
-		"compare-dest", "copy-dest", "link-dest", "timeout", "bwlimit", "out-format", "password-file", "port"}, false)
+	p, pa := x.gopt("rsync")
 	x.add(ClassWrite)
 	for _, o := range p.ops {
 		if isRemote(o) {
 			x.add(ClassNetwork)
 		}
 	}
-	if p.has("e", "--rsh", "--rsync-path") {
-		x.add(ClassNetwork | ClassExec)
-	}
-	for _, o := range p.opts {
-		if strings.HasPrefix(o.name, "--delete") || o.name == "--remove-source-files" {
-			x.add(ClassDelete)
-		}
+	if pa.Has("daemon") {
+		x.add(ClassNetwork | ClassBackground)
 	}
 	if n := len(p.ops); n > 0 {
 		dst := p.ops[n-1]
@@ -723,17 +717,12 @@ func progRsync(x *cmdCtx) {
 			}
 		}
 	}
-	if p.dyn {
-		x.add(ClassExec | ClassUnknown)
-	}
 }
 
+// progScp: network; the destination is written when it is local.
 func progScp(x *cmdCtx) {
 	x.add(ClassNetwork)
-	p := getopt(x.rest(), "cFiJloPSDX", nil, false)
-	if p.has("S", "o", "F") {
-		x.add(ClassExec)
-	}
+	p, _ := x.gopt("scp")
 	if n := len(p.ops); n > 0 {
 		if dst := p.ops[n-1]; !isRemote(dst) {
 			x.add(ClassWrite)
@@ -745,6 +734,14 @@ func progScp(x *cmdCtx) {
 			}
 		}
 	}
+}
+
+// progSftp: network; a batch file (-b) runs its commands, and get writes
+// local files.
+func progSftp(x *cmdCtx) {
+	x.add(ClassNetwork | ClassWrite)
+	x.gopt("sftp")
+	x.writeDyn("download")
 }
 
 // progMv: sources are moved away (modify), the destination written.
@@ -1030,23 +1027,24 @@ func progEditor(x *cmdCtx) {
 	x.write(p.ops...)
 }
 
+// progPatch: the files named in the patch (or the operand, or -o) are
+// modified; --dry-run only reads.
 func progPatch(x *cmdCtx) {
-	p := getopt(x.rest(), "pidoriBDFVYzgs", []string{"strip", "directory", "output", "reject-file", "input",
-		"prefix", "suffix", "backup-if-mismatch", "fuzz", "get", "quoting-style", "version-control"}, false)
-	if p.has("--dry-run", "C", "--check") {
+	p, pa := x.gopt("patch")
+	if pa.Has("dry-run", "C") {
 		x.add(ClassRead)
+		x.read(p.ops...)
 		return
 	}
 	x.add(ClassModify)
-	if o, ok := p.get("o", "--output"); ok {
-		x.writeFile(o)
+	if _, ok := p.get("o"); ok {
+		// the grammar recorded the output file
 	} else if len(p.ops) > 0 {
 		x.write(p.ops[0])
+	} else if d, ok := p.get("d"); ok {
+		x.c.Writes = append(x.c.Writes, Target{Path: joinPath(x.targetOf(d).Path, "*"), Dynamic: true})
 	} else {
 		x.writeDyn("files named in the patch")
-	}
-	for _, f := range p.all("i", "--input") {
-		x.read(f)
 	}
 	if len(p.ops) > 1 {
 		x.read(p.ops[1])
@@ -1265,8 +1263,28 @@ func progFind(x *cmdCtx) {
 				x.read(args[i+1]) // the start points are read from it (and echoed in errors)
 			}
 			i++
+		default:
+			if len(a.val) == 8 && strings.HasPrefix(a.val, "-newer") {
+				i++ // -newerXY REFERENCE
+			} else if !findPlain[a.val] {
+				// a primary GNU find does not have: find refuses it today,
+				// but another find (or a later one) may run or write with it
+				x.add(ClassExec | ClassUnknown)
+			}
 		}
 	}
+}
+
+// findPlain are find's primaries and operators that take no argument and
+// neither write nor run anything, and the words that are not primaries.
+var findPlain = map[string]bool{
+	"-daystart": true, "-depth": true, "-d": true, "-follow": true, "-ignore_readdir_race": true,
+	"-noignore_readdir_race": true, "-mount": true, "-xdev": true, "-noleaf": true, "-warn": true, "-nowarn": true,
+	"-help": true, "--help": true, "-version": true, "--version": true, "-true": true, "-false": true,
+	"-empty": true, "-executable": true, "-readable": true, "-writable": true, "-nouser": true, "-nogroup": true,
+	"-print": true, "-print0": true, "-ls": true, "-prune": true, "-quit": true, "-and": true, "-a": true,
+	"-or": true, "-o": true, "-not": true, "(": true, ")": true, "!": true, ",": true, "-P": true, "-H": true,
+	"-L": true,
 }
 
 // progFd: fd's -x/--exec and -X/--exec-batch run the rest of the line
@@ -1369,23 +1387,16 @@ func progPager(x *cmdCtx) {
 	}
 }
 
+// progRg: search; the first operand is the pattern unless -e/-f give
+// it; the grammar records --pre and --hostname-bin (programs it runs).
 func progRg(x *cmdCtx) {
-	p := getopt(x.rest(), "efgmABCjMtTE", []string{"regexp", "file", "glob", "iglob", "max-count", "after-context",
-		"before-context", "context", "threads", "max-columns", "type", "type-not", "encoding", "pre", "pre-glob",
-		"type-add", "ignore-file", "sort", "sortr", "max-depth", "max-filesize", "color", "colors", "replace",
-		"path-separator", "context-separator", "field-match-separator", "engine"}, false)
+	p, pa := x.gopt("rg")
 	x.add(ClassSearch)
-	if p.has("--pre", "--hostname-bin") {
-		x.add(ClassExec)
-	}
 	ops := p.ops
-	if len(ops) > 0 && !p.has("e", "--regexp", "f", "--file", "--files", "--type-list") {
+	if len(ops) > 0 && !pa.Has("e", "f", "files", "type-list") {
 		ops = ops[1:]
 	}
 	x.read(ops...)
-	if p.dyn {
-		x.add(ClassExec | ClassUnknown)
-	}
 }
 
 func progHash(x *cmdCtx) {
@@ -1396,25 +1407,11 @@ func progHash(x *cmdCtx) {
 }
 
 // progSsh: network; options that run local commands make it exec.
+// progSsh: network; its grammar records the options that run commands
+// (-o ProxyCommand, -F a config, -S a control socket) and write files.
 func progSsh(x *cmdCtx) {
 	x.add(ClassNetwork)
-	p := getopt(x.rest(), "BbcDEeFIiJLlmOoPpQRSWw", nil, true)
-	if p.has("F") {
-		x.add(ClassExec) // a config file may hold ProxyCommand/LocalCommand
-	}
-	for _, o := range p.all("o") {
-		k := strings.ToLower(strings.TrimSpace(strings.SplitN(strings.SplitN(o.val, "=", 2)[0], " ", 2)[0]))
-		switch k {
-		case "proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand", "include", "match":
-			x.add(ClassExec)
-		}
-		if !o.lit {
-			x.add(ClassExec | ClassUnknown)
-		}
-	}
-	for _, o := range p.all("E") {
-		x.writeFile(o)
-	}
+	x.gopt("ssh")
 }
 
 // progMapfile: mapfile/readarray -C CALLBACK evaluates the callback.

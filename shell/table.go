@@ -368,7 +368,7 @@ func programTable() map[string]spec {
 		"service":      withFn(progSystemctl),
 		"set":          withFn(progSet),
 		"setsid":       bg,
-		"sftp":         {class: ClassNetwork | ClassWrite, fn: progDownloader},
+		"sftp":         withFn(progSftp),
 		"sh":           withFn(progShell),
 		"sha1sum":      rdF,
 		"sha224sum":    rdF,
