@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -41,7 +40,7 @@ const askWorkflow = `{
 func newAskProject(t *testing.T) *swProject {
 	t.Helper()
 	p := newSWProject(t)
-	if out, err := exec.Command(p.bin, "init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
+	if out, err := p.initCommand("init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
 		t.Fatalf("init with MCP: %v\n%s", err, out)
 	}
 	if err := os.WriteFile(p.workflow, []byte(askWorkflow), 0o644); err != nil {

@@ -55,7 +55,7 @@ func TestClaudeCodeMCPControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	storePath := filepath.Join(t.TempDir(), "state.db")
-	r, err := RunCommand(context.Background(), 60*time.Second, dir, os.Environ(), sw,
+	r, err := RunCommand(context.Background(), 60*time.Second, dir, append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME=", "CLAUDE_CONFIG_DIR="), sw,
 		"init", "claude-code", "--project", dir, "--store", storePath, "--binary", sw)
 	if err != nil || r.ExitCode != 0 {
 		t.Fatalf("statewright init claude-code: %v\n%s", err, r)

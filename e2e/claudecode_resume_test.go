@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -22,7 +21,7 @@ import (
 // one run.
 func TestClaudeCodeResume(t *testing.T) {
 	p := newSWProject(t)
-	if out, err := exec.Command(p.bin, "init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
+	if out, err := p.initCommand("init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
 		t.Fatalf("init with MCP: %v\n%s", err, out)
 	}
 	const pre = "mcp__statewright__statewright_"

@@ -48,7 +48,7 @@ func sandboxCacheHome(t *testing.T) string {
 // TestClaudeCodeSandbox drives the real Claude Code with the hooks `init
 // claude-code --sandbox` installs: every Bash call is rewritten to run
 // under the phase's OS sandbox. In implementing, a python3 write to
-// .claude/settings.json (spelled so the static law cannot see it) fails on
+// .claude/settings.local.json (spelled so the static law cannot see it) fails on
 // disk, the operator token reads as nothing, while the same session's Write
 // lands, a cd carries over to the next call, and go test passes.
 func TestClaudeCodeSandbox(t *testing.T) {
@@ -57,7 +57,7 @@ func TestClaudeCodeSandbox(t *testing.T) {
 	if err := os.WriteFile(wf, []byte(sandboxWorkflow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	settingsBefore, err := os.ReadFile(p.path(".claude/settings.json"))
+	settingsBefore, err := os.ReadFile(p.path(".claude/settings.local.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestClaudeCodeSandbox(t *testing.T) {
 	os.WriteFile(p.path("calc_test.go"), []byte("package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n"), 0o644)
 	p.cli(t, "start", wf, "--session", e2eSession)
 
-	pyWrite := `python3 -c 'import os; open(os.path.join(".cla"+"ude", "settings.json"), "w").write("{}")'`
+	pyWrite := `python3 -c 'import os; open(os.path.join(".cla"+"ude", "settings.local.json"), "w").write("{}")'`
 	pyToken := `python3 -c 'import os, glob; d = os.path.expanduser("~/.con" + "fig/state" + "wright"); print("entries:", os.listdir(d) if os.path.isdir(d) else "none"); [print(open(f).read()) for f in glob.glob(d + "/*")]'`
 	srv := fakemodel.NewAnthropic(script(
 		fakemodel.Call(tool("toolu_write", "Write", map[string]any{"file_path": p.path("calc.go"), "content": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"})),
@@ -96,8 +96,8 @@ func TestClaudeCodeSandbox(t *testing.T) {
 	if b, _ := os.ReadFile(p.path("calc.go")); !strings.Contains(string(b), "a + b") {
 		t.Errorf("calc.go = %q: the allowed Write did not land", b)
 	}
-	if b, _ := os.ReadFile(p.path(".claude/settings.json")); string(b) != string(settingsBefore) {
-		t.Errorf(".claude/settings.json changed under the sandbox:\n%s", b)
+	if b, _ := os.ReadFile(p.path(".claude/settings.local.json")); string(b) != string(settingsBefore) {
+		t.Errorf(".claude/settings.local.json changed under the sandbox:\n%s", b)
 	}
 	py := toolResult(t, srv, "toolu_py")
 	if !strings.Contains(py.Content, "Read-only file system") {

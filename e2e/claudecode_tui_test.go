@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -286,7 +285,7 @@ func mcpServerSessionEnv(t *testing.T, bin string) []string {
 // untouched and the stale id is never used.
 func TestClaudeCodeClearTUI(t *testing.T) {
 	p := newSWProject(t)
-	if out, err := exec.Command(p.bin, "init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
+	if out, err := p.initCommand("init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
 		t.Fatalf("init with MCP: %v\n%s", err, out)
 	}
 	const pre = "mcp__statewright__statewright_"

@@ -115,7 +115,7 @@ func newSWProject(t *testing.T, initArgs ...string) *swProject {
 		t.Fatal(err)
 	}
 	args := append([]string{"init", "claude-code", "--project", p.dir, "--store", p.storePath, "--no-mcp"}, initArgs...)
-	out, err := exec.Command(p.bin, args...).CombinedOutput()
+	out, err := p.initCommand(args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("statewright init claude-code: %v\n%s", err, out)
 	}
@@ -124,6 +124,16 @@ func newSWProject(t *testing.T, initArgs ...string) *swProject {
 }
 
 func (p *swProject) path(name string) string { return filepath.Join(p.dir, name) }
+
+// initCommand returns the statewright command (init) run with the
+// project's HOME, so that `init claude-code` registers its MCP server in
+// the local scope of the ~/.claude.json that the project's Claude Code
+// reads.
+func (p *swProject) initCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(p.bin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+p.home, "XDG_CONFIG_HOME=", "CLAUDE_CONFIG_DIR=")
+	return cmd
+}
 
 // service opens the store as the human operator would through the CLI.
 func (p *swProject) service(t *testing.T) (*runtime.Service, func()) {
@@ -444,7 +454,7 @@ func TestClaudeCodeSelfProtectionAndParallel(t *testing.T) {
 func TestClaudeCodeMCPTransition(t *testing.T) {
 	p := newSWProject(t)
 	// newSWProject passes --no-mcp; register the MCP server too.
-	if out, err := exec.Command(p.bin, "init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
+	if out, err := p.initCommand("init", "claude-code", "--project", p.dir, "--store", p.storePath).CombinedOutput(); err != nil {
 		t.Fatalf("init with MCP: %v\n%s", err, out)
 	}
 	svc, closeSvc := p.service(t)

@@ -68,36 +68,28 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 	}
 	state := t.TempDir()
 	storePath := filepath.Join(state, "state.db")
-	r, err := RunCommand(context.Background(), 60*time.Second, dir, os.Environ(), sw,
+	r, err := RunCommand(context.Background(), 60*time.Second, dir, append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME=", "CLAUDE_CONFIG_DIR="), sw,
 		"init", "claude-code", "--project", dir, "--store", storePath, "--binary", sw)
 	if err != nil || r.ExitCode != 0 {
 		t.Fatalf("statewright init claude-code: %v\n%s", err, r)
 	}
-	// Register the gateway next to statewright's control server, and let
-	// Claude Code start it without asking.
-	mcpPath := filepath.Join(dir, ".mcp.json")
-	var mcpCfg map[string]map[string]any
-	b, err := os.ReadFile(mcpPath)
-	if err != nil {
+	// Register the gateway in the project's .mcp.json (statewright's own
+	// control server is in the project's local scope, where init put it),
+	// and let Claude Code start it without asking.
+	mcpCfg := map[string]any{"mcpServers": map[string]any{"gw": map[string]any{"command": sw, "args": []string{"mcp", "--store", storePath,
+		"--trust-env-session", "--project-dir", dir, "--poll", "50ms", "--upstream", "fs=" + fs + " " + dir}}}}
+	b, _ := json.MarshalIndent(mcpCfg, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &mcpCfg); err != nil {
-		t.Fatal(err)
-	}
-	mcpCfg["mcpServers"]["gw"] = map[string]any{"command": sw, "args": []string{"mcp", "--store", storePath,
-		"--trust-env-session", "--project-dir", dir, "--poll", "50ms", "--upstream", "fs=" + fs + " " + dir}}
-	b, _ = json.MarshalIndent(mcpCfg, "", "  ")
-	if err := os.WriteFile(mcpPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	settingsPath := filepath.Join(dir, ".claude", "settings.json")
+	settingsPath := filepath.Join(dir, ".claude", "settings.local.json")
 	var settings map[string]any
 	b, err = os.ReadFile(settingsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	json.Unmarshal(b, &settings)
-	settings["enabledMcpjsonServers"] = append(settings["enabledMcpjsonServers"].([]any), "gw")
+	settings["enabledMcpjsonServers"] = []any{"gw"}
 	b, _ = json.MarshalIndent(settings, "", "  ")
 	os.WriteFile(settingsPath, b, 0o644)
 

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:   "testdata/script",
-		Setup: shareGoCache,
+		Setup: setup,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits": cmdExits,
 		},
@@ -50,7 +50,8 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	cmd := exec.Command(args[1], args[2:]...)
 	cmd.Dir = ts.Getenv("WORK")
-	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "HOME="+ts.Getenv("HOME"), "WORK="+ts.Getenv("WORK"))
+	cmd.Env = append(os.Environ(), "PATH="+ts.Getenv("PATH"), "HOME="+ts.Getenv("HOME"), "WORK="+ts.Getenv("WORK"),
+		"CLAUDE_CONFIG_DIR="+ts.Getenv("CLAUDE_CONFIG_DIR"))
 	if stdinFile := ts.Getenv("STDIN_FILE"); stdinFile != "" {
 		f, err := os.Open(ts.MkAbs(stdinFile))
 		ts.Check(err)
@@ -70,6 +71,21 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit code %d, want %d", got, want)
 	}
+}
+
+// setup prepares every script's environment: the Go build cache
+// (shareGoCache) and a Claude Code configuration directory of its own
+// ($WORK/.claude-config), so that `init claude-code` never writes into
+// the ~/.claude.json of testscript's shared HOME; $REPO, the repository's
+// root, for scripts that run files it ships (plugins/).
+func setup(env *testscript.Env) error {
+	env.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(env.WorkDir, ".claude-config"))
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		return err
+	}
+	env.Setenv("REPO", repo)
+	return shareGoCache(env)
 }
 
 // shareGoCache gives scripts that run the go tool (demo.txtar) the

@@ -21,6 +21,9 @@ type change struct {
 	// mode is the mode of a new file, dirMode of the directories made
 	// for it; an existing file keeps its mode.
 	mode, dirMode fs.FileMode
+	// project is the project directory: a removal prunes the empty
+	// directories it leaves below it.
+	project string
 }
 
 // Edit plans the new content of the file at path (relative to the project,
@@ -33,7 +36,7 @@ func (p *Plan) Edit(path string, edit func(old []byte) ([]byte, error)) error {
 // EditMode is Edit for a file that must be created with mode, in
 // directories created with dirMode (a credential: 0600 in 0700).
 func (p *Plan) EditMode(path string, mode, dirMode fs.FileMode, edit func(old []byte) ([]byte, error)) error {
-	c := &change{path: p.Path(path), mode: mode, dirMode: dirMode}
+	c := &change{path: p.Path(path), mode: mode, dirMode: dirMode, project: p.Project}
 	b, err := os.ReadFile(c.path)
 	switch {
 	case err == nil:
@@ -76,14 +79,66 @@ func (p *Plan) WriteObject(path string, o *Object) error {
 // EditObject reads the JSON object file at path, edits it and plans the
 // result (ReadObject, then WriteObject).
 func (p *Plan) EditObject(path string, edit func(o *Object) error) error {
+	return p.EditObjectMode(path, 0o644, edit)
+}
+
+// EditObjectMode is EditObject for a file created with mode when missing
+// (an existing file keeps its own).
+func (p *Plan) EditObjectMode(path string, mode fs.FileMode, edit func(o *Object) error) error {
 	o, err := p.ReadObject(path)
 	if err != nil {
 		return err
 	}
 	if err := edit(o); err != nil {
+		var u interface{ Usage() bool }
+		var f failure
+		if errors.As(err, &u) || errors.As(err, &f) {
+			return err
+		}
 		return p.Refuse(p.Path(path), err)
 	}
-	return p.WriteObject(path, o)
+	return p.EditMode(path, mode, 0o755, func([]byte) ([]byte, error) { return o.Render() })
+}
+
+// gitIgnoreHeader introduces the lines init adds to a project's .gitignore.
+const gitIgnoreHeader = "# statewright: machine-local files (statewright init)"
+
+// GitIgnore adds patterns to the project's .gitignore when the project is a
+// git work tree (it has .git) and the file does not list them already:
+// files that hold this machine's paths and the store, which a repository
+// must not share. Nothing is removed at --uninstall (the store stays).
+func (p *Plan) GitIgnore(patterns ...string) error {
+	if _, err := os.Lstat(filepath.Join(p.Project, ".git")); err != nil {
+		return nil
+	}
+	return p.Edit(".gitignore", func(old []byte) ([]byte, error) {
+		have := map[string]bool{}
+		for _, l := range strings.Split(string(old), "\n") {
+			l = strings.TrimSpace(l)
+			have[l], have[strings.TrimPrefix(l, "/")] = true, true
+		}
+		var add []string
+		for _, pat := range patterns {
+			if !have[pat] && !have[strings.TrimSuffix(pat, "/")] {
+				add = append(add, pat)
+			}
+		}
+		if len(add) == 0 {
+			return old, nil
+		}
+		out := string(old)
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		if !have[gitIgnoreHeader] {
+			if out != "" {
+				out += "\n"
+			}
+			out += gitIgnoreHeader + "\n"
+		}
+		p.Note("added %s to .gitignore", strings.Join(add, ", "))
+		return []byte(out + strings.Join(add, "\n") + "\n"), nil
+	})
 }
 
 // shown names the file for people: relative to the project when inside it.
@@ -129,6 +184,7 @@ func (c *change) apply() error {
 		if err := os.Remove(c.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("init: %w", err)
 		}
+		c.pruneDirs()
 		return nil
 	}
 	mode := c.mode
@@ -153,6 +209,25 @@ func (c *change) apply() error {
 		return fmt.Errorf("init: write %s: %w", c.path, err)
 	}
 	return nil
+}
+
+// pruneDirs removes the directories a removed file leaves empty, up to
+// (not including) the project directory: the ones init created for it
+// (.claude, .opencode/plugins, .pi/extensions, .codex, .cursor). Outside
+// the project nothing is removed.
+func (c *change) pruneDirs() {
+	if c.project == "" {
+		return
+	}
+	for dir := filepath.Dir(c.path); ; dir = filepath.Dir(dir) {
+		rel, err := filepath.Rel(c.project, dir)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return
+		}
+		if os.Remove(dir) != nil { // not empty, or not ours to remove
+			return
+		}
+	}
 }
 
 // hookBinary returns the absolute, symlink-free path of the binary the

@@ -385,25 +385,62 @@ func shellWords(s string) []string {
 }
 
 func checkMCP(r *doctorReport, project string, settings *install.Object, bin, storePath, storeID string) {
-	b, err := os.ReadFile(filepath.Join(project, ".mcp.json"))
-	if err != nil {
-		r.warn("mcp", "no .mcp.json: the agent has no statewright control tools (transitions only through the CLI)")
-		return
+	var srv struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
 	}
-	var cfg struct {
-		MCPServers map[string]struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		} `json:"mcpServers"`
-	}
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		r.fail("mcp", ".mcp.json: %v", err)
+	raw, where, err := claudecode.LocalMCPServer(project)
+	switch {
+	case err != nil:
+		r.fail("mcp", "%v", err)
 		return
-	}
-	srv, ok := cfg.MCPServers[claudecode.MCPServerName]
-	if !ok {
-		r.warn("mcp", "no %q server in .mcp.json: the agent has no statewright control tools", claudecode.MCPServerName)
-		return
+	case raw != nil:
+		if err := json.Unmarshal(raw, &srv); err != nil {
+			r.fail("mcp", "%s: the %q server: %v", where, claudecode.MCPServerName, err)
+			return
+		}
+		where = "the local scope of " + where
+	default:
+		// The older form: the server in the project's shared .mcp.json.
+		b, err := os.ReadFile(filepath.Join(project, claudecode.MCPConfig))
+		if err != nil {
+			r.warn("mcp", "no %q server in the project's local scope (%s) or .mcp.json: the agent has no statewright control tools (transitions only through the CLI)", claudecode.MCPServerName, where)
+			return
+		}
+		var cfg struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			r.fail("mcp", ".mcp.json: %v", err)
+			return
+		}
+		raw, ok := cfg.MCPServers[claudecode.MCPServerName]
+		if !ok {
+			r.warn("mcp", "no %q server in the project's local scope (%s) or .mcp.json: the agent has no statewright control tools", claudecode.MCPServerName, where)
+			return
+		}
+		if err := json.Unmarshal(raw, &srv); err != nil {
+			r.fail("mcp", ".mcp.json: the %q server: %v", claudecode.MCPServerName, err)
+			return
+		}
+		where = ".mcp.json"
+		r.warn("mcp", "the %q server is in .mcp.json, which the repository shares (an older init): run `statewright init claude-code` again to move it into the local scope", claudecode.MCPServerName)
+		enabled := false
+		if settings != nil {
+			if raw, ok := settings.Get("enabledMcpjsonServers"); ok {
+				var names []string
+				json.Unmarshal(raw, &names)
+				for _, n := range names {
+					enabled = enabled || n == claudecode.MCPServerName
+				}
+			}
+			if raw, ok := settings.Get("enableAllProjectMcpServers"); ok && string(raw) == "true" {
+				enabled = true
+			}
+		}
+		if !enabled {
+			r.warn("mcp", "the %q server is not in enabledMcpjsonServers: Claude Code asks before starting it", claudecode.MCPServerName)
+		}
 	}
 	var gotStore, gotID string
 	for i := 0; i+1 < len(srv.Args); i++ {
@@ -415,29 +452,13 @@ func checkMCP(r *doctorReport, project string, settings *install.Object, bin, st
 		}
 	}
 	if gotStore != storePath || gotID != storeID {
-		r.fail("mcp", "the MCP server uses store %s (id %s), the hooks %s (id %s): they would disagree", gotStore, gotID, storePath, storeID)
+		r.fail("mcp", "the MCP server in %s uses store %s (id %s), the hooks %s (id %s): they would disagree", where, gotStore, gotID, storePath, storeID)
 		return
 	}
 	if srv.Command != bin && !sameFile(srv.Command, bin) {
 		r.warn("mcp", "the MCP server runs %s, the hooks %s", srv.Command, bin)
 	}
-	enabled := false
-	if settings != nil {
-		if raw, ok := settings.Get("enabledMcpjsonServers"); ok {
-			var names []string
-			json.Unmarshal(raw, &names)
-			for _, n := range names {
-				enabled = enabled || n == claudecode.MCPServerName
-			}
-		}
-		if raw, ok := settings.Get("enableAllProjectMcpServers"); ok && string(raw) == "true" {
-			enabled = true
-		}
-	}
-	if !enabled {
-		r.warn("mcp", "the %q server is not in enabledMcpjsonServers: Claude Code asks before starting it", claudecode.MCPServerName)
-	}
-	r.ok("mcp", "server %q on the same store", claudecode.MCPServerName)
+	r.ok("mcp", "server %q on the same store (%s)", claudecode.MCPServerName, where)
 }
 
 func checkClaudeVersion(ctx context.Context, r *doctorReport, claude string) {
