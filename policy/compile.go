@@ -206,13 +206,14 @@ type Law struct {
 	opts       Options
 	states     map[string]*compiledState
 	interrupts []interruptRule
-	protected  []string // Options.ProtectedPaths, cleaned and lower-cased
-	markers    []string // substrings that mark a protected path in shell text
-	fences     Fences   // the host's protected and secret sets with this workflow's secret rules
-	protect    fenceSet // fences.Protected, compiled
-	secret     fenceSet // fences.Secret, compiled
-	anchors    []string // the literal protected trees (lower-cased), for ancestor checks
-	lawNames   []string // names a glob must not be able to spell (".claude", ...)
+	protected  []string  // Options.ProtectedPaths, cleaned and lower-cased
+	markers    []string  // substrings that mark a protected path in shell text
+	fences     Fences    // the host's protected and secret sets with this workflow's secret rules
+	protect    fenceSet  // fences.Protected, compiled
+	secret     fenceSet  // fences.Secret, compiled
+	winSecret  *fenceSet // the secrets by name, for Windows-shaped calls where the home is not a Windows one
+	anchors    []string  // the literal protected trees (lower-cased), for ancestor checks
+	lawNames   []string  // names a glob must not be able to spell (".claude", ...)
 	// autoImplicit is meta.implicit_transitions: auto.
 	autoImplicit bool
 	// phase is set on a phase's view (compiledState.view): the read
@@ -231,6 +232,14 @@ var (
 func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 	if def == nil {
 		return nil, fmt.Errorf("policy: nil workflow definition")
+	}
+	// A Windows host's paths are matched in slash form (winpath.go).
+	var err error
+	if opts.Host, err = slashHost(opts.Host); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if opts.ProtectedPaths, err = slashPaths(opts.ProtectedPaths); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	l := &Law{def: def, opts: opts, states: map[string]*compiledState{}}
 	for name, st := range def.States {
@@ -298,6 +307,13 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 	}
 	l.protect = compileFences(l.fences.Protected, nil)
 	l.secret = compileFences(l.fences.Secret, l.fences.NotSecret)
+	if !winSlash(l.home()) {
+		// A Windows-shaped call decided where the home directory is not a
+		// Windows one (serve on Linux): the home's secrets by name, at any
+		// depth (winpath.go).
+		ws := compileFences(HostFences(&Host{}, rules).Secret, notSecret)
+		l.winSecret = &ws
+	}
 	l.anchors = append(l.anchors, l.protect.trees...)
 	l.lawNames = l.protect.names()
 	for name, cs := range l.states {
@@ -446,7 +462,10 @@ func compileState(name string, st *workflow.State) (*compiledState, error) {
 func compileGlobs(state, field string, pats []string) ([]pathGlob, error) {
 	var out []pathGlob
 	for _, p := range pats {
-		q := strings.TrimPrefix(p, "./")
+		q, err := slashPattern(strings.TrimPrefix(p, "./"))
+		if err != nil {
+			return nil, fmt.Errorf("policy: state %q: %s: %q: %w", state, field, p, err)
+		}
 		if strings.HasSuffix(q, "/") {
 			q += "**"
 		}

@@ -127,6 +127,21 @@ func (l *Law) Decide(run *RunState, call *ToolCall) (d Decision) {
 			d = Decision{Verdict: Deny, Rule: RuleInternal, Reason: fmt.Sprintf("Denied: the decision core failed (%v) (rule internal-error).", r), AllowedTools: emptyList, NextEvents: emptyList}
 		}
 	}()
+	// A Windows-shaped call is decided on slash-form paths (winpath.go),
+	// and a shell command in it as bash and as cmd.exe or PowerShell read
+	// it: the stricter answer stands.
+	call = slashCall(call)
+	d = l.decideCall(run, call)
+	if v := winShellVariant(call); v != nil && d.Verdict != Deny {
+		if alt := l.decideCall(run, v); stricter(alt, d) {
+			return alt
+		}
+	}
+	return d
+}
+
+// decideCall is Decide of one reading of a call.
+func (l *Law) decideCall(run *RunState, call *ToolCall) (d Decision) {
 	p := prepared{call: call, info: lookupTool(call.Harness, call.Tool)}
 	if p.info.kind == kBash {
 		// Codex sends apply_patch through its shell tool, as an argv or as

@@ -90,6 +90,9 @@ func (l *Law) rawAbs(call *ToolCall, p string) string {
 	if r, ok := call.ResolvedPaths[p]; ok && r != "" {
 		return r
 	}
+	if call.win || winCall(call) {
+		return l.winAbs(slashCall(call), p)
+	}
 	p = expandHome(p, l.home())
 	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || call.Cwd == "" {
 		return p
@@ -100,6 +103,9 @@ func (l *Law) rawAbs(call *ToolCall, p string) string {
 // info resolves an absolute path through the call's Resolver; without one
 // the path is taken as written (lexically).
 func (l *Law) info(call *ToolCall, abs string) PathInfo {
+	if !strings.HasPrefix(abs, "/") && (call.win || winCall(call)) {
+		return PathInfo{Real: abs, Err: errWinPath}
+	}
 	if call.Resolver != nil && strings.HasPrefix(abs, "/") {
 		return call.Resolver.Resolve(abs)
 	}

@@ -112,7 +112,10 @@ func (l *Law) secretBy(p string) (string, bool) {
 			return "a process's environment", true
 		}
 	}
-	return l.secret.match(p)
+	if w, ok := l.secret.match(p); ok || !winSlash(p) || l.winSecret == nil {
+		return w, ok
+	}
+	return l.winSecret.match(p)
 }
 
 // isSecretPath is secretBy as a predicate, for Resolver.Reach.
@@ -237,6 +240,9 @@ func (l *Law) trustedLink(call *ToolCall, link string) bool {
 // phase denies reading), or that a person must agree (a phase's ask rule),
 // or nil.
 func (l *Law) readBlock(t resolved, verb string) *block {
+	if t.info.Err == errWinPath {
+		return protectBlock("%s %s, %s: what it would read cannot be known", verb, t.written, errWinPath)
+	}
 	var pbuf [2]string
 	for _, p := range t.paths(&pbuf) {
 		if what, ok := l.secretBy(p); ok {

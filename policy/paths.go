@@ -64,19 +64,30 @@ func containsFold(s, lowerNeedle string) bool {
 
 // matchScope matches a path against compiled scope globs: relative patterns
 // against the project-relative path, absolute ones against the absolute path.
+//
+// A Windows path (in slash form, lower-cased) is matched case-insensitively,
+// as Windows compares names: against the lower-cased pattern.
 func matchScope(globs []pathGlob, abs, rel string) bool {
+	win := winSlash(abs)
 	for _, g := range globs {
-		target := rel
+		target, pattern := rel, g.pattern
 		if g.abs {
 			target = abs
 		}
+		if win {
+			pattern = strings.ToLower(pattern)
+		}
 		if g.tree != "" {
-			if target == g.tree || len(target) > len(g.tree) && target[len(g.tree)] == '/' && target[:len(g.tree)] == g.tree {
+			tree := g.tree
+			if win {
+				tree = strings.ToLower(tree)
+			}
+			if target == tree || len(target) > len(tree) && target[len(tree)] == '/' && target[:len(tree)] == tree {
 				return true
 			}
 			continue
 		}
-		if ok, _ := doublestar.Match(g.pattern, target); ok {
+		if ok, _ := doublestar.Match(pattern, target); ok {
 			return true
 		}
 	}

@@ -41,6 +41,9 @@ func compilePhaseReads(cs *compiledState, rs *ruleSet, h *Host) *phaseReads {
 	}
 	for _, g := range cs.st.DeniedPaths {
 		pat := strings.TrimPrefix(g, "./")
+		if s, err := slashPattern(pat); err == nil {
+			pat = s // (an error fails compileGlobs)
+		}
 		if strings.HasSuffix(pat, "/") {
 			pat += "**"
 		}

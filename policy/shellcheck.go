@@ -287,6 +287,9 @@ func (l *Law) commandSelfProtect(call *ToolCall, c *shell.Command, findExec bool
 			}
 		}
 	}
+	if b := l.winWordBlock(cc, c); b != nil {
+		return b
+	}
 	for i, w := range c.Argv {
 		if i > 0 && !namesOnly[c.Program] && isOwnSecretText(w) {
 			return protectBlock("`%s` reads an operator credential", commandText(c))

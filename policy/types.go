@@ -304,6 +304,10 @@ type ToolCall struct {
 	// The runtime sets it on the agent's host; nil decides on the paths as
 	// written (ResolvedPaths, else lexically).
 	Resolver Resolver `json:"-"`
+
+	// win marks a Windows-shaped call whose directories are in slash form
+	// (winpath.go).
+	win bool
 }
 
 // Options configure a Law.

@@ -79,7 +79,7 @@ func resolve(p string) policy.PathInfo {
 			continue
 		}
 		next := path.Join(cur, c)
-		fi, err := os.Lstat(next)
+		fi, err := os.Lstat(nativePath(next))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			// The rest does not exist yet: it is where a write would create it.
 			in.Real = path.Join(append([]string{next}, todo...)...)
@@ -88,6 +88,13 @@ func resolve(p string) policy.PathInfo {
 		if err != nil {
 			in.Real = path.Clean(p)
 			in.Err = err.Error()
+			return in
+		}
+		if fi.Mode()&fs.ModeIrregular != 0 && fi.IsDir() {
+			// A Windows junction or other reparse point that is not a
+			// symbolic link: where it leads is not known here.
+			in.Real = path.Clean(p)
+			in.Err = "a reparse point that is not a symbolic link"
 			return in
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
@@ -100,7 +107,10 @@ func resolve(p string) policy.PathInfo {
 			in.Err = "too many levels of symbolic links"
 			return in
 		}
-		target, err := os.Readlink(next)
+		target, err := os.Readlink(nativePath(next))
+		if err == nil {
+			target, err = slashTarget(target)
+		}
 		if err != nil {
 			in.Real = path.Clean(p)
 			in.Err = err.Error()
@@ -113,7 +123,7 @@ func resolve(p string) policy.PathInfo {
 		todo = append(splitPath(target), todo...)
 	}
 	in.Real = cur
-	fi, err := os.Stat(cur)
+	fi, err := os.Stat(nativePath(cur))
 	if err != nil {
 		in.Err = err.Error()
 		return in

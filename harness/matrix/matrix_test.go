@@ -320,6 +320,26 @@ func session(h policy.Harness) string {
 	return "5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f"
 }
 
+// checkGolden compares got with testdata/name (-update rewrites it) and
+// returns the file's content.
+func checkGolden(t *testing.T, name, got, changed string) string {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./harness/matrix -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s\n--- got\n%s\n--- want\n%s", changed, got, want)
+	}
+	return string(want)
+}
+
 // TestMatrix decides the same scripted calls, under the same workflow, in
 // every harness's adapter, and checks that every harness gets the same
 // decision (verdict and rule) for every call. The table of how each
@@ -394,24 +414,12 @@ func TestMatrix(t *testing.T) {
 	}
 	got := strings.ReplaceAll(b.String(), dir, "PROJECT")
 
-	golden := filepath.Join("testdata", "matrix.md")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./harness/matrix -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("the matrix changed; if that is intended, run go test ./harness/matrix -update and update the README\n--- got\n%s\n--- want\n%s", got, want)
-	}
+	want := checkGolden(t, "matrix.md", got, "the matrix changed; if that is intended, run go test ./harness/matrix -update and update the README")
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), string(want)) {
+	if !strings.Contains(string(readme), want) {
 		t.Errorf("README.md does not show testdata/matrix.md verbatim; copy it into the README's harness matrix section")
 	}
 }
