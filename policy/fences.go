@@ -170,6 +170,7 @@ var configLaw = []struct{ rel, what string }{
 var gitLaw = []struct{ rel, what string }{
 	{"config", "git configuration (it can run programs)"},
 	{"config.worktree", "git configuration (it can run programs)"},
+	{"commondir", "git's common directory (its config and hooks are the repository's)"},
 	{"hooks", "git hooks (they run on commit)"},
 	{"modules", "submodule git directories (their config and hooks)"},
 }
@@ -192,7 +193,7 @@ var protectedNames = []string{
 	"**/.zshrc", "**/.zshenv", "**/.zprofile", "**/.zlogin", "**/.zlogout",
 	"**/.config/fish", "**/.config/fish/**", "**/.envrc",
 	"**/.gitconfig", "**/.config/git", "**/.config/git/**",
-	"**/.git/config", "**/.git/config.worktree", "**/.git/hooks", "**/.git/hooks/**",
+	"**/.git/config", "**/.git/config.worktree", "**/.git/commondir", "**/.git/hooks", "**/.git/hooks/**",
 	"**/.git/modules", "**/.git/modules/**", "**/.git/worktrees/*/config.worktree",
 	"**/.vscode/tasks.json", "**/.vscode/settings.json",
 	"**/.config/go/env", "**/.config/pip/pip.conf", "**/.pip/pip.conf", "**/.config/direnv", "**/.config/direnv/**",
@@ -207,7 +208,7 @@ var protectedMarkers = []string{
 	".statewright", ".config/statewright", "operator-token", "claude_env_file",
 	".claude", ".mcp.json", ".codex", ".cursor", ".opencode", "opencode/", "opencode.json",
 	".pi/", ".bashrc", ".bash_profile", ".bash_login", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
-	".profile", "config/fish", ".envrc", ".gitconfig", "config/git", ".git/config", ".git/hooks", ".git/modules",
+	".profile", "config/fish", ".envrc", ".gitconfig", "config/git", ".git/config", ".git/hooks", ".git/modules", ".git/commondir",
 	".vscode/tasks.json", ".vscode/settings.json", "config/go/env", "pip.conf", ".gradle/init", ".m2/settings.xml",
 	".mavenrc", ".direnvrc", "config/direnv", ".docker/config.json", ".curlrc", ".wgetrc",
 }

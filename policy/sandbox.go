@@ -45,6 +45,12 @@ func literalFences(fs []Fence) []string {
 	return out
 }
 
+// IsSecret reports whether the law keeps the real path p from every read
+// (a host or workflow secret: .env files, PEM keys, credentials). The
+// runtime hides such files of the project from sandboxed commands, which
+// the static law cannot see into.
+func (l *Law) IsSecret(p string) bool { return l.isSecretPath(p) }
+
 // runnerOutputs are the project-relative directories test runners write
 // (build trees, caches, coverage), writable wherever the phase has a shell
 // tool. Only those that exist are bound (nothing is created in the user's
@@ -195,6 +201,15 @@ func sandboxProfile(cs *compiledState, protectedPaths []string, env SandboxEnv) 
 	protected := ProtectedTrees(env.ProjectDir, env.Home)
 	for _, pp := range protectedPaths {
 		add(&protected, pp)
+	}
+	if cs != nil && cs.caps&capGitWrite == 0 && env.ProjectDir != "" {
+		// Without GitWrite the repository is read-only as a whole: git
+		// reads more than .git/config and .git/hooks (a commondir or
+		// config.worktree planted beside them redirects its configuration,
+		// and names that do not exist yet cannot be bound), and the static
+		// law denies git writes in such a phase anyway. git status still
+		// runs (it refreshes the index only when it can).
+		protected = append(protected, path.Join(env.ProjectDir, ".git"))
 	}
 	p.Writable = slices.DeleteFunc(p.Writable, func(w string) bool {
 		for _, t := range protected {

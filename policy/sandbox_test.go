@@ -26,6 +26,9 @@ states:
     allowed_tools: [Edit, Network]
     allowed_paths: ["src/**/*.go", "docs/a.md", "**/*.txt"]
     denied_paths: [src/vendor, "src/**/*_gen.go"]
+    on: {GO: done, COMMIT: committing}
+  committing:
+    allowed_tools: [Read, Bash, GitWrite]
     on: {GO: done}
   done: {type: final}
 `
@@ -44,8 +47,8 @@ states:
 		GoModCache: "/h/go/pkg/mod",
 	}
 	type want struct {
-		writable, notWritable, readOnly, hidden, env []string
-		network                                      bool
+		writable, notWritable, readOnly, notReadOnly, hidden, env []string
+		network                                                   bool
 	}
 	common := want{
 		readOnly: []string{"/p/.claude", "/p/.git/config", "/p/.git/hooks", "/p/.git/modules", "/h/.gitconfig", "/h/.bashrc",
@@ -63,8 +66,10 @@ states:
 		"implementing": {
 			writable:    []string{"/p", "/h/.cache/tool", "/opt/out"},
 			notWritable: []string{"/p/.claude/commands", "/p/.git/hooks"},
+			readOnly:    []string{"/p/.git"}, // no GitWrite: the whole repository
 			hidden:      []string{"/p/.env"},
 		},
+		"committing": {notReadOnly: []string{"/p/.git"}, readOnly: []string{"/p/.git/commondir"}},
 		"scoped": {
 			writable:    []string{"/p/src", "/p/docs/a.md", "/p"},
 			notWritable: []string{"/p/target"},
@@ -93,6 +98,7 @@ states:
 			check("writable", p.Writable, w.writable, true)
 			check("writable", p.Writable, w.notWritable, false)
 			check("read-only", p.ReadOnly, append(w.readOnly, common.readOnly...), true)
+			check("read-only", p.ReadOnly, w.notReadOnly, false)
 			check("hidden", p.Hidden, append(w.hidden, common.hidden...), true)
 			check("env", p.Env, w.env, true)
 			for _, x := range p.Writable {

@@ -496,6 +496,7 @@ func (s *Service) sandboxProfile(run, ended *store.Run, env *policy.SandboxEnv) 
 	if err != nil {
 		return nil, fmt.Errorf("sandbox profile: %w", err)
 	}
+	p.Hidden = append(p.Hidden, projectSecrets(env.ProjectDir, law.IsSecret)...)
 	return &p, nil
 }
 

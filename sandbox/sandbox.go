@@ -207,6 +207,7 @@ func args(p *Profile, dir string, argv []string, extra [][2]string) ([]string, e
 			binds = append(binds, w)
 		}
 	}
+	binds = append(binds, pins(binds, ro, isRO)...)
 	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i]) < depth(binds[j]) })
 	for _, b := range binds {
 		if isRO[b] {
@@ -234,6 +235,39 @@ func args(p *Profile, dir string, argv []string, extra [][2]string) ([]string, e
 	}
 	args = append(args, "--")
 	return append(args, argv...), nil
+}
+
+// pins returns the directories between each read-only tree and the
+// writable tree that holds it (.git between the project and .git/config),
+// to be bound onto themselves: each becomes a mount point, which rename(2)
+// and rmdir(2) refuse (EBUSY), so a command cannot move a protected
+// tree's parent aside and put a directory of its own, with its own
+// .git/config and hooks, in its place. The read-only trees are mount
+// points already; binds and ro are resolved paths.
+func pins(binds, ro []string, isRO map[string]bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range ro {
+		enclosing := ""
+		for _, b := range binds {
+			if b != r && strings.HasPrefix(r, strings.TrimSuffix(b, "/")+"/") && len(b) > len(enclosing) {
+				enclosing = b
+			}
+		}
+		if enclosing == "" || isRO[enclosing] {
+			continue
+		}
+		for d := filepath.Dir(r); d != enclosing && strings.HasPrefix(d, enclosing+"/"); d = filepath.Dir(d) {
+			if seen[d] {
+				break
+			}
+			seen[d] = true
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
 
 // existing resolves p's symlinks; ok is false when p does not exist.

@@ -123,6 +123,14 @@ func TestFilesystem(t *testing.T) {
 				t.Error(err)
 			}
 		}},
+		{"a protected tree's parent cannot be moved aside", `mv .git .git-old || python3 -c 'import os; os.rename(".git", ".git-old")'; mkdir -p .git && echo '[core] fsmonitor = x' > .git/config`, -1, func(t *testing.T, out string) {
+			if _, err := os.Lstat(filepath.Join(proj, ".git-old")); err == nil {
+				t.Error(".git was moved aside")
+			}
+			if got := read(t, filepath.Join(proj, ".git", "config")); got != "[core]\n" {
+				t.Errorf(".git/config = %q", got)
+			}
+		}},
 		{"git config stays", `git config core.fsmonitor 'touch /tmp/pwned'`, -1, func(t *testing.T, out string) {
 			if got := read(t, filepath.Join(proj, ".git", "config")); got != "[core]\n" {
 				t.Errorf(".git/config = %q", got)

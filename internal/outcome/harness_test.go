@@ -61,6 +61,12 @@ type world struct {
 // newWorld installs statewright into a fresh project and home.
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	return newWorldWith(t)
+}
+
+// newWorldWith is newWorld with further flags for init (--sandbox).
+func newWorldWith(t *testing.T, initFlags ...string) *world {
+	t.Helper()
 	root := t.TempDir()
 	w := &world{t: t, home: filepath.Join(root, "home"), project: filepath.Join(root, "home", "proj"), session: "sess-" + filepath.Base(root)}
 	w.store = filepath.Join(w.home, ".local", "state", "statewright", "state.db")
@@ -82,7 +88,7 @@ func newWorld(t *testing.T) *world {
 	w.write("calc.go", "package proj\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n")
 	w.write(filepath.Join(w.home, ".gitconfig"), "[user]\n\tname = t\n")
 	w.write(".env", "API_KEY=envsecret-1c2d\n")
-	w.cli("init", "claude-code", "--project", w.project, "--store", w.store, "--require-workflow")
+	w.cli(append([]string{"init", "claude-code", "--project", w.project, "--store", w.store, "--require-workflow"}, initFlags...)...)
 	w.hooks = readHooks(t, w.project)
 	// The person's operator token, as `statewright tokens create` leaves it.
 	tok := strings.TrimSpace(w.cli("tokens", "create", "--role", "operator"))
