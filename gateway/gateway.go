@@ -104,7 +104,15 @@ type Gateway struct {
 
 	mu  sync.Mutex
 	vis map[visKey][]ToolInfo // visible upstream tools per workflow, state, upstream lists
+
+	// settles counts the results still being recorded (Wait).
+	settles sync.WaitGroup
 }
+
+// Wait returns when every proxied call's result has been recorded (at most
+// settleDelay after the last answer). Call it before closing the store: a
+// result is recorded after its call was answered (session.settle).
+func (g *Gateway) Wait() { g.settles.Wait() }
 
 // New returns a Gateway.
 func New(opts Options) (*Gateway, error) {
@@ -148,6 +156,117 @@ type session struct {
 	lastVis  string
 	elicited map[string]bool
 	stop     func()
+
+	// Results answered but not yet recorded (settle): the session's next
+	// decision carries them into its own transaction, or flush records
+	// them after settleDelay. flushing is closed when the flush under way
+	// is done (nil: none is).
+	settleMu sync.Mutex
+	pending  []runtime.ToolResult
+	timer    *time.Timer
+	flushing chan struct{}
+}
+
+// settleDelay is how long a result waits for the session's next decision
+// to record it in the same transaction before it is recorded alone.
+const settleDelay = 50 * time.Millisecond
+
+// settle queues the results of a call that was answered: the store write
+// is off the call's path. The session's next decision records them in its
+// own transaction, before it decides (runtime.ToolCall.Settle), so a
+// client calling tool after tool costs one store write per call; when no
+// decision comes within settleDelay they are recorded alone. Either way
+// they are recorded before the next decision of the session is answered,
+// and Gateway.Wait waits for them at shutdown.
+func (s *session) settle(rs ...runtime.ToolResult) {
+	if len(rs) == 0 {
+		return
+	}
+	s.g.settles.Add(len(rs))
+	s.settleMu.Lock()
+	s.pending = append(s.pending, rs...)
+	if s.timer == nil {
+		s.timer = time.AfterFunc(settleDelay, s.flush)
+	}
+	s.settleMu.Unlock()
+}
+
+// take hands the queued results to a decision, once a flush under way
+// has finished. The caller records them (with its decision, or record)
+// and marks them done (settled).
+func (s *session) take() []runtime.ToolResult {
+	s.settleMu.Lock()
+	rs := s.pending
+	s.pending = nil
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	fl := s.flushing
+	s.settleMu.Unlock()
+	if fl != nil {
+		<-fl // bounded by the store's own timeouts
+	}
+	return rs
+}
+
+// flush records the queued results alone (no decision came in time).
+func (s *session) flush() {
+	s.settleMu.Lock()
+	rs := s.pending
+	s.pending, s.timer = nil, nil
+	prev := s.flushing
+	done := make(chan struct{})
+	s.flushing = done
+	s.settleMu.Unlock()
+	if prev != nil {
+		<-prev
+	}
+	s.record(rs)
+	close(done)
+	s.settleMu.Lock()
+	if s.flushing == done {
+		s.flushing = nil
+	}
+	s.settleMu.Unlock()
+}
+
+// record records results one by one, outside any decision.
+func (s *session) record(rs []runtime.ToolResult) {
+	for _, r := range rs {
+		err := s.g.opts.Runtime.RecordResult(context.Background(), r)
+		if err != nil && !errors.Is(err, runtime.ErrNoRun) {
+			s.g.opts.Logger.Warn("record result", "tool", r.Call.Tool, "err", err)
+		}
+		s.g.settles.Done()
+	}
+}
+
+// settled marks results a decision recorded.
+func (s *session) settled(rs []runtime.ToolResult) {
+	for range rs {
+		s.g.settles.Done()
+	}
+}
+
+// decide decides one call, carrying the session's queued results into the
+// same transaction. If that fails, the results are recorded alone and the
+// call decided again without them, so neither is lost to the other.
+func (s *session) decide(ctx context.Context, call policy.ToolCall) (runtime.DecideResult, error) {
+	tc := runtime.ToolCall{Session: s.key, Call: call, Actor: s.actor()}
+	rs := s.take()
+	if len(rs) == 0 {
+		return s.g.opts.Runtime.Decide(ctx, tc)
+	}
+	tc.Settle = rs
+	res, err := s.g.opts.Runtime.Decide(ctx, tc)
+	if err == nil {
+		s.settled(rs)
+		return res, nil
+	}
+	s.record(rs)
+	tc.Settle = nil
+	return s.g.opts.Runtime.Decide(ctx, tc)
 }
 
 // sentinel is a tool registered and re-registered only to make the SDK
@@ -320,6 +439,9 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 					return s.callUpstream(ctx, r, route), nil
 				}
 			}
+			// A control tool decides through the control server: the
+			// results it must see are recorded first.
+			s.record(s.take())
 			res, err := next(ctx, method, req)
 			if err == nil && isMovingControl(r.Params.Name) {
 				res = s.afterControl(ctx, r, res)
@@ -538,17 +660,14 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 	var allowed []decided
 	release := func(failed bool, output json.RawMessage) {
 		for _, d := range allowed {
-			err := s.g.opts.Runtime.RecordResult(context.WithoutCancel(ctx), runtime.ToolResult{Session: s.key,
-				ToolUseID: d.call.ToolUseID, Call: d.call, Failed: failed, Output: output, Actor: s.actor()})
-			if err != nil && !errors.Is(err, runtime.ErrNoRun) {
-				s.g.opts.Logger.Warn("record result", "tool", name, "err", err)
-			}
+			s.settle(runtime.ToolResult{Session: s.key, ToolUseID: d.call.ToolUseID, Call: d.call, Failed: failed,
+				Output: output, Actor: s.actor()})
 		}
 	}
 	for _, c := range calls {
 		call := policy.ToolCall{Harness: policy.ClaudeCode, Tool: c.Tool, Input: c.Input, Cwd: s.g.opts.ProjectDir,
 			ProjectDir: s.g.opts.ProjectDir, ToolUseID: newCallID()}
-		res, err := s.g.opts.Runtime.Decide(ctx, runtime.ToolCall{Session: s.key, Call: call, Actor: s.actor()})
+		res, err := s.decide(ctx, call)
 		if err != nil {
 			release(true, nil)
 			return errorResult("statewright denied %s: the decision failed, so the call is refused (statewright fails closed): %v", name, err)
@@ -559,7 +678,6 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 			if res.Verdict == policy.Ask {
 				reason += " (the gateway has no person to ask for a single call, so this is a deny)"
 			}
-			go s.poke(context.WithoutCancel(ctx))
 			return errorResult("statewright denied %s (decided as %s): %s", name, res.Tool, reason)
 		}
 		allowed = append(allowed, decided{call: call})
@@ -577,10 +695,9 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 	if len(out) > maxRecordedOutput {
 		out = nil
 	}
+	// Recorded after the answer; a change of phase it makes (an
+	// interrupt) reaches the client through the store's Watch.
 	release(res.IsError, out)
-	// An edit may have fired an interrupt: look now rather than at the
-	// next poll, without holding up the answer.
-	go s.poke(context.WithoutCancel(ctx))
 	return res
 }
 
@@ -593,7 +710,7 @@ func (s *session) readResource(ctx context.Context, r *mcp.ReadResourceRequest) 
 	in, _ := json.Marshal(map[string]any{"uri": r.Params.URI})
 	call := policy.ToolCall{Harness: policy.ClaudeCode, Tool: "ReadMcpResourceTool", Input: in, Cwd: s.g.opts.ProjectDir,
 		ProjectDir: s.g.opts.ProjectDir, ToolUseID: newCallID()}
-	d, err := s.g.opts.Runtime.Decide(ctx, runtime.ToolCall{Session: s.key, Call: call, Actor: s.actor()})
+	d, err := s.decide(ctx, call)
 	if err != nil {
 		return nil, fmt.Errorf("statewright denied resources/read (fails closed): %w", err)
 	}
@@ -602,8 +719,7 @@ func (s *session) readResource(ctx context.Context, r *mcp.ReadResourceRequest) 
 	}
 	res, _, err := s.g.opts.Upstreams.ReadResource(ctx, r.Params.URI)
 	failed := err != nil
-	_ = s.g.opts.Runtime.RecordResult(context.WithoutCancel(ctx), runtime.ToolResult{Session: s.key, ToolUseID: call.ToolUseID,
-		Call: call, Failed: failed, Actor: s.actor()})
+	s.settle(runtime.ToolResult{Session: s.key, ToolUseID: call.ToolUseID, Call: call, Failed: failed, Actor: s.actor()})
 	if err != nil {
 		return nil, err
 	}

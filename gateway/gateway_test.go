@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/sqlite"
 )
 
@@ -107,6 +108,7 @@ func newGatewayClient(t testing.TB, url string) (*mcp.ClientSession, *runtime.Se
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(g.Wait) // before the store closes
 	srv, err := g.NewServer(SessionOptions{Session: "claude-code:t"})
 	if err != nil {
 		t.Fatal(err)
@@ -240,5 +242,42 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestResultBeforeNextDecision: a proxied call's result is recorded after
+// its answer, but always before the session's next decision, so the run's
+// log reads decision, result, decision, result, ... for calls made one
+// after another.
+func TestResultBeforeNextDecision(t *testing.T) {
+	cs, svc := newGatewayClient(t, newUpstream(t, &upstreamProbe{}))
+	ctx := context.Background()
+	const n = 20
+	for range n {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}})
+		if err != nil || res.IsError {
+			t.Fatalf("%v %v", err, res)
+		}
+	}
+	// The last result is recorded after its answer: wait for it.
+	var kinds []string
+	waitFor(t, func() bool {
+		evs, err := svc.History(ctx, "claude-code:t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = kinds[:0]
+		for _, e := range evs {
+			if e.Kind == store.KindDecision || e.Kind == store.KindResult {
+				kinds = append(kinds, string(e.Kind)+" "+e.ToolUseID)
+			}
+		}
+		return len(kinds) == 2*n
+	}, "every call's decision and result recorded")
+	for i := 0; i < len(kinds); i += 2 {
+		d, r := strings.Fields(kinds[i]), strings.Fields(kinds[i+1])
+		if d[0] != "decision" || r[0] != "result" || d[1] != r[1] {
+			t.Fatalf("event %d: %q then %q, want each call's decision then its result:\n%s", i, kinds[i], kinds[i+1], strings.Join(kinds, "\n"))
+		}
 	}
 }

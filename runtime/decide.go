@@ -238,13 +238,32 @@ func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, erro
 			law.Decide(nil, &call.Call)
 		}
 	}
+	settle := make([]ToolResult, len(call.Settle))
+	for i, r := range call.Settle {
+		if r.Session != call.Session {
+			return DecideResult{}, fmt.Errorf("runtime: decide: %w: a result to settle belongs to session %q", store.ErrInvalid, r.Session)
+		}
+		if r.ToolUseID == "" {
+			r.ToolUseID = r.Call.ToolUseID
+		}
+		if r.Actor.Kind == "" {
+			r.Actor = defaultAgent
+		}
+		settle[i] = r
+	}
 	var res DecideResult
-	if id := call.Call.ToolUseID; id != "" {
+	if id := call.Call.ToolUseID; id != "" && len(settle) == 0 {
 		// The first thing the transaction reads is the call's record.
 		ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
 	}
 	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		res = DecideResult{} // fn may run more than once: the last run's answer counts
+		for i := range settle {
+			r := settle[i] // recordTx may change it; a retry starts afresh
+			if err := s.recordTx(tx, &r); err != nil {
+				return fmt.Errorf("runtime: record result %s %s: %w", r.Session, r.Call.Tool, err)
+			}
+		}
 		// Without a live run, a session whose last run completed is
 		// decided in that run's final state.
 		ended := tx.Last()

@@ -223,6 +223,12 @@ type ToolCall struct {
 	// decision) and where the profile's paths are; an allowed call's
 	// DecideResult then carries the profile in force at the decision.
 	Sandbox *policy.SandboxEnv
+	// Settle are results of earlier calls of the same session that are
+	// recorded in the decision's own transaction, before it (as
+	// RecordResult would record them, in order): a gateway that answers a
+	// call before recording its result writes once per call
+	// (docs/gateway.md). A result that fails to record fails the decision.
+	Settle []ToolResult
 	// digest is the input's digest, computed once per Decide, before the
 	// store's transaction.
 	digest string

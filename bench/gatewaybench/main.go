@@ -118,6 +118,7 @@ func run(n, sessions int, duration time.Duration) error {
 	if err != nil {
 		return err
 	}
+	defer g.Wait() // results recorded after their answers, before the store closes
 
 	// Direct client.
 	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: upHTTP.URL}, nil)

@@ -110,6 +110,7 @@ statewright init claude-code registers it in .mcp.json; by hand:
 			if err != nil {
 				return cmdutil.Usagef("mcp: %v", err)
 			}
+			defer g.Wait() // results recorded after their answers, before the store closes
 			srv, err := g.NewServer(gateway.SessionOptions{Session: key})
 			if err != nil {
 				return cmdutil.Usagef("mcp: %v", err)

@@ -123,6 +123,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return cmdutil.Failure(err.Error())
 			}
+			defer g.Wait() // results recorded after their answers, before the store closes
 			srv, err := serve.New(serve.Options{Tokens: tf, Addr: listen, AllowedHosts: allowHosts, AllowedOrigins: allowOrigins, Logger: logger,
 				TrustedKeys: func() ([]ed25519.PublicKey, error) { return cmdutil.TrustedKeys(nil) }})
 			if err != nil {
