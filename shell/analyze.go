@@ -213,9 +213,17 @@ func (w *walker) evalWord(wd *syntax.Word) {
 			w.evalExec(wd)
 		} else if strings.Trim(v, "0123456789#+-*/%()<>=!&|^~?:, \t") != "" {
 			w.ev.evaluates = true // a name: its value is evaluated in turn
+			for _, f := range strings.FieldsFunc(v, func(r rune) bool {
+				return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+			}) {
+				if isName(f) {
+					w.evalVar(f)
+				}
+			}
 		}
 		return
 	}
+	w.evalParams(wd)
 	w.ev.evaluates = true
 	if outsideData(wd) {
 		w.ev.tainted = true
@@ -457,6 +465,7 @@ func (w *walker) compound(cmd syntax.Command) {
 				}
 			}
 		case *syntax.CStyleLoop:
+			w.arithAssigns(l.Init)
 			w.arith(l.Init)
 			w.arith(l.Cond)
 			w.arith(l.Post)
@@ -477,9 +486,11 @@ func (w *walker) compound(cmd syntax.Command) {
 	case *syntax.FuncDecl:
 		if c.Name != nil {
 			w.funcs[c.Name.Value] = true
+			w.shadows(c.Name.Value, c)
 		}
 		for _, n := range c.Names {
 			w.funcs[n.Value] = true
+			w.shadows(n.Value, c)
 		}
 		if c.Body != nil {
 			w.cond++
@@ -487,10 +498,12 @@ func (w *walker) compound(cmd syntax.Command) {
 			w.cond--
 		}
 	case *syntax.ArithmCmd:
+		w.arithAssigns(c.X)
 		w.arithScan(c.X)
 		w.arith(c.X)
 	case *syntax.LetClause:
 		for _, x := range c.Exprs {
+			w.arithAssigns(x)
 			w.arithScan(x)
 			w.arith(x)
 		}
@@ -520,6 +533,23 @@ func (w *walker) compound(cmd syntax.Command) {
 		}
 	default:
 		w.a.Commands = append(w.a.Commands, Command{Argv: []string{}, Classes: ClassExec | ClassUnknown, Nested: w.nested, Source: w.text(cmd)})
+	}
+}
+
+// hookFuncs are functions bash itself calls.
+var hookFuncs = map[string]bool{"command_not_found_handle": true, "command_not_found_handler": true}
+
+// shadows records a function that takes the name of a program, a builtin
+// or one of bash's hook functions. Where the harness keeps one shell for
+// the session, the function outlives this command: a later call of that
+// name, decided as the program it names, runs the body instead, in
+// whatever phase it comes. So defining it is exec.
+func (w *walker) shadows(name string, n syntax.Node) {
+	_, known := programs()[lookupName(name)]
+	_, wrapper := wrappers[name]
+	if known || wrapper || hookFuncs[name] {
+		w.a.Commands = append(w.a.Commands, Command{Argv: []string{name + "()"}, Program: name,
+			Classes: ClassExec, Nested: w.nested, Source: w.text(n)})
 	}
 }
 
@@ -564,10 +594,70 @@ func (w *walker) arithOperand(t *syntax.Word) {
 	if len(t.Parts) == 1 {
 		if l, ok := t.Parts[0].(*syntax.Lit); ok && isName(l.Value) {
 			w.ref(l.Value)
+			w.evalVar(l.Value)
 			return
 		}
 	}
 	w.word(t)
+	w.evalParams(t)
+}
+
+// arithAssigns marks the variables an arithmetic expression assigns with
+// a plain "=" (i=0 in for ((i=0; ...))): their values are the line's own.
+func (w *walker) arithAssigns(x syntax.ArithmExpr) {
+	switch t := x.(type) {
+	case *syntax.BinaryArithm:
+		if t.Op == syntax.Assgn {
+			if wd, ok := t.X.(*syntax.Word); ok && len(wd.Parts) == 1 {
+				if l, ok := wd.Parts[0].(*syntax.Lit); ok && isName(l.Value) && plainArith(t.Y) {
+					w.ev.assigned[l.Value] = true
+				}
+			}
+		}
+		if t.Op == syntax.Comma {
+			w.arithAssigns(t.X)
+			w.arithAssigns(t.Y)
+		}
+	case *syntax.ParenArithm:
+		w.arithAssigns(t.X)
+	}
+}
+
+// plainArith reports whether an arithmetic expression is a literal number.
+func plainArith(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	if !ok || len(wd.Parts) != 1 {
+		return false
+	}
+	l, ok := wd.Parts[0].(*syntax.Lit)
+	return ok && strings.Trim(l.Value, "0123456789") == ""
+}
+
+// evalVar records that bash evaluates the value of the named variable as
+// arithmetic (whose subscripts run $(...)): a variable the line does not
+// assign may hold what an earlier call left in a persistent shell.
+func (w *walker) evalVar(name string) {
+	if w.ev.assigned[name] || specialVars[name] {
+		return
+	}
+	w.ev.evaluates = true
+	w.outsideVar(name)
+}
+
+// evalParams applies evalVar to the variables a word evaluated as
+// arithmetic expands ($x in $(( $x + 1 ))).
+func (w *walker) evalParams(wd *syntax.Word) {
+	syntax.Walk(wd, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.ParamExp:
+			if x.Param != nil && !x.Excl && x.Exp == nil && x.Repl == nil && x.Slice == nil && !x.Length {
+				w.evalVar(x.Param.Value)
+			}
+		}
+		return true
+	})
 }
 
 func isName(s string) bool {
@@ -660,7 +750,10 @@ func (w *walker) param(p *syntax.ParamExp) {
 		w.ref(p.Param.Value)
 	}
 	if p.Index != nil {
-		arithNames(p.Index, w.ref) // substitutions inside are walked by node
+		arithNames(p.Index, func(n string) { // substitutions inside are walked by node
+			w.ref(n)
+			w.evalVar(n) // an indexed array's subscript is arithmetic
+		})
 		w.arithScan(p.Index)
 	}
 	if p.Slice != nil {

@@ -278,14 +278,29 @@ func (w *walker) decl(d *syntax.DeclClause) {
 			if !lit {
 				c.Classes |= ClassExec | ClassUnknown // computed declaration
 			}
+			if lit && isName(v) && !strings.ContainsAny(flags, "pfFn") && (d.Variant.Value == "export" || strings.Contains(flags, "x")) &&
+				!w.ev.assigned[v] {
+				// export NAME: its value may be what an earlier call of a
+				// persistent shell set; it now reaches every program
+				f := assignEffect(v, word{val: "$" + v})
+				c.Classes |= f.class
+				c.Writes = append(c.Writes, f.writes...)
+			}
 			names++
 			continue
 		}
 		names++
+		before := as.Name != nil && w.ev.assigned[as.Name.Value]
 		w.assignEval(as)
 		if as.Name != nil {
 			if as.Naked && strings.ContainsAny(flags, "p") {
 				w.ref(as.Name.Value)
+			}
+			if as.Naked && !strings.ContainsAny(flags, "pfFn") && (d.Variant.Value == "export" || strings.Contains(flags, "x")) &&
+				!before {
+				f := assignEffect(as.Name.Value, word{val: "$" + as.Name.Value}) // as above
+				c.Classes |= f.class
+				c.Writes = append(c.Writes, f.writes...)
 			}
 			if !as.Naked {
 				f := assignEffect(as.Name.Value, w.assignValue(as))

@@ -729,7 +729,7 @@ func grammarTable() map[string]*Grammar {
 	add(G("ctest", StyleGNU, "S= :x", "SP= :x", "script= :x", "build-and-test :x", "test-command= :x",
 		"D dashboard= :n", "T test-action= :n", "M test-model= :n", "O output-log= :w", "output-junit= :w",
 		"R tests-regex= :f", "E exclude-regex= :f", "L", "LE", "I tests-information= :f",
-		"j", "output-on-failure", "V verbose", "VV extra-verbose", "N", "preset=",
+		"j?", "output-on-failure", "V verbose", "VV extra-verbose", "N", "preset=",
 		"C build-config=", "timeout=", "repeat=", "stop-on-failure", "rerun-failed :f", "resource-spec-file= :r",
 		"overwrite= :x", "extra-submit= :n", "submit-index=", "H help", "version", "Q quiet", "schedule-random",
 		"no-tests=", "progress", "build-generator= :x", "U union", "stop-time=", "max-width=", "interactive-debug-mode=",

@@ -62,11 +62,22 @@ func progSet(x *cmdCtx) {
 func progDeclCall(x *cmdCtx) {
 	x.add(ClassRead)
 	names := 0
+	exports := x.c.Program == "export"
 	for _, a := range x.rest() {
 		if a.lit && strings.HasPrefix(a.val, "-") {
+			if strings.Contains(a.val, "x") {
+				exports = true
+			}
+			if strings.ContainsAny(a.val, "pfFn") {
+				exports = false
+			}
 			continue
 		}
 		names++
+		if a.lit && exports && isName(a.val) && !x.w.ev.assigned[a.val] {
+			f := assignEffect(a.val, word{val: "$" + a.val}) // see decl
+			x.applyVarEffect(varEffect{class: f.class, writes: f.writes})
+		}
 		if a.lit {
 			if n, v, ok := strings.Cut(a.val, "="); ok && isName(n) {
 				f := assignEffect(n, word{val: v, lit: true})
@@ -107,8 +118,10 @@ func progEnvsubst(x *cmdCtx) {
 
 func progEnable(x *cmdCtx) {
 	x.add(ClassRead)
-	if getopt(x.rest(), "f", nil, false).has("f") {
+	if p := getopt(x.rest(), "f", nil, false); p.has("f") {
 		x.add(ClassExec) // loads a shared object
+	} else if p.has("n") && len(p.ops) > 0 {
+		x.add(ClassExec) // a later call of that name runs a program found in PATH instead
 	}
 }
 
@@ -121,11 +134,16 @@ func progAlias(x *cmdCtx) {
 	}
 }
 
+// progTrap: the action is a script; it is also exec, because where the
+// harness keeps one shell for the session the trap outlives the command
+// and runs later (DEBUG before every command, EXIT when the shell ends),
+// in whatever phase that is.
 func progTrap(x *cmdCtx) {
 	x.add(ClassRead)
 	p := getopt(x.rest(), "", nil, true)
 	if len(p.ops) >= 2 && !(p.ops[0].lit && (p.ops[0].val == "-" || p.ops[0].val == "")) {
 		x.script(p.ops[0])
+		x.add(ClassExec)
 	}
 }
 
