@@ -127,7 +127,7 @@ func TestPreToolAnswerOutcomes(t *testing.T) {
 		stdout   string // substring, "" = none
 		stderrOK bool
 	}{
-		{"zero result denies", runtime.DecideResult{Enforced: true}, wire.ExitBlock, "", true},
+		{"zero result denies", runtime.DecideResult{Enforced: true}, wire.ExitOK, `"permissionDecision":"deny"`, false},
 		{"allow passes", runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}, wire.ExitOK, "", false},
 		{"audit-only allow passes", runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Allow}}, wire.ExitOK, "", false},
 		{"audit-only deny passes", runtime.DecideResult{Decision: policy.Decision{Verdict: policy.Deny}}, wire.ExitOK, "", false},
@@ -144,16 +144,35 @@ func TestPreToolAnswerOutcomes(t *testing.T) {
 		in := *in
 		in.PermissionMode = mode
 		a := PreToolAnswer(&in, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Ask, Reason: "needs a person."}})
-		if a.Exit != wire.ExitBlock || !strings.Contains(a.Stderr, fmt.Sprintf("%q", mode)) {
+		if !isDeny(a) || !strings.Contains(denyReason(a), fmt.Sprintf("%q", mode)) {
 			t.Errorf("ask in mode %q: %s", mode, render(a))
 		}
 	}
 	// A control call with an input that is not an object cannot be stamped: deny.
 	bad := *in
 	bad.ToolName, bad.ToolInput = "mcp__statewright__transition", json.RawMessage(`[]`)
-	if a := PreToolAnswer(&bad, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}); a.Exit != wire.ExitBlock {
+	if a := PreToolAnswer(&bad, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Allow}}); !isDeny(a) {
 		t.Errorf("unstampable control call: %s", render(a))
 	}
+}
+
+// isDeny reports whether a is Claude Code's JSON deny: exit 0, nothing on
+// stderr (which Claude Code would show), permissionDecision "deny".
+func isDeny(a harness.Answer) bool {
+	return a.Exit == wire.ExitOK && a.Stderr == "" && denyReason(a) != ""
+}
+
+// denyReason returns the reason of a JSON deny, or "".
+func denyReason(a harness.Answer) string {
+	var out struct {
+		HookSpecificOutput struct {
+			PermissionDecision, PermissionDecisionReason string
+		}
+	}
+	if json.Unmarshal(a.Stdout, &out) != nil || out.HookSpecificOutput.PermissionDecision != "deny" {
+		return ""
+	}
+	return out.HookSpecificOutput.PermissionDecisionReason
 }
 
 func TestStopReason(t *testing.T) {

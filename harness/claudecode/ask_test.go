@@ -33,17 +33,16 @@ func TestAskThroughTheHookPath(t *testing.T) {
 	for _, tt := range []struct {
 		mode      string
 		post      Event // "" = no result (the person said no)
-		wantExit  int
 		wantAsk   bool
 		wantState store.Status
 	}{
-		{"bypassPermissions", PostToolUse, wire.ExitBlock, false, store.StatusActive},
-		{"acceptEdits", PostToolUse, wire.ExitBlock, false, store.StatusActive},
-		{"dontAsk", PostToolUse, wire.ExitBlock, false, store.StatusActive},
-		{"plan", PostToolUse, wire.ExitBlock, false, store.StatusActive},
-		{"default", "", wire.ExitOK, true, store.StatusActive},
-		{"default", PostToolUseFailure, wire.ExitOK, true, store.StatusActive},
-		{"default", PostToolUse, wire.ExitOK, true, store.StatusDeactivated},
+		{"bypassPermissions", PostToolUse, false, store.StatusActive},
+		{"acceptEdits", PostToolUse, false, store.StatusActive},
+		{"dontAsk", PostToolUse, false, store.StatusActive},
+		{"plan", PostToolUse, false, store.StatusActive},
+		{"default", "", true, store.StatusActive},
+		{"default", PostToolUseFailure, true, store.StatusActive},
+		{"default", PostToolUse, true, store.StatusDeactivated},
 	} {
 		t.Run(fmt.Sprintf("%s/%s", tt.mode, tt.post), func(t *testing.T) {
 			ctx := context.Background()
@@ -73,11 +72,13 @@ func TestAskThroughTheHookPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := PreToolAnswer(in, res)
-			if a.Exit != tt.wantExit || strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`) != tt.wantAsk {
+			// Both are Claude Code's JSON answers, exit 0: an ask, or a deny.
+			if a.Exit != wire.ExitOK || strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`) != tt.wantAsk ||
+				(denyReason(a) != "") == tt.wantAsk {
 				t.Fatalf("answer: %s", render(a))
 			}
-			if !tt.wantAsk && !strings.Contains(a.Stderr, "statewright deactivate "+key) {
-				t.Errorf("the deny does not name the person's command: %s", a.Stderr)
+			if !tt.wantAsk && !strings.Contains(denyReason(a), "statewright deactivate "+key) {
+				t.Errorf("the deny does not name the person's command: %s", a.Stdout)
 			}
 			if tt.wantAsk {
 				// The ask carries the stamped input, as an allow would.

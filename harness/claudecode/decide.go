@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/harness/internal/wire"
@@ -37,7 +38,9 @@ func ToolResult(in *Input, event Event, projectDir string) runtime.ToolResult {
 //   - allow: pass (Claude Code's own rules and mode still apply); a
 //     statewright control call is allowed with the session stamped into its
 //     input (updatedInput).
-//   - deny: exit 2 with the reason.
+//   - deny: Claude Code's JSON deny (permissionDecision "deny" and the
+//     reason, exit 0), which the model reads as the call's result, word
+//     for word; exit 2 is left to the command's fail-closed wrapper.
 //   - ask: Claude Code asks its user, only in a prompting permission mode
 //     (AskGrants); in any other mode the call is denied and the reason says
 //     how a person can act instead.
@@ -45,7 +48,7 @@ func ToolResult(in *Input, event Event, projectDir string) runtime.ToolResult {
 func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
 	stamped, err := in.StampControl(IsControlTool(in.ToolName), ErrMalformed)
 	if err != nil {
-		return wire.Deny(wire.Prefixed(err.Error()))
+		return wire.DenyJSON(wire.Prefixed(err.Error()))
 	}
 	outcome, reason := wire.Verdict(res)
 	switch {
@@ -60,10 +63,10 @@ func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
 	case outcome == wire.Asked:
 		// The runtime asks only where AskGrants holds; this is the
 		// adapter's own guard should an ask arrive anyway.
-		return wire.Deny(fmt.Sprintf("%s Claude Code runs in permission mode %q, where no person answers prompts, so this is denied. A person can act with the statewright CLI instead.",
+		return wire.DenyJSON(fmt.Sprintf("%s Claude Code runs in permission mode %q, where no person answers prompts, so this is denied. A person can act with the statewright CLI instead.",
 			reason, in.PermissionMode))
 	}
-	return wire.Deny(reason)
+	return wire.DenyJSON(reason)
 }
 
 // PhaseContext renders what the agent must know about its run at session
@@ -84,4 +87,11 @@ func StopReason(in *Input, v *runtime.RunView) string {
 // Failure is the answer when the hook cannot do its job for event (bad
 // input, an unreadable or foreign store, a deadline), failing closed as
 // the events table says; an unknown event denies.
-func Failure(event Event, msg string) harness.Answer { return events.Failure(string(event), msg) }
+func Failure(event Event, msg string) harness.Answer {
+	a := events.Failure(string(event), msg)
+	if a.Exit == wire.ExitBlock && len(a.Stdout) == 0 {
+		// A gate's failure: the same words, as Claude Code's JSON deny.
+		return wire.DenyJSON(strings.TrimSpace(a.Stderr))
+	}
+	return a
+}

@@ -206,7 +206,7 @@ func cell(h policy.Harness, tool string, a harness.Answer, o outcome) string {
 	switch h {
 	case policy.ClaudeCode:
 		switch {
-		case a.Exit == 2:
+		case a.Exit == 0 && strings.Contains(string(a.Stdout), `"permissionDecision":"deny"`):
 			return "blocked (hard)"
 		case strings.Contains(string(a.Stdout), `"permissionDecision":"ask"`) && o.rule == runtime.RuleApprovalPrompt:
 			return "asks its user to approve (a yes approves); blocked in bypassPermissions"

@@ -59,6 +59,19 @@ func Deny(reason string) harness.Answer {
 		HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}})}
 }
 
+// DenyJSON blocks a PreToolUse call with Claude Code's JSON answer: exit 0,
+// permissionDecision "deny" and the reason, which Claude Code hands the
+// model as the tool's result, word for word. (Exit 2 would make it
+// "PreToolUse:TOOL hook error: [the whole hook command]: reason", so the
+// lesson would read like a malfunction.) Exit 2 stays the fallback of the
+// command's fail-closed wrapper, for when this process cannot answer.
+func DenyJSON(reason string) harness.Answer {
+	a := stdout(output{HookSpecificOutput: &hookSpecific{
+		HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}})
+	a.Body = a.Stdout
+	return a
+}
+
 // Allow allows a PreToolUse call with a replaced tool input (the session
 // stamp on statewright's control tools); updatedInput is honoured only
 // with an allow. reason may be empty (Codex sends none).

@@ -538,15 +538,26 @@ func canary(ctx context.Context, r *doctorReport, project, command string) {
 		r.fail("canary", "cannot run the PreToolUse command: %v", err)
 		return
 	}
-	// Exit 2 is Claude Code's blocking deny.
+	// The hook denies with Claude Code's JSON (exit 0, permissionDecision
+	// "deny"); exit 2 is the wrapper's, when the hook itself failed.
 	first := strings.ReplaceAll(strings.TrimSpace(stderr.String()), "\n", " | ")
-	if code == 2 && !strings.Contains(stderr.String(), "rule self-protect") {
+	var out struct {
+		HookSpecificOutput struct {
+			PermissionDecision       string `json:"permissionDecision"`
+			PermissionDecisionReason string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	json.Unmarshal(stdout.Bytes(), &out)
+	reason := out.HookSpecificOutput.PermissionDecisionReason
+	denied := code == 0 && out.HookSpecificOutput.PermissionDecision == "deny"
+	switch {
+	case denied && strings.Contains(reason, "rule self-protect"):
+		r.ok("canary", "an edit of .claude/settings.json is denied: %s", reason)
+	case denied:
+		r.fail("canary", "the call was denied, but not by the policy: the hook could not decide (%s)", reason)
+	case code == 2:
 		r.fail("canary", "the call was denied, but not by the policy: the hook could not decide (%s)", first)
-		return
+	default:
+		r.fail("canary", "an edit of .claude/settings.json was NOT denied: exit %d, stdout %q, stderr %q", code, stdout.String(), first)
 	}
-	if code == 2 {
-		r.ok("canary", "an edit of .claude/settings.json is denied (exit 2): %s", first)
-		return
-	}
-	r.fail("canary", "an edit of .claude/settings.json was NOT denied: exit %d, stdout %q, stderr %q", code, stdout.String(), first)
 }
