@@ -40,31 +40,9 @@ const typoWorkflow = `{"id": "typo", "initial": "reading",
 // structured report, through the hook's rewrite to `statewright testrun`.
 func TestClaudeCodeTestEvidence(t *testing.T) {
 	p := newSWProject(t)
-	typo := filepath.Join(t.TempDir(), "typo.json")
-	os.WriteFile(typo, []byte(typoWorkflow), 0o644)
-	for _, args := range [][]string{
-		{"start", typo, "--session", "typo-session", "--store", p.storePath},
-		{"workflows", "validate", typo},
-		{"init", "claude-code", "--project", p.dir, "--store", p.storePath, "--no-mcp", "--default-workflow", typo},
-	} {
-		out, err := exec.Command(p.bin, args...).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), `unknown key "allowed_tool"`) || !strings.Contains(string(out), "typo.json:2:25") {
-			t.Errorf("statewright %s: err %v, want a refusal naming the key and its position\n%s", args[0], err, out)
-		}
-	}
+	refusesTypo(t, p.bin, p.storePath, "claude-code", p.dir, "--no-mcp")
 
-	// A Go module with two packages of tests.
-	for name, body := range map[string]string{
-		"go.mod":      "module example.com/evidence\n\ngo 1.22\n",
-		"a/a.go":      "package a\n\nfunc Add(x, y int) int { return x + y }\n",
-		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
-		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n",
-	} {
-		os.MkdirAll(filepath.Dir(p.path(name)), 0o755)
-		if err := os.WriteFile(p.path(name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeEvidenceModule(t, p.dir)
 	wf := filepath.Join(t.TempDir(), "evidence.json")
 	os.WriteFile(wf, []byte(evidenceWorkflow), 0o644)
 	p.cli(t, "start", wf, "--session", e2eSession)
@@ -75,16 +53,7 @@ func TestClaudeCodeTestEvidence(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	for i, tc := range []struct {
-		id, command string
-		accepted    bool
-		why         string
-	}{
-		{"toolu_zero", "go test -run NoSuchTest ./...", false, "runtime.last_test"},
-		{"toolu_short", "go test -short ./...", false, "narrowed"},
-		{"toolu_subset", "go test ./a", false, "narrowed"},
-		{"toolu_suite", "go test ./...", true, ""},
-	} {
+	for i, tc := range evidenceCases {
 		srv := fakemodel.NewAnthropic(script(
 			fakemodel.Call(tool(tc.id, "Bash", map[string]any{"command": tc.command, "description": "run the tests"})),
 			fakemodel.Say("Ran the tests."),
@@ -93,11 +62,9 @@ func TestClaudeCodeTestEvidence(t *testing.T) {
 		if i > 0 {
 			args = []string{"--resume", e2eSession}
 		}
-		// The host's build cache: a cold one costs minutes on 2 cores.
 		argv := append([]string{"-p", "Run the tests.", "--output-format", "stream-json", "--verbose",
 			"--permission-mode", "bypassPermissions"}, args...)
-		r, err := RunCommand(context.Background(), claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL, "GOCACHE="+goEnv(t, "GOCACHE"),
-			"GOMODCACHE="+goEnv(t, "GOMODCACHE"), "GOTOOLCHAIN=local", "GOFLAGS=-count=1"), p.claude, argv...)
+		r, err := RunCommand(context.Background(), claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL, goTestEnv(t)...), p.claude, argv...)
 		if err != nil || r.TimedOut {
 			t.Fatalf("claude: %v\n%s", err, r)
 		}
@@ -123,6 +90,63 @@ func TestClaudeCodeTestEvidence(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].State != "done" || runs[0].Status != store.StatusCompleted {
 		t.Errorf("after the real suite: %+v, %v; want completed in done", runs, err)
 	}
+}
+
+// refusesTypo checks that typoWorkflow is refused, naming the key and its
+// position, wherever it would be loaded: start, validate, and init's
+// --default-workflow for harness (with its further init flags) in project.
+func refusesTypo(t *testing.T, bin, storePath, harness, project string, initFlags ...string) {
+	t.Helper()
+	typo := filepath.Join(t.TempDir(), "typo.json")
+	os.WriteFile(typo, []byte(typoWorkflow), 0o644)
+	for _, args := range [][]string{
+		{"start", typo, "--session", "typo-session", "--harness", harness, "--store", storePath},
+		{"workflows", "validate", typo},
+		append([]string{"init", harness, "--project", project, "--store", storePath, "--default-workflow", typo}, initFlags...),
+	} {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `unknown key "allowed_tool"`) || !strings.Contains(string(out), "typo.json:2:25") {
+			t.Errorf("statewright %s: err %v, want a refusal naming the key and its position\n%s", strings.Join(args[:2], " "), err, out)
+		}
+	}
+}
+
+// evidenceCases are the test runs of the evidence scenario, in order, and
+// whether TESTS_PASS is accepted after each: not after a run of zero tests
+// (go test exits 0 on it), nor after a narrowed one, only after the whole
+// suite.
+var evidenceCases = []struct {
+	id, command string
+	accepted    bool
+}{
+	{"toolu_zero", "go test -run NoSuchTest ./...", false},
+	{"toolu_short", "go test -short ./...", false},
+	{"toolu_subset", "go test ./a", false},
+	{"toolu_suite", "go test ./...", true},
+}
+
+// writeEvidenceModule writes a Go module with two packages of tests into
+// dir.
+func writeEvidenceModule(t *testing.T, dir string) {
+	t.Helper()
+	for name, body := range map[string]string{
+		"go.mod":      "module example.com/evidence\n\ngo 1.22\n",
+		"a/a.go":      "package a\n\nfunc Add(x, y int) int { return x + y }\n",
+		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
+		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// goTestEnv is the environment a harness's go test runs with: the host's
+// build cache (a cold one costs minutes on 2 cores), no toolchain
+// download, no cached test results.
+func goTestEnv(t *testing.T) []string {
+	return []string{"GOCACHE=" + goEnv(t, "GOCACHE"), "GOMODCACHE=" + goEnv(t, "GOMODCACHE"), "GOTOOLCHAIN=local", "GOFLAGS=-count=1"}
 }
 
 func goEnv(t *testing.T, name string) string {

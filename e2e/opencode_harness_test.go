@@ -65,6 +65,8 @@ func npmBinary(t *testing.T, name, envVar, version string) string {
 type pluginProject struct {
 	harness                           string // "opencode" or "pi"
 	bin, dir, home, storePath, wfPath string
+	// env is added to the harness's environment.
+	env []string
 }
 
 func newPluginProject(t *testing.T, harness string) *pluginProject {
@@ -288,7 +290,7 @@ func (p *pluginProject) opencodeRun(t *testing.T, srv *fakemodel.Server, extra .
 	bin := npmBinary(t, "opencode", "STATEWRIGHT_OPENCODE", OpencodeVersion)
 	args := append([]string{"run", "--print-logs", "--auto"}, extra...)
 	args = append(args, "Fix the bug.")
-	r, err := RunCommand(context.Background(), pluginTimeout, p.dir, OpencodeEnv(p.home, srv.URL), bin, args...)
+	r, err := RunCommand(context.Background(), pluginTimeout, p.dir, append(OpencodeEnv(p.home, srv.URL), p.env...), bin, args...)
 	if err != nil {
 		t.Fatalf("start opencode: %v", err)
 	}
@@ -305,7 +307,7 @@ func (p *pluginProject) piRun(t *testing.T, srv *fakemodel.Server, extra ...stri
 	bin := npmBinary(t, "pi", "STATEWRIGHT_PI", PiVersion)
 	args := append([]string{"-p", "--provider", "fake", "--model", "fake-model"}, extra...)
 	args = append(args, "Fix the bug.")
-	r, err := RunCommand(context.Background(), pluginTimeout, p.dir, PiEnv(t, p.home, srv.URL), bin, args...)
+	r, err := RunCommand(context.Background(), pluginTimeout, p.dir, append(PiEnv(t, p.home, srv.URL), p.env...), bin, args...)
 	if err != nil {
 		t.Fatalf("start pi: %v", err)
 	}

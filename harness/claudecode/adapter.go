@@ -7,7 +7,6 @@ import (
 
 	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/harness/internal/wire"
-	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 )
 
@@ -61,44 +60,30 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 	switch ev {
 	case PreToolUse:
 		tc := ToolCall(in, project)
-		sh, deny := h.ShellFor(in.ToolName == "Bash", project, true)
+		route, deny := h.RouteShell(&tc, in.ToolName == "Bash")
 		if deny != "" {
 			return wire.Deny("statewright: " + deny)
-		}
-		if sh != nil {
-			tc.Sandbox, tc.Call.Sandboxed = sh.Request(session, in.ToolUseID), true
 		}
 		res, err := svc.Decide(ctx, tc)
 		if err != nil {
 			return Failure(ev, "decide "+in.ToolName+": "+err.Error())
 		}
-		if sh != nil && res.Enforced && res.Verdict == policy.Allow {
-			// Claude Code runs the updated command, the launcher under the
-			// profile in force now (and checks its own permission rules
-			// against it: docs/sandbox.md).
-			in2, err := sh.Rewrite(session, in.ToolUseID, res.Sandbox, in.ToolInput, "command")
-			if err != nil {
-				return Failure(ev, err.Error())
-			}
-			return wire.Allow(in2, "statewright: runs in the OS sandbox of "+harness.PhaseName(res.State))
+		// An allowed Bash call runs under the launcher, or through
+		// `statewright testrun` for a test command (Claude Code runs the
+		// updated command, and checks its own permission rules against it:
+		// docs/sandbox.md).
+		in2, why, err := route.Rewrite(res, in.ToolInput)
+		if err != nil {
+			return Failure(ev, err.Error())
 		}
-		if sh == nil && in.ToolName == "Bash" && res.Enforced && res.Verdict == policy.Allow {
-			// A test command runs through `statewright testrun`, so that
-			// its evidence comes from the runner's structured report.
-			if in2 := harness.TestRunRewrite(session, in.ToolUseID, project, in.ToolInput, "command"); in2 != nil {
-				return wire.Allow(in2, "statewright: "+res.Reason+" (the test run records a structured report)")
-			}
+		if in2 != nil {
+			return wire.Allow(in2, why)
 		}
 		return PreToolAnswer(in, res)
 
 	case PostToolUse, PostToolUseFailure:
 		tr := ToolResult(in, ev, project)
-		var lesson string
-		if sh, _ := h.ShellFor(in.ToolName == "Bash", project, false); sh != nil {
-			lesson = sh.After(ctx, svc, &tr, in.Cwd)
-		} else if in.ToolName == "Bash" {
-			harness.TestRunAfter(&tr, "command")
-		}
+		lesson := h.AfterShell(ctx, svc, &tr, in.ToolName == "Bash", in.Cwd)
 		// After a control call (a transition, a start) tell the agent where it is now.
 		v, err := h.Record(ctx, svc, tr, IsControlTool(in.ToolName))
 		if err != nil {

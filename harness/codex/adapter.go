@@ -6,7 +6,6 @@ import (
 
 	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/harness/internal/wire"
-	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 )
 
@@ -53,33 +52,28 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 	switch ev {
 	case PreToolUse:
 		tc := ToolCall(in, project)
-		sh, deny := h.ShellFor(in.ToolName == "Bash", project, true)
+		route, deny := h.RouteShell(&tc, in.ToolName == "Bash")
 		if deny != "" {
 			return Failure(ev, deny)
-		}
-		if sh != nil {
-			tc.Sandbox, tc.Call.Sandboxed = sh.Request(SessionKey(in.SessionID), in.ToolUseID), true
 		}
 		res, err := svc.Decide(ctx, tc)
 		if err != nil {
 			return Failure(ev, "decide "+in.ToolName+": "+err.Error())
 		}
-		if sh != nil && res.Enforced && res.Verdict == policy.Allow {
-			// Codex applies updatedInput with an allow (docs/codex.md,
-			// docs/sandbox.md): the command runs under the launcher.
-			in2, err := sh.Rewrite(SessionKey(in.SessionID), in.ToolUseID, res.Sandbox, in.ToolInput, "command")
-			if err != nil {
-				return Failure(ev, err.Error())
-			}
-			return wire.Allow(in2, "statewright: runs in the OS sandbox of "+harness.PhaseName(res.State))
+		// Codex applies updatedInput with an allow to the shell too
+		// (docs/codex.md, docs/sandbox.md): the command runs under the
+		// launcher, or a test command through `statewright testrun`.
+		in2, why, err := route.Rewrite(res, in.ToolInput)
+		if err != nil {
+			return Failure(ev, err.Error())
+		}
+		if in2 != nil {
+			return wire.Allow(in2, why)
 		}
 		return PreToolAnswer(in, res)
 	case PostToolUse:
 		tr := ToolResult(in, project)
-		var lesson string
-		if sh, _ := h.ShellFor(in.ToolName == "Bash", project, false); sh != nil {
-			lesson = sh.After(ctx, svc, &tr, in.Cwd)
-		}
+		lesson := h.AfterShell(ctx, svc, &tr, in.ToolName == "Bash", in.Cwd)
 		v, err := h.Record(ctx, svc, tr, IsControlTool(in.ToolName))
 		if err != nil {
 			return Failure(ev, "record the result of "+in.ToolName+": "+err.Error())

@@ -56,9 +56,13 @@ func IsTestCommand(script string) bool {
 	return ok
 }
 
-// MarkCall creates the call's directory and records the project root and
-// the agent's command in it.
+// MarkCall creates the call's directory afresh (whatever an earlier
+// command left there is removed) and records the project root and the
+// agent's command in it.
 func MarkCall(callDir, projectDir, command string) error {
+	if err := os.RemoveAll(callDir); err != nil {
+		return fmt.Errorf("testrun: %w", err)
+	}
 	if err := os.MkdirAll(callDir, 0o700); err != nil {
 		return fmt.Errorf("testrun: %w", err)
 	}

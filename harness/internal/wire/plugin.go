@@ -355,34 +355,29 @@ func (p *Plugin) respond(ctx context.Context, h *harness.Hook, event string, inp
 	switch event {
 	case ToolBefore:
 		tc := p.ToolCall(in, project)
-		sh, deny := h.ShellFor(in.Tool == p.ShellTool, project, true)
+		route, deny := h.RouteShell(&tc, in.Tool == p.ShellTool)
 		if deny != "" {
 			return denyCall(Prefixed(deny))
-		}
-		if sh != nil {
-			tc.Sandbox, tc.Call.Sandboxed = sh.Request(session, in.CallID), true
 		}
 		res, err := svc.Decide(ctx, tc)
 		if err != nil {
 			return PluginFailure(event, "decide "+in.Tool+": "+err.Error())
 		}
-		if sh != nil && res.Enforced && res.Verdict == policy.Allow {
-			// The plugin replaces the arguments: the command runs under the
-			// launcher, with the profile in force now.
-			args, err := sh.Rewrite(session, in.CallID, res.Sandbox, in.Args, "command")
-			if err != nil {
-				return PluginFailure(event, err.Error())
-			}
+		// The plugin replaces the arguments: the command runs under the
+		// launcher, with the profile in force now, or a test command
+		// through `statewright testrun`.
+		args, _, err := route.Rewrite(res, in.Args)
+		if err != nil {
+			return PluginFailure(event, err.Error())
+		}
+		if args != nil {
 			return allowCall(args)
 		}
 		return p.PreToolAnswer(in, res)
 
 	case ToolAfter:
 		tr := p.ToolResult(in, project)
-		var lesson string
-		if sh, _ := h.ShellFor(in.Tool == p.ShellTool, project, false); sh != nil {
-			lesson = sh.After(ctx, svc, &tr, in.Cwd)
-		}
+		lesson := h.AfterShell(ctx, svc, &tr, in.Tool == p.ShellTool, in.Cwd)
 		v, err := h.Record(ctx, svc, tr, p.IsControlTool(in.Tool))
 		if err != nil {
 			return PluginFailure(event, "record the result of "+in.Tool+": "+err.Error())
