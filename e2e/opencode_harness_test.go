@@ -25,8 +25,22 @@ const (
 	PiVersion       = "0.73.1"
 )
 
-// pluginTimeout bounds one opencode or Pi run.
+// pluginTimeout is the least time one opencode or Pi run gets.
 const pluginTimeout = 4 * time.Minute
+
+// pluginBudget bounds one opencode or Pi run: the time left before the
+// test binary's -timeout, less a minute to report, and never less than
+// pluginTimeout. A run that hangs still fails with its output (not with
+// the test binary's panic); a slow, shared machine is not a failure (on a
+// loaded 2-core host opencode alone took four minutes to reach its first
+// model call, so a fixed bound was a timing assertion).
+func pluginBudget(t *testing.T) time.Duration {
+	d, ok := t.Deadline()
+	if !ok {
+		return 4 * pluginTimeout
+	}
+	return max(time.Until(d)-time.Minute, pluginTimeout)
+}
 
 // npmBinary returns the absolute path of a harness binary: $envVar, else
 // the one scripts/install-harnesses.sh installs. A missing harness fails
@@ -290,7 +304,7 @@ func (p *pluginProject) opencodeRun(t *testing.T, srv *fakemodel.Server, extra .
 	bin := npmBinary(t, "opencode", "STATEWRIGHT_OPENCODE", OpencodeVersion)
 	args := append([]string{"run", "--print-logs", "--auto"}, extra...)
 	args = append(args, "Fix the bug.")
-	r, err := RunCommand(context.Background(), pluginTimeout, p.dir, append(OpencodeEnv(p.home, srv.URL), p.env...), bin, args...)
+	r, err := RunCommand(context.Background(), pluginBudget(t), p.dir, append(OpencodeEnv(p.home, srv.URL), p.env...), bin, args...)
 	if err != nil {
 		t.Fatalf("start opencode: %v", err)
 	}
@@ -307,7 +321,7 @@ func (p *pluginProject) piRun(t *testing.T, srv *fakemodel.Server, extra ...stri
 	bin := npmBinary(t, "pi", "STATEWRIGHT_PI", PiVersion)
 	args := append([]string{"-p", "--provider", "fake", "--model", "fake-model"}, extra...)
 	args = append(args, "Fix the bug.")
-	r, err := RunCommand(context.Background(), pluginTimeout, p.dir, append(PiEnv(t, p.home, srv.URL), p.env...), bin, args...)
+	r, err := RunCommand(context.Background(), pluginBudget(t), p.dir, append(PiEnv(t, p.home, srv.URL), p.env...), bin, args...)
 	if err != nil {
 		t.Fatalf("start pi: %v", err)
 	}
