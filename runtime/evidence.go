@@ -225,8 +225,14 @@ var noTestFlags = []string{"-list", "-test.list", "--collect-only", "--co", "--n
 	"--setup-only", "--setup-plan", "--fixtures", "--markers", "--help", "-h", "--version", "-V"}
 
 // runsNoTests reports whether a test command only lists, compiles or
-// prints help: its exit status proves nothing about the tests.
+// prints help: its exit status proves nothing about the tests. A runner
+// package testreport plans is read with its option grammar (pytest
+// --collect-only, go test -list=X, cargo test --no-run); for other runners
+// the words are scanned for the common listing flags.
 func runsNoTests(c *shell.Command) bool {
+	if p, ok := testreport.New(c.Argv, c.Assigns, testreport.Project{}); ok {
+		return p.ListOnly
+	}
 	for _, a := range c.Argv {
 		if c.Program == "go" && (a == "-c" || a == "-n") {
 			return true // go test -c compiles, -n prints the commands

@@ -6,20 +6,6 @@ import (
 	"strings"
 )
 
-// cargoValueOpts are cargo test options whose value may be the next word.
-var cargoValueOpts = map[string]bool{
-	"-p": true, "--package": true, "--exclude": true, "--test": true, "--bench": true, "--bin": true,
-	"--example": true, "-F": true, "--features": true, "--target": true, "--target-dir": true,
-	"--manifest-path": true, "-j": true, "--jobs": true, "--profile": true, "--message-format": true,
-	"--color": true, "--config": true, "-Z": true, "--lockfile-path": true, "--timings": false,
-}
-
-// libtestValueOpts are libtest (test binary) options that take a value.
-var libtestValueOpts = map[string]bool{
-	"--skip": true, "--test-threads": true, "--logfile": true, "--format": true, "--color": true,
-	"-Z": true, "--shuffle-seed": true, "--report-time": false,
-}
-
 func planCargo(p *Plan, argv, env []string, project Project) bool {
 	i := 1
 	nightly := false
@@ -37,58 +23,62 @@ func planCargo(p *Plan, argv, env []string, project Project) bool {
 	if k := slices.Index(rest, "--"); k >= 0 {
 		rest, binArgs = rest[:k], rest[k+1:]
 	}
-	for j := 0; j < len(rest); j++ {
-		a := rest[j]
-		if !strings.HasPrefix(a, "-") {
-			p.narrow("argv test name filter %s", quoteArg(a))
+	ca := parseArgs("cargo test", rest)
+	for _, o := range ca.Options {
+		if !o.Known {
+			p.unknownOption("argv", o)
 			continue
 		}
-		opt, val, hasVal := strings.Cut(a, "=")
-		if !hasVal && cargoValueOpts[opt] && j+1 < len(rest) {
-			j++
-			val = rest[j]
-		}
-		switch opt {
-		case "-p", "--package":
+		val := o.Value.Value
+		switch o.Name {
+		case "p":
 			if cargoWorkspace(project) {
-				p.narrow("argv %s %s (one package of the workspace)", opt, val)
+				p.narrow("argv %s %s (one package of the workspace)", spelled(o), val)
 			}
-		case "--lib", "--bins", "--tests", "--examples", "--benches", "--doc":
-			p.narrow("argv %s (only some targets)", opt)
-		case "--bin", "--test", "--example", "--bench":
-			p.narrow("argv %s %s (only some targets)", opt, val)
-		case "--no-run", "--help", "-h":
+		case "exclude":
+			p.narrow("argv --exclude %s (a package of the workspace left out)", val)
+		case "lib", "bins", "tests", "examples", "benches", "doc":
+			p.narrow("argv %s (only some targets)", spelled(o))
+		case "bin", "test", "example", "bench":
+			p.narrow("argv %s %s (only some targets)", spelled(o), val)
+		case "no-run", "h":
 			p.ListOnly = true
-		case "-v", "--verbose":
+		case "v":
 			p.Verbose = true
 		}
 	}
+	for _, a := range operands(ca) {
+		p.narrow("argv test name filter %s", quoteArg(a))
+	}
 	userFormat := false
-	for j := 0; j < len(binArgs); j++ {
-		a := binArgs[j]
-		if !strings.HasPrefix(a, "-") {
-			p.narrow("argv test name filter %s", quoteArg(a))
+	la := parseArgs("libtest", binArgs)
+	for _, o := range la.Options {
+		if !o.Known {
+			// a custom test harness reads options libtest does not have
+			p.unknownOption("argv --", o)
 			continue
 		}
-		opt, val, hasVal := strings.Cut(a, "=")
-		if !hasVal && libtestValueOpts[opt] && j+1 < len(binArgs) {
-			j++
-			val = binArgs[j]
-		}
-		switch opt {
-		case "--skip":
-			p.narrow("argv --skip %s", quoteArg(val))
-		case "--ignored":
+		switch o.Name {
+		case "skip":
+			p.narrow("argv --skip %s", quoteArg(o.Value.Value))
+		case "ignored":
 			p.narrow("argv --ignored (only the ignored tests)")
-		case "--exact":
+		case "bench":
+			p.narrow("argv -- --bench (benchmarks instead of tests)")
+		case "exclude-should-panic":
+			p.narrow("argv --exclude-should-panic")
+		case "exact":
 			// narrows only with a filter, which is reported itself
-		case "--list", "--help", "-h":
+		case "list", "h":
 			p.ListOnly = true
-		case "--format":
+		case "format":
 			userFormat = true
-		case "--nocapture", "--show-output":
+		case "nocapture", "show-output":
 			p.Verbose = true
 		}
+	}
+	for _, a := range operands(la) {
+		p.narrow("argv test name filter %s", quoteArg(a))
 	}
 	if _, ok := envValue(env, "RUSTC_BOOTSTRAP"); ok {
 		nightly = true

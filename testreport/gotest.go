@@ -5,29 +5,18 @@ import (
 	"path"
 	"slices"
 	"strings"
-)
 
-// goValueFlags are go test's (and the build's) flags that take a value as
-// the next word when not written -flag=value.
-var goValueFlags = map[string]bool{
-	"run": true, "skip": true, "bench": true, "benchtime": true, "count": true, "cpu": true,
-	"parallel": true, "timeout": true, "coverprofile": true, "covermode": true, "coverpkg": true,
-	"o": true, "exec": true, "tags": true, "p": true, "ldflags": true, "gcflags": true, "asmflags": true,
-	"mod": true, "modfile": true, "overlay": true, "pkgdir": true, "toolexec": true, "memprofile": true,
-	"memprofilerate": true, "blockprofile": true, "blockprofilerate": true, "cpuprofile": true,
-	"mutexprofile": true, "mutexprofilefraction": true, "outputdir": true, "trace": true, "fuzz": true,
-	"fuzztime": true, "fuzzminimizetime": true, "shuffle": true, "list": true, "vet": true, "C": true,
-	"installsuffix": true, "buildmode": true, "compiler": true, "gccgoflags": true, "pgo": true,
-	"covervars": true, "reuse": true,
-}
+	"github.com/statewright-go/statewright/shell"
+)
 
 // goRunAll are -run values that select every test.
 var goRunAll = []string{"", ".", ".*", "^.*$", "^.*"}
 
-// goFlag applies one go test flag (from argv, GOFLAGS or -args) to the plan.
-func goFlag(p *Plan, where, name, val string, hasVal bool) {
-	name = strings.TrimPrefix(name, "test.")
-	on := !hasVal || (val != "false" && val != "0")
+// goFlag applies one go test flag (from argv, GOFLAGS or -args), parsed
+// with go test's grammar, to the plan.
+func goFlag(p *Plan, where string, o shell.ParsedOption) {
+	name := strings.TrimPrefix(o.Name, "test.")
+	val := o.Value.Value
 	switch name {
 	case "run":
 		if !slices.Contains(goRunAll, val) {
@@ -38,22 +27,18 @@ func goFlag(p *Plan, where, name, val string, hasVal bool) {
 			p.narrow("%s -skip %s", where, quoteArg(val))
 		}
 	case "short":
-		if on {
+		if flagOn(o) {
 			p.narrow("%s -short", where)
 		}
 	case "list":
 		p.ListOnly = true
 	case "c", "n":
-		if on {
+		if flagOn(o) {
 			p.ListOnly = true
 		}
-	case "v":
-		if on {
-			p.Verbose = true
-		}
-	case "json":
-		if on {
-			p.Verbose = true // the agent sees the JSON stream as it asked
+	case "v", "json":
+		if flagOn(o) {
+			p.Verbose = true // -json: the agent sees the JSON stream as it asked
 		}
 	}
 }
@@ -82,41 +67,46 @@ func planGo(p *Plan, argv, env []string, project Project) bool {
 	p.Runner, p.Format = GoTest, FormatGoJSON
 	testAt := i
 	userJSON := false
-	var pkgs []string
-	for i = testAt + 1; i < len(argv); i++ {
-		a := argv[i]
-		if a == "-args" || a == "--args" {
-			for _, b := range argv[i+1:] {
-				if strings.HasPrefix(b, "-test.") {
-					name, val, hasVal := flagName(b)
-					goFlag(p, "argv -args", name, val, hasVal)
-				}
-			}
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pkgs = append(pkgs, a)
+	args := parseArgs("go test", argv[testAt+1:])
+	for _, o := range args.Options {
+		if !o.Known {
+			// go test passes a flag it does not know to the test binary,
+			// whose own flags may select tests.
+			p.unknownOption("argv", o)
 			continue
 		}
-		name, val, hasVal := flagName(a)
-		if goValueFlags[strings.TrimPrefix(name, "test.")] && !hasVal && i+1 < len(argv) {
-			i++
-			val, hasVal = argv[i], true
-		}
-		if name == "json" && (!hasVal || val == "true") {
+		if o.Name == "json" && flagOn(o) {
 			userJSON = true
 		}
-		goFlag(p, "argv", name, val, hasVal)
+		goFlag(p, "argv", o)
 	}
-	if gf, ok := envValue(env, "GOFLAGS"); ok {
-		for _, f := range strings.Fields(gf) {
-			if strings.HasPrefix(f, "-") {
-				name, val, hasVal := flagName(f)
-				goFlag(p, "GOFLAGS", name, val, hasVal)
+	if len(args.Passed) > 0 {
+		passed := make([]string, len(args.Passed))
+		for k, a := range args.Passed {
+			passed[k] = a.Value
+		}
+		bin := parseArgs("go test -args", passed)
+		for _, o := range bin.Options {
+			if !o.Known {
+				p.unknownOption("argv -args", o)
+				continue
 			}
+			goFlag(p, "argv -args", o)
+		}
+		for _, a := range operands(bin) {
+			p.narrow("argv -args %s (an argument the test binary reads itself; it may select tests)", quoteArg(a))
 		}
 	}
-	goPackages(p, pkgs, dir, project)
+	if gf, ok := envValue(env, "GOFLAGS"); ok {
+		for _, o := range parseArgs("go test", splitShellWords(gf)).Options {
+			if !o.Known {
+				p.unknownOption("GOFLAGS", o)
+				continue
+			}
+			goFlag(p, "GOFLAGS", o)
+		}
+	}
+	goPackages(p, operands(args), dir, project)
 	p.inst = func(argv []string, _ string) (Instrumented, error) {
 		if userJSON {
 			return Instrumented{Argv: argv, ReportOnStdout: true}, nil

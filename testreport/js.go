@@ -9,16 +9,6 @@ import (
 	"github.com/statewright-go/statewright/shell"
 )
 
-// jestValueOpts are jest options whose value may be the next word.
-var jestValueOpts = map[string]bool{
-	"-t": true, "--testNamePattern": true, "-c": true, "--config": true, "--testPathPattern": true,
-	"--testPathPatterns": true, "--testPathIgnorePatterns": true, "--shard": true, "--changedSince": true,
-	"-w": true, "--maxWorkers": true, "--outputFile": true, "--reporters": true, "--coverageDirectory": true,
-	"--rootDir": true, "--roots": true, "--testMatch": true, "--testRegex": true, "--testTimeout": true,
-	"--seed": true, "--env": true, "--testEnvironment": true, "--selectProjects": true,
-	"--ignoreProjects": true, "--maxConcurrency": true, "--coverageProvider": true, "--cacheDirectory": true,
-}
-
 func planJest(p *Plan, argv []string, project Project) bool {
 	p.Runner, p.Format = Jest, FormatJestJSON
 	jestArgs(p, argv[1:], "argv")
@@ -28,45 +18,36 @@ func planJest(p *Plan, argv []string, project Project) bool {
 	return true
 }
 
+// jestArgs reads jest's arguments with its grammar (yargs: --testNamePattern,
+// --test-name-pattern and -t are one option).
 func jestArgs(p *Plan, args []string, where string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			p.narrow("%s test path pattern %s", where, quoteArg(a))
+	pa := parseArgs("jest", args)
+	for _, o := range pa.Options {
+		if !o.Known {
+			p.unknownOption(where, o)
 			continue
 		}
-		opt, val, hasVal := strings.Cut(a, "=")
-		if opt == "--findRelatedTests" {
-			p.narrow("%s --findRelatedTests", where)
-			return // the rest are file names
-		}
-		if !hasVal && jestValueOpts[opt] && i+1 < len(args) {
-			i++
-			val = args[i]
-		}
-		switch opt {
-		case "-t", "--testNamePattern":
+		p.optionalValueTaken("jest", where, o)
+		val := o.Value.Value
+		switch o.Name {
+		case "t":
 			if val != "" {
-				p.narrow("%s %s %s", where, opt, quoteArg(val))
+				p.narrow("%s %s %s", where, spelled(o), quoteArg(val))
 			}
-		case "--testPathPattern", "--testPathPatterns", "--testPathIgnorePatterns", "--testMatch", "--testRegex", "--shard", "--selectProjects", "--ignoreProjects", "--changedSince":
-			p.narrow("%s %s %s", where, opt, quoteArg(val))
-		case "-o", "--onlyChanged", "--lastCommit", "-f", "--onlyFailures":
-			p.narrow("%s %s", where, opt)
-		case "--listTests", "--showConfig", "--clearCache", "--help", "-h", "--version", "-v":
+		case "testPathPattern", "testPathPatterns", "testPathIgnorePatterns", "testMatch", "testRegex", "shard",
+			"selectProjects", "ignoreProjects", "changedSince":
+			p.narrow("%s %s %s", where, spelled(o), quoteArg(val))
+		case "o", "lastCommit", "findRelatedTests":
+			p.narrow("%s %s", where, spelled(o))
+		case "listTests", "showConfig", "clearCache", "h", "v":
 			p.ListOnly = true
-		case "--verbose":
+		case "verbose":
 			p.Verbose = true
 		}
 	}
-}
-
-// vitestValueOpts are vitest options whose value may be the next word.
-var vitestValueOpts = map[string]bool{
-	"-t": true, "--testNamePattern": true, "-c": true, "--config": true, "--shard": true, "--project": true,
-	"--reporter": true, "--outputFile": true, "--dir": true, "--root": true, "-r": true, "--exclude": true,
-	"--changed": false, "--environment": true, "--pool": true, "--maxWorkers": true, "--minWorkers": true,
-	"--testTimeout": true, "--mode": true, "--retry": true, "--bail": true, "--sequence.seed": true,
+	for _, a := range operands(pa) {
+		p.narrow("%s test path pattern %s", where, quoteArg(a))
+	}
 }
 
 func planVitest(p *Plan, argv []string, project Project) bool {
@@ -87,31 +68,31 @@ func planVitest(p *Plan, argv []string, project Project) bool {
 		}
 	}
 	reporters := 0
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			p.narrow("argv test filter %s", quoteArg(a))
+	pa := parseArgs("vitest", args)
+	for _, o := range pa.Options {
+		if !o.Known {
+			p.unknownOption("argv", o)
 			continue
 		}
-		opt, val, hasVal := strings.Cut(a, "=")
-		if !hasVal && vitestValueOpts[opt] && i+1 < len(args) {
-			i++
-			val = args[i]
-		}
-		switch opt {
-		case "-t", "--testNamePattern":
+		p.optionalValueTaken("vitest", "argv", o)
+		val := o.Value.Value
+		switch o.Name {
+		case "t":
 			if val != "" {
-				p.narrow("argv %s %s", opt, quoteArg(val))
+				p.narrow("argv %s %s", spelled(o), quoteArg(val))
 			}
-		case "--shard", "--project", "--exclude", "--dir":
-			p.narrow("argv %s %s", opt, quoteArg(val))
-		case "--changed", "--related", "--onlyFailures":
-			p.narrow("argv %s", opt)
-		case "--reporter":
+		case "shard", "project", "exclude", "dir", "r":
+			p.narrow("argv %s %s", spelled(o), quoteArg(val))
+		case "changed", "related":
+			p.narrow("argv %s", spelled(o))
+		case "reporter":
 			reporters++
-		case "--help", "-h", "--version", "-v":
+		case "h", "v":
 			p.ListOnly = true
 		}
+	}
+	for _, a := range operands(pa) {
+		p.narrow("argv test filter %s", quoteArg(a))
 	}
 	p.inst = func(argv []string, reportPath string) (Instrumented, error) {
 		if reporters == 0 {
@@ -122,45 +103,50 @@ func planVitest(p *Plan, argv []string, project Project) bool {
 	return true
 }
 
-// nodeTestValueOpts are node's test options whose value may be the next word.
-var nodeTestValueOpts = map[string]bool{
-	"--test-name-pattern": true, "--test-skip-pattern": true, "--test-shard": true,
-	"--test-reporter": true, "--test-reporter-destination": true, "--test-concurrency": true,
-	"--test-timeout": true, "--import": true, "--require": true, "-r": true, "--loader": true,
-	"--experimental-loader": true, "--conditions": true, "-C": true, "--env-file": true,
-	"--test-coverage-include": true, "--test-coverage-exclude": true, "--test-isolation": true,
-	"--test-global-setup": true,
+// nodeTestOpt applies one of node's options (from argv or NODE_OPTIONS)
+// to a node --test plan.
+func nodeTestOpt(p *Plan, where string, o shell.ParsedOption) {
+	if !o.Known {
+		p.unknownOption(where, o)
+		return
+	}
+	switch o.Name {
+	case "test-name-pattern", "test-skip-pattern", "test-shard":
+		p.narrow("%s %s %s", where, spelled(o), quoteArg(o.Value.Value))
+	case "test-only":
+		p.narrow("%s %s", where, spelled(o))
+	}
 }
 
-func planNode(p *Plan, argv []string, project Project) bool {
+func planNode(p *Plan, argv, env []string, project Project) bool {
 	if !slices.Contains(argv[1:], "--test") {
 		return false
 	}
 	p.Runner, p.Format = NodeTest, FormatJUnit
 	reporters, dests := 0, 0
-	for i := 1; i < len(argv); i++ {
-		a := argv[i]
-		if !strings.HasPrefix(a, "-") {
-			if strings.ContainsAny(a, "*?{[") || !strings.Contains(path.Base(a), ".") {
-				continue // a glob or a directory: the suite's own layout
-			}
-			p.narrow("argv names test file %s", a)
-			continue
-		}
-		opt, val, hasVal := strings.Cut(a, "=")
-		if !hasVal && nodeTestValueOpts[opt] && i+1 < len(argv) {
-			i++
-			val = argv[i]
-		}
-		switch opt {
-		case "--test-name-pattern", "--test-skip-pattern", "--test-shard":
-			p.narrow("argv %s %s", opt, quoteArg(val))
-		case "--test-only":
-			p.narrow("argv --test-only")
-		case "--test-reporter":
+	pa := parseArgs("node", argv[1:])
+	for _, o := range pa.Options {
+		switch {
+		case o.Known && o.Name == "test-reporter":
 			reporters++
-		case "--test-reporter-destination":
+		case o.Known && o.Name == "test-reporter-destination":
 			dests++
+		}
+		nodeTestOpt(p, "argv", o)
+	}
+	for _, a := range operands(pa) {
+		if strings.ContainsAny(a, "*?{[") || !strings.Contains(path.Base(a), ".") {
+			continue // a glob or a directory: the suite's own layout
+		}
+		p.narrow("argv names test file %s", a)
+	}
+	if v, ok := envValue(env, "NODE_OPTIONS"); ok {
+		// node reads its test runner's options from NODE_OPTIONS too.
+		for _, o := range parseArgs("node", splitShellWords(v)).Options {
+			if o.Known && (o.Name == "test-reporter" || o.Name == "test-reporter-destination") {
+				continue // the report options argv gives come after these
+			}
+			nodeTestOpt(p, "NODE_OPTIONS", o)
 		}
 	}
 	p.inst = func(argv []string, reportPath string) (Instrumented, error) {

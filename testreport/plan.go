@@ -171,7 +171,7 @@ func New(argv, env []string, project Project) (p Plan, ok bool) {
 	case prog == "vitest":
 		ok = planVitest(&p, argv, project)
 	case prog == "node" || prog == "nodejs":
-		ok = planNode(&p, argv, project)
+		ok = planNode(&p, argv, env, project)
 	case prog == "cargo":
 		ok = planCargo(&p, argv, env, project)
 	case prog == "npm" || prog == "yarn" || prog == "pnpm" || prog == "bun":

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/statewright-go/statewright/shell"
 )
 
 var pythonName = regexp.MustCompile(`^python(\d+(\.\d+)*)?$|^pypy\d*$`)
@@ -23,92 +25,79 @@ func isUnittest(argv []string) bool {
 	return pythonName.MatchString(path.Base(argv[0])) && len(argv) >= 3 && argv[1] == "-m" && argv[2] == "unittest"
 }
 
-// pytestValueOpts are pytest options (core and common plugins) whose value
-// may be the next word.
-var pytestValueOpts = map[string]bool{
-	"-k": true, "-m": true, "-c": true, "-p": true, "-o": true, "-W": true, "-r": true, "-n": true,
-	"--rootdir": true, "--basetemp": true, "--confcutdir": true, "--deselect": true, "--ignore": true,
-	"--ignore-glob": true, "--junitxml": true, "--junit-xml": true, "--junit-prefix": true,
-	"--maxfail": true, "--tb": true, "--durations": true, "--durations-min": true, "--log-level": true,
-	"--log-file": true, "--log-file-level": true, "--log-format": true, "--log-date-format": true,
-	"--log-cli-level": true, "--cov": true, "--cov-report": true, "--cov-config": true,
-	"--cov-fail-under": true, "--timeout": true, "--dist": true, "--import-mode": true,
-	"--capture": true, "--override-ini": true, "--config-file": true, "--color": true,
-	"--code-highlight": true, "--doctest-glob": true, "--html": true, "--report-log": true,
-	"--json-report-file": true, "-x": false, "--maxprocesses": true, "--numprocesses": true,
-	"--randomly-seed": true, "--reruns": true, "--count": true, "--cache-dir": true,
-	"--pyargs": false, "--lfnf": true, "--last-failed-no-failures": true, "--verbosity": true,
-	"--deselect-file": true, "--tx": true, "--rsyncdir": true, "--benchmark-json": true,
-}
+// pytestListOnly are pytest options (canonical names in pytest's grammar,
+// or as written for ones it does not know) that make pytest run no test.
+var pytestListOnly = []string{"collect-only", "fixtures", "fixtures-per-test", "markers", "h", "V",
+	"setup-plan", "setup-only"}
 
-// pytestNoTests are options that make pytest run no test.
-var pytestNoTests = []string{"--co", "--collect-only", "--collectonly", "--fixtures", "--funcargs",
-	"--fixtures-per-test", "--markers", "--help", "-h", "--version", "-V", "--setup-plan", "--setup-only"}
-
-// pytestOpt applies one pytest option to the plan. fromConfig is true for
-// addopts read from an ini file: there --ignore and paths define the
-// project's suite rather than narrow it.
-func pytestOpt(p *Plan, where, opt, val string, fromConfig bool) {
-	switch opt {
-	case "-k":
-		if strings.TrimSpace(val) != "" {
-			p.narrow("%s -k %s", where, quoteArg(val))
+// pytestOpt applies one pytest option, parsed with pytest's grammar, to
+// the plan. fromConfig is true for addopts read from an ini file: there
+// --ignore and paths define the project's suite rather than narrow it.
+func pytestOpt(p *Plan, where string, o shell.ParsedOption, fromConfig bool) {
+	val := o.Value.Value
+	if !o.Known {
+		if slices.Contains(pytestListOnly, strings.TrimLeft(spelled(o), "-")) {
+			p.ListOnly = true
 		}
-	case "-m":
+		// pytest refuses an option it does not know unless a plugin
+		// defines it, and a plugin's option may select tests.
+		p.unknownOption(where, o)
+		return
+	}
+	switch o.Name {
+	case "k", "m":
 		if strings.TrimSpace(val) != "" {
-			p.narrow("%s -m %s", where, quoteArg(val))
+			p.narrow("%s -%s %s", where, o.Name, quoteArg(val))
 		}
-	case "--lf", "--last-failed":
-		p.narrow("%s %s (only the tests that failed last time)", where, opt)
-	case "--sw", "--stepwise", "--sw-skip", "--stepwise-skip":
-		p.narrow("%s %s (resumes from the last failure)", where, opt)
-	case "--deselect":
+	case "lf":
+		p.narrow("%s %s (only the tests that failed last time)", where, spelled(o))
+	case "sw", "sw-skip":
+		p.narrow("%s %s (resumes from the last failure)", where, spelled(o))
+	case "looponfail":
+		p.narrow("%s %s (reruns the failing tests)", where, spelled(o))
+	case "deselect":
 		p.narrow("%s --deselect %s", where, quoteArg(val))
-	case "--ignore", "--ignore-glob":
+	case "ignore", "ignore-glob":
 		if !fromConfig {
-			p.narrow("%s %s %s", where, opt, quoteArg(val))
+			p.narrow("%s %s %s", where, spelled(o), quoteArg(val))
 		}
-	case "--pyargs":
+	case "pyargs":
 		p.narrow("%s --pyargs", where)
-	case "-v", "--verbose", "-vv", "-vvv":
+	case "picked", "testmon":
+		p.narrow("%s %s (only the tests of changed files)", where, spelled(o))
+	case "benchmark-only", "benchmark-skip":
+		p.narrow("%s %s", where, spelled(o))
+	case "v":
 		p.Verbose = true
 	default:
-		if slices.Contains(pytestNoTests, opt) {
+		if slices.Contains(pytestListOnly, o.Name) {
 			p.ListOnly = true
 		}
 	}
 }
 
-// pytestArgs walks pytest arguments, applying options, and returns the
-// positional arguments, the -o/--override-ini values and the -c file.
+// pytestArgs reads pytest arguments with pytest's grammar, applying the
+// options, and returns the positional arguments, the -o/--override-ini
+// values and the -c file.
 func pytestArgs(p *Plan, args []string, where string, fromConfig bool) (pos, overrides []string, config string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
+	pa := parseArgs("pytest", args)
+	for _, o := range pa.Options {
+		switch {
+		case o.Known && (o.Name == "o" || o.Name == "override-ini"):
+			overrides = append(overrides, o.Value.Value)
+		case o.Known && (o.Name == "c" || o.Name == "config-file"):
+			config = o.Value.Value
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
+		pytestOpt(p, where, o, fromConfig)
+	}
+	for _, a := range operands(pa) {
+		if strings.HasPrefix(a, "@") {
+			// argparse's fromfile prefix: pytest reads more arguments
+			// from the file.
+			p.narrow("%s %s (pytest reads more arguments from that file)", where, quoteArg(a))
 			continue
 		}
-		opt, val, hasVal := a, "", false
-		if strings.HasPrefix(a, "--") {
-			opt, val, hasVal = strings.Cut(a, "=")
-		} else if len(a) > 2 && pytestValueOpts[a[:2]] {
-			opt, val, hasVal = a[:2], a[2:], true // -kexpr, -m"not slow"
-		}
-		if !hasVal && pytestValueOpts[opt] && i+1 < len(args) {
-			i++
-			val, hasVal = args[i], true
-		}
-		switch opt {
-		case "-o", "--override-ini":
-			overrides = append(overrides, val)
-		case "-c", "--config-file":
-			config = val
-		}
-		pytestOpt(p, where, opt, val, fromConfig)
+		pos = append(pos, a)
 	}
 	return pos, overrides, config
 }

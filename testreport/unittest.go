@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"strings"
+
+	"github.com/statewright-go/statewright/shell"
 )
 
 // Unittest is Python's unittest runner (python -m unittest).
@@ -36,41 +37,57 @@ if r.testsRun == 0 and not r.skipped and sys.version_info >= (3, 12):
 sys.exit(not r.wasSuccessful())
 `
 
-// unittestValueOpts are unittest options that take a value.
-var unittestValueOpts = map[string]bool{"-k": true, "-s": true, "--start-directory": true, "-p": true, "--pattern": true, "-t": true, "--top-level-directory": true}
+// unittestGrammar is python -m unittest's options (its main and discover
+// parsers together). unittest's argparse accepts unique prefixes of long
+// options (--pat for --pattern) and clustered short ones (-vk x).
+var unittestGrammar = shell.G("python -m unittest", shell.StyleArgparse, "h help", "v verbose", "q quiet",
+	"locals", "durations=", "f failfast", "c catch", "b buffer", "k= :f", "s start-directory= :f",
+	"p pattern= :f", "t top-level-directory=")
 
 func planUnittest(p *Plan, argv []string) bool {
 	p.Runner, p.Format = Unittest, FormatUnittestJSON
 	args := argv[3:]
-	if len(args) > 0 && args[0] == "discover" {
+	discover := len(args) > 0 && args[0] == "discover"
+	if discover {
 		args = args[1:]
 	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			p.narrow("argv names tests %s", a)
+	pa := unittestGrammar.Parse(literalWords(args))
+	for _, o := range pa.Options {
+		if !o.Known {
+			p.unknownOption("argv", o)
 			continue
 		}
-		opt, val, hasVal := strings.Cut(a, "=")
-		if !hasVal && unittestValueOpts[opt] && i+1 < len(args) {
-			i++
-			val = args[i]
-		}
-		switch opt {
-		case "-k":
+		val := o.Value.Value
+		switch o.Name {
+		case "k":
 			p.narrow("argv -k %s", quoteArg(val))
-		case "-p", "--pattern":
+		case "p":
 			if val != "test*.py" {
-				p.narrow("argv %s %s", opt, quoteArg(val))
+				p.narrow("argv %s %s", spelled(o), quoteArg(val))
 			}
-		case "-s", "--start-directory":
+		case "s":
 			if path.Clean(val) != "." {
-				p.narrow("argv %s %s", opt, val)
+				p.narrow("argv %s %s", spelled(o), val)
 			}
-		case "-v", "--verbose":
+		case "v":
 			p.Verbose = true
-		case "-h", "--help":
+		case "h":
 			p.ListOnly = true
+		}
+	}
+	pos := operands(pa)
+	if discover {
+		// discover's positional arguments are the start directory, the
+		// pattern and the top-level directory
+		if len(pos) > 0 && path.Clean(pos[0]) != "." {
+			p.narrow("argv discover start directory %s", pos[0])
+		}
+		if len(pos) > 1 && pos[1] != "test*.py" {
+			p.narrow("argv discover pattern %s", quoteArg(pos[1]))
+		}
+	} else {
+		for _, a := range pos {
+			p.narrow("argv names tests %s", a)
 		}
 	}
 	p.inst = func(argv []string, reportPath string) (Instrumented, error) {
