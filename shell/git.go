@@ -154,6 +154,17 @@ func progGit(x *cmdCtx) {
 	}
 	// files whose content git reads and prints
 	x.read(p.all("--contents", "--file", "--pathspec-from-file")...)
+	if sub == "diff" {
+		// git diff --no-index A B compares two files; so does git diff A B
+		// when a path lies outside the repository (git diff ~/.ssh/id_rsa
+		// /dev/null prints the key)
+		for _, o := range p.ops {
+			if has("--no-index") || o.lit && (strings.HasPrefix(o.val, "/") || strings.HasPrefix(o.val, "~") ||
+				o.val == ".." || strings.HasPrefix(o.val, "../")) {
+				x.read(o)
+			}
+		}
+	}
 	if sub == "blame" || sub == "annotate" {
 		x.read(p.all("S", "--ignore-revs-file")...)
 	}
