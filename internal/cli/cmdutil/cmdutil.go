@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/harness/install"
 	"github.com/statewright-go/statewright/internal/buildinfo"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -50,21 +51,42 @@ const StoreFlag = "store"
 // AddStoreFlag adds the --store PATH|URL flag to cmd.
 func AddStoreFlag(cmd *cobra.Command) {
 	cmd.Flags().String(StoreFlag, "",
-		"the store: an SQLite file, or a postgres:// URL (default $"+store.EnvStore+", else $XDG_STATE_HOME/statewright/state.db, else ~/.local/state/statewright/state.db)")
+		"the store: an SQLite file, or a postgres:// URL (default $"+store.EnvStore+", else the store of the project's install, else $XDG_STATE_HOME/statewright/state.db, else ~/.local/state/statewright/state.db)")
 }
 
 // StoreLocation resolves the store location for cmd: --store when given,
-// else $STATEWRIGHT_STORE, else the XDG state directory (store.ResolvePath).
+// else $STATEWRIGHT_STORE, else the store of the statewright install that
+// governs the working directory (install.FindStore: the project's hooks or
+// plugin name it; found from any subdirectory), else the XDG state
+// directory (store.ResolvePath). A store found through the install is
+// named on stderr, so a person always knows which store a command used.
 func StoreLocation(cmd *cobra.Command) (string, error) {
 	var flag string
 	if f := cmd.Flag(StoreFlag); f != nil {
 		flag = f.Value.String()
 	}
-	p, err := store.ResolvePath(flag, nil)
+	p, from, err := resolveStore(flag)
 	if err != nil {
 		return "", Usage(err)
 	}
+	if from != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "statewright: store %s (the project's install, %s)\n", p, from)
+	}
 	return p, nil
+}
+
+// resolveStore resolves a --store flag's value as StoreLocation does; from
+// names the install file that named the store, when it was found that way.
+func resolveStore(flag string) (loc, from string, err error) {
+	if flag == "" && os.Getenv(store.EnvStore) == "" {
+		if wd, err := os.Getwd(); err == nil {
+			if loc, from := install.FindStore(wd); loc != "" {
+				return loc, from, nil
+			}
+		}
+	}
+	loc, err = store.ResolvePath(flag, nil)
+	return loc, "", err
 }
 
 // OpenStoreAt opens the store at loc through the backend that claims it

@@ -66,7 +66,7 @@ func ProveHuman(cmd *cobra.Command, prompt string, accept ...string) (runtime.Ac
 	// credential they hold (internal/person).
 	flag, _ := cmd.Flags().GetString("store")
 	registry := ""
-	if p, err := store.ResolvePath(flag, nil); err == nil {
+	if p, _, err := resolveStore(flag); err == nil {
 		registry = HarnessRegistry(p)
 	}
 	if err := person.Check(registry, false); err != nil {
