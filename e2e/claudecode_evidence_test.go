@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +42,24 @@ const typoWorkflow = `{"id": "typo", "initial": "reading",
 func TestClaudeCodeTestEvidence(t *testing.T) {
 	p := newSWProject(t)
 	refusesTypo(t, p.bin, p.storePath, "claude-code", p.dir, "--no-mcp")
+	claudeCodeEvidence(t, p, "unsandboxed", goTestEnv(t)...)
+}
 
+// TestClaudeCodeSandboxTestEvidence is the same scenario with the hooks
+// `init claude-code --sandbox` installs (issue 13): every go test runs
+// inside the phase's OS sandbox, through the launcher that reads go test's
+// report from its stdout outside the sandbox, and the evidence is the same
+// (runtime.last_test.channel "stream"): refused after zero tests and
+// narrowed runs, accepted after the suite.
+func TestClaudeCodeSandboxTestEvidence(t *testing.T) {
+	p := newSWProject(t, "--sandbox")
+	claudeCodeEvidence(t, p, "stream", "XDG_CACHE_HOME="+sandboxCacheHome(t), "PATH="+os.Getenv("PATH"), "GOTOOLCHAIN=local", "GOFLAGS=-count=1")
+}
+
+// claudeCodeEvidence runs evidenceCases with the real Claude Code in p
+// (with env added to Claude Code's), checking after each run the test
+// evidence's channel and whether TESTS_PASS is accepted.
+func claudeCodeEvidence(t *testing.T, p *swProject, channel string, env ...string) {
 	writeEvidenceModule(t, p.dir)
 	wf := filepath.Join(t.TempDir(), "evidence.json")
 	os.WriteFile(wf, []byte(evidenceWorkflow), 0o644)
@@ -55,7 +73,7 @@ func TestClaudeCodeTestEvidence(t *testing.T) {
 	}
 	for i, tc := range evidenceCases {
 		srv := fakemodel.NewAnthropic(script(
-			fakemodel.Call(tool(tc.id, "Bash", map[string]any{"command": tc.command, "description": "run the tests"})),
+			fakemodel.Call(tool(tc.id, "Bash", map[string]any{"command": tc.command, "description": "run the tests", "timeout": 600000})),
 			fakemodel.Say("Ran the tests."),
 		), fakemodel.WithLog(t.Logf))
 		args := []string{"--session-id", e2eSession}
@@ -64,7 +82,7 @@ func TestClaudeCodeTestEvidence(t *testing.T) {
 		}
 		argv := append([]string{"-p", "Run the tests.", "--output-format", "stream-json", "--verbose",
 			"--permission-mode", "bypassPermissions"}, args...)
-		r, err := RunCommand(context.Background(), claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL, goTestEnv(t)...), p.claude, argv...)
+		r, err := RunCommand(context.Background(), 3*claudeTimeout, p.dir, ClaudeEnv(p.home, srv.URL, env...), p.claude, argv...)
 		if err != nil || r.TimedOut {
 			t.Fatalf("claude: %v\n%s", err, r)
 		}
@@ -72,6 +90,9 @@ func TestClaudeCodeTestEvidence(t *testing.T) {
 		res := toolResult(t, srv, tc.id)
 		if res.IsError || strings.Contains(res.Content, `"Action"`) {
 			t.Fatalf("%s: tool_result %+v; want go test's own text\n%s", tc.command, res, r)
+		}
+		if lt := lastTest(t, p.storePath); lt["channel"] != channel || lt["runner"] != "go test" {
+			t.Errorf("after %q: runtime.last_test = %v; want go test's report through channel %q", tc.command, lt, channel)
 		}
 		out, err := transition()
 		if tc.accepted != (err == nil) {
@@ -90,6 +111,35 @@ func TestClaudeCodeTestEvidence(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].State != "done" || runs[0].Status != store.StatusCompleted {
 		t.Errorf("after the real suite: %+v, %v; want completed in done", runs, err)
 	}
+	if channel != "stream" {
+		return
+	}
+	n := sandboxedDecisions(t, p.storePath)
+	if n != len(evidenceCases) {
+		t.Errorf("%d Bash decisions recorded as sandboxed, want %d", n, len(evidenceCases))
+	}
+}
+
+// lastTest returns runtime.last_test of the session's run, as the store
+// holds it now.
+func lastTest(t *testing.T, storePath string) map[string]any {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), storePath, sqlite.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(context.Background(), store.RunFilter{SessionKey: "claude-code:" + e2eSession, Limit: 1})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %+v, %v", runs, err)
+	}
+	var ev struct {
+		LastTest map[string]any `json:"last_test"`
+	}
+	if err := json.Unmarshal(runs[0].Evidence, &ev); err != nil {
+		t.Fatalf("the run's evidence %s: %v", runs[0].Evidence, err)
+	}
+	return ev.LastTest
 }
 
 // refusesTypo checks that typoWorkflow is refused, naming the key and its

@@ -131,7 +131,18 @@ func TestClaudeCodeSandbox(t *testing.T) {
 	}
 
 	// The store: the shell calls were decided as sandboxed.
-	st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{MustExist: true})
+	n := sandboxedDecisions(t, p.storePath)
+	if n < 5 {
+		t.Errorf("%d Bash decisions recorded as sandboxed, want 5", n)
+	}
+	t.Logf("claude:\n%s", r)
+}
+
+// sandboxedDecisions counts the Bash decisions of the e2e session's run
+// that the store records as sandboxed.
+func sandboxedDecisions(t *testing.T, storePath string) int {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), storePath, sqlite.Options{MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +157,5 @@ func TestClaudeCodeSandbox(t *testing.T) {
 			n++
 		}
 	}
-	if n < 5 {
-		t.Errorf("%d Bash decisions recorded as sandboxed, want 5", n)
-	}
-	t.Logf("claude:\n%s", r)
+	return n
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/testreport"
+	"github.com/statewright-go/statewright/testreport/testrun"
 )
 
 // Shell routes a harness's shell calls through the launcher: a hook asks
@@ -92,8 +94,12 @@ var escapeFields = []string{"dangerouslyDisableSandbox", "with_escalated_permiss
 
 // Rewrite prepares the call's directory with the profile in force at the
 // decision and returns the tool input with its command (under key)
-// replaced by the launcher's, and every sandbox-escape field removed.
-func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input json.RawMessage, key string) (json.RawMessage, error) {
+// replaced by the launcher's, and every sandbox-escape field removed. cwd
+// is the directory the harness runs the command in. A plain test command
+// runs through statewright itself (`statewright sandbox exec` with the
+// test observer, so that its evidence comes from the runner's report);
+// every other command through the slim launcher, which becomes bubblewrap.
+func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input json.RawMessage, key, cwd string) (json.RawMessage, error) {
 	var m map[string]any
 	if err := json.Unmarshal(input, &m); err != nil {
 		return nil, fmt.Errorf("sandbox: the tool input: %w", err)
@@ -105,38 +111,57 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 	if prof == nil {
 		return nil, errors.New("sandbox: the phase's profile could not be derived, so the command does not run")
 	}
-	c, err := sandbox.PrepareCall(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, prof)
+	p := *prof
+	if cwd != "" && filepath.IsAbs(cwd) && strings.HasPrefix(cwd+"/", "/tmp/") {
+		// /tmp is the session's own inside: a working directory under the
+		// host's /tmp stays visible (read-only unless writable anyway).
+		p.Visible = append(append([]string(nil), p.Visible...), cwd)
+	}
+	c, err := sandbox.PrepareCall(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command)
 	if err != nil {
 		return nil, err
 	}
-	m[key] = sandbox.ShellCommand(s.Bin, c, command)
+	launcher := sandbox.LauncherFor(s.Bin)
+	if testrun.IsTestCommand(command) && testrun.Mark(c.Dir, s.Host.ProjectDir, command) == nil {
+		launcher = s.Bin
+	}
+	m[key] = sandbox.ShellCommand(launcher, c, command)
 	for _, f := range escapeFields {
 		delete(m, f)
 	}
 	return json.Marshal(m)
 }
 
-// After reads what the launcher recorded for a call (outside the
-// sandbox's reach), removes the call's directory, puts the launcher's exit
-// status into the result (over the harness's report), and returns the
-// lessons for the paths the sandbox refused (docs/sandbox.md, "Lessons"), resolved
-// against cwd: "" when the call was not sandboxed or nothing was refused.
+// After reads what was recorded about a call outside the sandbox's reach,
+// removes the call's directory, and puts into the result the command's
+// exit status (over the harness's report), the agent's own command (the
+// harness reports the rewritten one) and the test evidence the launcher
+// recorded. It returns the lessons for the paths the sandbox refused
+// (DECISIONS 11), as the command's output names them, resolved against
+// cwd: "" when the call was not sandboxed or nothing was refused.
 func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.ToolResult, cwd string) string {
 	c := sandbox.CallDir(sandbox.SessionDir(s.Root, tr.Session), tr.ToolUseID)
 	r, ok := sandbox.ReadResult(c)
 	if _, err := os.Stat(c.Dir); err == nil {
 		_ = c.Remove()
 	}
-	if !ok {
+	if !ok || !s.ranRewritten(tr, c, r.Command) {
+		// Not sandboxed, or not what the tool gate rewrote the call to: a
+		// record planted for a call the hook never rewrote counts for
+		// nothing (as for testrun, TestRunAfter).
 		return ""
 	}
 	code := r.ExitCode
 	tr.ExitCode = &code
-	var out []string
-	for i, p := range r.Refused {
-		if i == 3 {
-			break
+	restoreCommand(tr, r.Command)
+	if len(r.Observed) > 0 {
+		var ev testreport.Evidence
+		if json.Unmarshal(r.Observed, &ev) == nil && ev.Runner != "" {
+			tr.TestReport = &ev
 		}
+	}
+	var out []string
+	for _, p := range sandbox.RefusedPaths(outputText(tr.Output), 3) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(cwd, p)
 		}
@@ -145,6 +170,58 @@ func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.Too
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// ranRewritten reports whether the harness ran the command Rewrite gave it
+// for the call (under ShellKey): the launcher in c for command.
+func (s *Shell) ranRewritten(tr *runtime.ToolResult, c sandbox.Call, command string) bool {
+	var m map[string]any
+	if json.Unmarshal(tr.Call.Input, &m) != nil || m == nil {
+		return false
+	}
+	ran, _ := m[ShellKey].(string)
+	return ran != "" && (ran == sandbox.ShellCommand(s.Bin, c, command) || ran == sandbox.ShellCommand(sandbox.LauncherFor(s.Bin), c, command))
+}
+
+// restoreCommand puts the agent's command back into the result's input
+// (under ShellKey).
+func restoreCommand(tr *runtime.ToolResult, command string) {
+	var m map[string]any
+	if json.Unmarshal(tr.Call.Input, &m) != nil || m == nil {
+		return
+	}
+	m[ShellKey] = command
+	if b, err := json.Marshal(m); err == nil {
+		tr.Call.Input = b
+	}
+}
+
+// outputText returns the text of a tool's response: every string in it,
+// one per line (Claude Code's stdout and stderr, a plugin's output).
+func outputText(raw json.RawMessage) string {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+			b.WriteByte('\n')
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
 }
 
 // PhaseName is "phase 'X'", or "this session" with no run.

@@ -37,6 +37,7 @@ type Route struct {
 	sh                   *Shell
 	shell                bool
 	session, id, project string
+	cwd                  string
 }
 
 // RouteShell prepares the route of the call tc at the tool gate; shell is
@@ -49,7 +50,7 @@ func (h *Hook) RouteShell(tc *runtime.ToolCall, shell bool) (r *Route, deny stri
 	if deny != "" {
 		return nil, deny
 	}
-	r = &Route{sh: sh, shell: shell, session: tc.Session, id: tc.Call.ToolUseID, project: tc.Call.ProjectDir}
+	r = &Route{sh: sh, shell: shell, session: tc.Session, id: tc.Call.ToolUseID, project: tc.Call.ProjectDir, cwd: tc.Call.Cwd}
 	if sh != nil {
 		tc.Sandbox, tc.Call.Sandboxed = sh.Request(r.session, r.id), true
 	}
@@ -68,7 +69,7 @@ func (r *Route) Rewrite(res runtime.DecideResult, input json.RawMessage) (rewrit
 	if r.sh != nil {
 		// The harness runs the updated command: the launcher, under the
 		// profile in force now (docs/sandbox.md).
-		out, err := r.sh.Rewrite(r.session, r.id, res.Sandbox, input, ShellKey)
+		out, err := r.sh.Rewrite(r.session, r.id, res.Sandbox, input, ShellKey, r.cwd)
 		if err != nil {
 			return nil, "", err
 		}

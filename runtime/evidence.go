@@ -46,13 +46,16 @@ type testEvidence struct {
 	// Runner is the test runner; Reason explains Passed == false.
 	Runner string `json:"runner,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Channel is how the report reached statewright (testreport.Channel).
+	Channel string `json:"channel,omitempty"`
 }
 
 // fromReport converts a runner's structured evidence.
 func fromReport(e *testreport.Evidence) *testEvidence {
 	return &testEvidence{ExitCode: e.ExitCode, Passed: e.Passed, TestsRun: e.Counts.Run,
 		TestsFailed: e.Counts.Failed + e.Counts.Errors, Narrowed: e.Narrowed,
-		NarrowedBy: strings.Join(e.NarrowedBy, "; "), Report: string(e.Report), Runner: string(e.Runner), Reason: e.Reason}
+		NarrowedBy: strings.Join(e.NarrowedBy, "; "), Report: string(e.Report), Runner: string(e.Runner), Reason: e.Reason,
+		Channel: string(e.Channel)}
 }
 
 // NoReportReason is runtime.last_test.reason for a test command that ran
@@ -94,6 +97,9 @@ func runtimeContext(run *store.Run) (map[string]any, error) {
 		}
 		if t.Reason != "" {
 			lt["reason"] = t.Reason
+		}
+		if t.Channel != "" {
+			lt["channel"] = t.Channel
 		}
 		m["last_test"] = lt
 	}

@@ -12,20 +12,27 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 )
 
 // The call protocol. A hook that lets a shell call through under the
 // sandbox prepares the call's directory outside the sandbox (PrepareCall):
 // it writes the profile in force at the decision into profile.json and
-// rewrites the command to run `statewright sandbox exec --call DIR -c CMD`
-// (ShellCommand). The launcher (Launch) reads the profile, runs the command
-// under bubblewrap and writes result.json (exit status, what the sandbox
-// refused) into the same directory, which the sandboxed command cannot
-// write: only DIR/rw is writable inside, and it carries the final working
-// directory back to the harness's shell. PostToolUse reads the result
+// bubblewrap's arguments for it into bwrap.args, and rewrites the command
+// to run `statewright-sandbox sandbox exec --call DIR -c CMD`
+// (ShellCommand). The launcher (Exec) reads the arguments, strips
+// statewright's variables from the environment and replaces itself with
+// bubblewrap: no Go process waits beside the command (bench/sandbox.txt).
+// The harness's own shell, after the launcher returns, writes the exit
+// status into DIR/status and cds to the directory the command ended in
+// (DIR/rw/cwd). A launcher given an Observer (`statewright sandbox exec`,
+// for test commands) instead runs bubblewrap as its child, hands the
+// command's stdout through the observer outside the sandbox and writes
+// what it saw into DIR/result.json. The sandboxed command cannot write DIR:
+// only DIR/rw is writable inside. PostToolUse reads the result
 // (ReadResult) for evidence and lessons, and removes the directory.
 //
 // Layout, under Root (default $XDG_CACHE_HOME/statewright/sandbox):
@@ -33,7 +40,8 @@ import (
 //	cache/                   GOCACHE, GOMODCACHE, npm, pip, cargo, XDG cache
 //	                         (shared by the sessions; never the user's own)
 //	<session>/tmp/           mounted at /tmp
-//	<session>/calls/<id>/    profile.json, result.json (read-only inside)
+//	<session>/calls/<id>/    profile.json, bwrap.args, status, result.json
+//	                         (read-only inside)
 //	<session>/calls/<id>/rw/ the final working directory (writable inside)
 
 // CacheDirs are the per-session cache directories policy.SandboxProfile
@@ -79,14 +87,32 @@ type callFile struct {
 	Profile Profile `json:"profile"`
 	// Bwrap is bubblewrap's path as the hook found it.
 	Bwrap string `json:"bwrap,omitempty"`
+	// Command is the agent's command as it asked for it (the harness
+	// reports the rewritten one at PostToolUse).
+	Command string `json:"command,omitempty"`
 }
+
+// Files of a call's directory.
+const (
+	profileFile = "profile.json"
+	argsFile    = "bwrap.args"
+	statusFile  = "status"
+	resultFile  = "result.json"
+	// cwdEnv names the file the inner shell records its final directory in.
+	cwdEnv = "__sw_cwd_file"
+)
 
 // PrepareCall creates the session's directories and the call's, and writes
 // the profile (which must name sessionDir's tmp and the call's RW, as
-// policy.SandboxProfile does when given them). A directory left by an
-// earlier call with the same id is replaced.
-func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile) (Call, error) {
+// policy.SandboxProfile does when given them), bubblewrap's arguments for
+// it and the agent's command. A directory left by an earlier call with the
+// same id is replaced. The profile's paths are resolved now, at the
+// decision.
+func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile, command string) (Call, error) {
 	c := CallDir(sessionDir, id)
+	if !a.OK() {
+		return Call{}, fmt.Errorf("%w: %s", ErrUnavailable, a.Why)
+	}
 	if err := PrepareSession(sessionDir, cacheDir); err != nil {
 		return Call{}, err
 	}
@@ -96,11 +122,33 @@ func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile) (C
 	if err := os.MkdirAll(c.RW, 0o700); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap})
+	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command})
 	if err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(c.Dir, "profile.json"), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(c.Dir, profileFile), b, 0o600); err != nil {
+		return Call{}, fmt.Errorf("sandbox: %w", err)
+	}
+	args, err := mounts(p)
+	if err != nil {
+		return Call{}, err
+	}
+	var buf bytes.Buffer
+	buf.WriteString(a.Bwrap)
+	buf.WriteByte(0)
+	env := append(profileEnv(p), cwdEnv+"="+filepath.Join(c.RW, "cwd"))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", k, v)
+	}
+	for _, s := range args {
+		if strings.IndexByte(s, 0) >= 0 {
+			return Call{}, fmt.Errorf("sandbox: a NUL byte in the profile (%q)", s)
+		}
+		buf.WriteString(s)
+		buf.WriteByte(0)
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, argsFile), buf.Bytes(), 0o600); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	return c, nil
@@ -133,116 +181,184 @@ func Quote(s string) string {
 }
 
 // ShellCommand returns the command a harness's shell runs instead of the
-// agent's command: the launcher (bin, an absolute path) running command
-// under the call's profile, then, in the harness's own shell, a cd to the
-// directory the command ended in (so that `cd` carries over between calls
-// as it does unsandboxed), and the command's exit status.
-func ShellCommand(bin string, c Call, command string) string {
-	bin = LauncherFor(bin)
+// agent's command: the launcher (an absolute path: LauncherFor's for
+// ordinary commands, statewright itself for commands an Observer watches)
+// running command under the call's profile; then, in the harness's own
+// shell, outside the sandbox, the exit status written into the call's
+// directory, a cd to the directory the command ended in (so that `cd`
+// carries over between calls as it does unsandboxed), and the command's
+// exit status. It is POSIX shell: bash, zsh and dash run it alike.
+func ShellCommand(launcher string, c Call, command string) string {
 	cwd := Quote(filepath.Join(c.RW, "cwd"))
-	return Quote(bin) + " sandbox exec --call " + Quote(c.Dir) + " -c " + Quote(command) +
-		"; __sw_rc=$?; { IFS= read -r __sw_d < " + cwd + " && cd -- \"$__sw_d\"; } 2>/dev/null; (exit $__sw_rc)"
+	return Quote(launcher) + " sandbox exec --call " + Quote(c.Dir) + " -c " + Quote(command) +
+		"; __sw_rc=$?; { printf '%s\\n' \"$__sw_rc\" >| " + Quote(filepath.Join(c.Dir, statusFile)) + "; } 2>/dev/null" +
+		"; { IFS= read -r __sw_d < " + cwd + " && cd -- \"$__sw_d\"; } 2>/dev/null; (exit $__sw_rc)"
 }
 
-// Result is what the launcher recorded about a call, outside the sandbox.
+// Result is what was recorded about a call outside the sandbox.
 type Result struct {
-	// ExitCode is the command's exit status (128+n for a signal).
+	// ExitCode is the command's exit status (128+n for a signal), as the
+	// harness's shell saw the launcher exit.
 	ExitCode int `json:"exit_code"`
 	// Phase is the profile's phase.
 	Phase string `json:"phase,omitempty"`
-	// Refused are paths the sandbox refused to write (read-only file
-	// system) or that were missing because hidden, as the command's
-	// errors named them, for the lesson PostToolUse adds.
-	Refused []string `json:"refused,omitempty"`
+	// Command is the agent's command as it asked for it.
+	Command string `json:"command,omitempty"`
+	// Observed is what the launcher's Observer recorded (Finish), as JSON;
+	// nil when no observer watched the command.
+	Observed json.RawMessage `json:"observed,omitempty"`
 	// NetRefused are the hosts the network proxy refused.
 	NetRefused []string `json:"net_refused,omitempty"`
 }
 
-// ReadResult reads the launcher's result for a call; ok is false when the
-// launcher did not run (or did not finish).
+// ReadResult reads what was recorded about a call; ok is false when the
+// command did not finish through the rewritten command (no status).
 func ReadResult(c Call) (Result, bool) {
-	b, err := os.ReadFile(filepath.Join(c.Dir, "result.json"))
+	b, err := os.ReadFile(filepath.Join(c.Dir, statusFile))
 	if err != nil {
 		return Result{}, false
 	}
-	var r Result
-	if json.Unmarshal(b, &r) != nil {
+	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
 		return Result{}, false
 	}
+	r := Result{ExitCode: code}
+	var cf callFile
+	if b, err := os.ReadFile(filepath.Join(c.Dir, profileFile)); err == nil && json.Unmarshal(b, &cf) == nil {
+		r.Phase, r.Command = cf.Profile.Phase, cf.Command
+	}
+	var lr launchResult
+	if b, err := os.ReadFile(filepath.Join(c.Dir, resultFile)); err == nil && json.Unmarshal(b, &lr) == nil {
+		r.Observed, r.NetRefused = lr.Observed, lr.NetRefused
+	}
 	return r, true
+}
+
+// launchResult is result.json, written by Launch.
+type launchResult struct {
+	ExitCode   int             `json:"exit_code"`
+	Observed   json.RawMessage `json:"observed,omitempty"`
+	NetRefused []string        `json:"net_refused,omitempty"`
 }
 
 // Remove deletes a call's directory.
 func (c Call) Remove() error { return os.RemoveAll(c.Dir) }
 
-// Launch is the launcher: it runs script (a shell command, with -c) or
-// argv under the profile the call's directory holds, in the current
-// directory, with the caller's environment stripped of statewright's
-// variables, and returns the exit status to exit with. It never runs the
-// command unsandboxed: a missing profile or a bubblewrap that fails is an
-// error (exit 126 with the reason on stderr).
-func Launch(callDir string, script string, argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "statewright sandbox:", err)
-		return 126
-	}
-	b, err := os.ReadFile(filepath.Join(callDir, "profile.json"))
+// An Observer watches one command the launcher runs: the launcher runs
+// Script instead of the agent's script, sends the command's stdout through
+// Stdout (outside the sandbox, where the command cannot reach it) and
+// records what Finish returns in result.json. Test evidence is the use:
+// package testreport/testrun parses the runner's report from the stream.
+type Observer interface {
+	Script() string
+	Stdout(w io.Writer) io.WriteCloser
+	Finish(exitCode int) any
+}
+
+// ObserveFunc returns the Observer for a call (nil: run it unobserved).
+// env is the environment the command runs with.
+type ObserveFunc func(c Call, script string, env []string) Observer
+
+// maxArgs bounds bwrap.args.
+const maxArgs = 1 << 20
+
+// launchArgs returns bubblewrap's argv (its path first) for the call in
+// the current directory, with extra read-only binds and a prefix to the
+// command (the network proxy's: netSetup).
+func launchArgs(callDir, script string, argv []string, extra [][2]string, prefix []string) ([]string, error) {
+	f, err := os.Open(filepath.Join(callDir, argsFile))
 	if err != nil {
-		return fail(fmt.Errorf("no profile for this call (%w); the command did not run", err))
+		return nil, fmt.Errorf("no profile for this call (%w); the command did not run", err)
 	}
-	var cf callFile
-	if err := json.Unmarshal(b, &cf); err != nil {
-		return fail(fmt.Errorf("bad profile for this call (%w); the command did not run", err))
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxArgs+1))
+	if err != nil || len(b) > maxArgs || len(b) == 0 || b[len(b)-1] != 0 {
+		return nil, fmt.Errorf("bad profile for this call; the command did not run")
 	}
-	c := Call{Dir: callDir, RW: filepath.Join(callDir, "rw")}
-	p := cf.Profile
+	args := strings.Split(string(b[:len(b)-1]), "\x00")
+	if !filepath.IsAbs(args[0]) {
+		return nil, fmt.Errorf("bad profile for this call (bubblewrap's path %q); the command did not run", args[0])
+	}
 	dir, err := os.Getwd()
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	if strings.HasPrefix(dir+"/", "/tmp/") {
-		p.Visible = append(p.Visible, dir)
-	}
+	args = append(appendExtra(args, extra), "--chdir", dir, "--")
+	args = append(args, prefix...)
 	if script != "" {
 		// Record where the command ends up, for ShellCommand's cd.
-		argv = []string{"/bin/bash", "-c", `trap 'pwd -P 2>/dev/null >| "$__sw_cwd_file"' EXIT` + "\n" + script}
+		return append(args, "/bin/bash", "-c", `trap 'pwd -P 2>/dev/null >| "$`+cwdEnv+`"' EXIT`+"\n"+script), nil
 	}
 	if len(argv) == 0 {
-		return fail(errors.New("no command"))
+		return nil, errors.New("no command")
 	}
-	bw := cf.Bwrap
-	if bw == "" {
-		if bw, err = exec.LookPath("bwrap"); err != nil {
-			return fail(fmt.Errorf("bubblewrap is not installed; the command did not run"))
+	return append(args, argv...), nil
+}
+
+// Exec is the launcher's usual path: it replaces the process with
+// bubblewrap running script (with bash -c) or argv under the call's
+// profile, in the current directory, with the environment stripped of
+// statewright's variables. It returns only when that fails (exit 126 with
+// the reason): it never runs the command unsandboxed.
+func Exec(callDir, script string, argv []string, stderr io.Writer) int {
+	args, err := launchArgs(callDir, script, argv, nil, nil)
+	if err != nil {
+		return launchFailed(stderr, err)
+	}
+	// The variables are stripped here, before bubblewrap starts: what
+	// --unsetenv removes stays readable in /proc/1/environ of the
+	// sandbox's first process.
+	err = syscall.Exec(args[0], args, StripEnv(os.Environ()))
+	return launchFailed(stderr, fmt.Errorf("bubblewrap (%s): %w; the command did not run", args[0], err))
+}
+
+func launchFailed(stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "statewright sandbox:", err)
+	return 126
+}
+
+// Launch runs script (or argv) like Exec, but as the launcher's child, for
+// what needs a process outside the sandbox while the command runs: obs
+// (nil for none), which sees its stdout there, and the network proxy of a
+// profile whose hosts go through it. It records the exit status, what obs
+// saw and the hosts the proxy refused in result.json, and returns the exit
+// status to exit with.
+func Launch(callDir, script string, argv []string, obs Observer, stdin io.Reader, stdout, stderr io.Writer) int {
+	if obs != nil && script != "" {
+		if s := obs.Script(); s != "" {
+			script = s
 		}
+	}
+	cf, err := readCallFile(callDir)
+	if err != nil {
+		return launchFailed(stderr, err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fail(err)
+		return launchFailed(stderr, err)
 	}
-	binds, prefix, proxy, stopNet, err := netSetup(&p, exe, stderr)
+	binds, prefix, proxy, stopNet, err := netSetup(&cf.Profile, exe, stderr)
 	if err != nil {
-		return fail(err)
+		return launchFailed(stderr, err)
 	}
 	defer stopNet()
-	bargs, err := args(&p, dir, append(prefix, argv...), binds)
+	args, err := launchArgs(callDir, script, argv, binds, prefix)
 	if err != nil {
-		return fail(err)
+		return launchFailed(stderr, err)
 	}
-	env := MergeEnv(StripEnv(os.Environ()), profileEnv(&p))
-	if script != "" {
-		env = append(env, "__sw_cwd_file="+filepath.Join(c.RW, "cwd"))
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = StripEnv(os.Environ())
+	var out io.WriteCloser = nopWriteCloser{stdout}
+	if obs != nil {
+		out = obs.Stdout(stdout)
 	}
-	cmd := exec.Command(bw, bargs...)
-	cmd.Env = env
-	cmd.Stdin, cmd.Stdout = stdin, stdout
-	scan := &refusalScanner{w: stderr}
-	cmd.Stderr = scan
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, out, stderr
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		return fail(err)
+		out.Close()
+		return launchFailed(stderr, err)
 	}
 	go func() {
 		for s := range sigs {
@@ -250,6 +366,7 @@ func Launch(callDir string, script string, argv []string, stdin io.Reader, stdou
 		}
 	}()
 	err = cmd.Wait()
+	out.Close()
 	code := 0
 	var ee *exec.ExitError
 	switch {
@@ -260,22 +377,28 @@ func Launch(callDir string, script string, argv []string, stdin io.Reader, stdou
 			code = 128 + int(ws.Signal())
 		}
 	default:
-		return fail(err)
+		return launchFailed(stderr, err)
 	}
-	scan.flush()
-	r := Result{ExitCode: code, Phase: p.Phase, Refused: scan.refused()}
+	r := launchResult{ExitCode: code}
+	if obs != nil {
+		if b, err := json.Marshal(obs.Finish(code)); err == nil {
+			r.Observed = b
+		}
+	}
 	if proxy != nil {
 		r.NetRefused = proxy.Denied()
 	}
 	if rb, err := json.Marshal(r); err == nil {
-		_ = os.WriteFile(filepath.Join(callDir, "result.json"), rb, 0o600)
+		_ = os.WriteFile(filepath.Join(callDir, resultFile), rb, 0o600)
 	}
 	return code
 }
 
 // Main is the launcher's command line: args are what follows "exec"
-// (--call DIR, then -c SCRIPT or -- ARGV...). It returns the exit status.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// (--call DIR, then -c SCRIPT or -- ARGV...). observe (nil for none) may
+// watch the call (Launch); else the launcher becomes bubblewrap (Exec).
+// It returns the exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, observe ObserveFunc) int {
 	var callDir, script string
 	var argv []string
 	for i := 0; i < len(args); i++ {
@@ -298,8 +421,40 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "statewright sandbox exec: usage: sandbox exec --call DIR (-c SCRIPT | -- ARGV...)")
 		return 2
 	}
-	return Launch(callDir, script, argv, stdin, stdout, stderr)
+	var obs Observer
+	if observe != nil && script != "" {
+		obs = observe(Call{Dir: callDir, RW: filepath.Join(callDir, "rw")}, script, StripEnv(os.Environ()))
+	}
+	if obs != nil || needsProxy(callDir) {
+		return Launch(callDir, script, argv, obs, stdin, stdout, stderr)
+	}
+	return Exec(callDir, script, argv, stderr)
 }
+
+// readCallFile reads a call's profile.json.
+func readCallFile(callDir string) (callFile, error) {
+	var cf callFile
+	b, err := os.ReadFile(filepath.Join(callDir, profileFile))
+	if err != nil {
+		return cf, fmt.Errorf("no profile for this call (%w); the command did not run", err)
+	}
+	if err := json.Unmarshal(b, &cf); err != nil {
+		return cf, fmt.Errorf("bad profile for this call (%w); the command did not run", err)
+	}
+	return cf, nil
+}
+
+// needsProxy reports whether the call's network goes through the proxy,
+// which the launcher runs on the host while the command runs (an
+// unreadable profile: Exec fails closed on it).
+func needsProxy(callDir string) bool {
+	cf, err := readCallFile(callDir)
+	return err == nil && cf.Profile.Proxy != nil && !cf.Profile.Network
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // LauncherFor returns the launcher a hook's rewritten command runs for the
 // statewright binary bin: statewright-sandbox next to it when present (a
@@ -312,49 +467,22 @@ func LauncherFor(bin string) string {
 	return bin
 }
 
-// refusalScanner passes stderr through and notes the paths that errors
-// report as on a read-only file system.
-type refusalScanner struct {
-	w    io.Writer
-	mu   sync.Mutex
-	line bytes.Buffer
-	seen []string
-}
-
-func (s *refusalScanner) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.seen) < 20 && s.line.Len() < 64<<10 {
-		s.line.Write(b)
-		for {
-			i := bytes.IndexByte(s.line.Bytes(), '\n')
-			if i < 0 {
-				break
-			}
-			s.note(string(s.line.Next(i + 1)))
+// RefusedPaths returns the paths that error lines in out report as on a
+// read-only file system (RefusedPath), at most max, without repeats: the
+// harness's report of a command's output, for the lesson PostToolUse adds
+// (DECISIONS 11). The output is the command's own, so a command can make
+// up a path here; it only changes the lesson.
+func RefusedPaths(out string, max int) []string {
+	var seen []string
+	for _, line := range strings.Split(out, "\n") {
+		if len(seen) >= max {
+			break
+		}
+		if p := RefusedPath(line); p != "" && !slices.Contains(seen, p) {
+			seen = append(seen, p)
 		}
 	}
-	return s.w.Write(b)
-}
-
-func (s *refusalScanner) flush() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.line.Len() > 0 {
-		s.note(s.line.String())
-		s.line.Reset()
-	}
-}
-
-func (s *refusalScanner) note(line string) {
-	if p := RefusedPath(line); p != "" && len(s.seen) < 20 {
-		for _, q := range s.seen {
-			if q == p {
-				return
-			}
-		}
-		s.seen = append(s.seen, p)
-	}
+	return seen
 }
 
 // RefusedPath returns the path an error line reports as on a read-only
@@ -387,10 +515,4 @@ func RefusedPath(line string) string {
 		return ""
 	}
 	return before
-}
-
-func (s *refusalScanner) refused() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.seen
 }

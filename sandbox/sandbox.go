@@ -150,12 +150,15 @@ func Probe(ctx context.Context) Availability {
 // a session of its own (no terminal injection), with no capabilities even
 // when statewright runs as root (inside its own user namespace a root
 // process could otherwise unmount the read-only binds). bubblewrap sets
-// no_new_privs.
+// no_new_privs. The command itself is PID 1 of its namespace
+// (--as-pid-1: no reaper process, one fork less per command,
+// bench/sandbox.txt): when it exits, the kernel kills whatever it left
+// behind in the namespace.
 var base = []string{
 	"--ro-bind", "/", "/",
 	"--dev", "/dev",
 	"--proc", "/proc",
-	"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+	"--unshare-user", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 	"--disable-userns", "--cap-drop", "ALL",
 	"--die-with-parent", "--new-session",
 }
@@ -174,10 +177,28 @@ func args(p *Profile, dir string, argv []string, extra [][2]string) ([]string, e
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: no command")
 	}
+	args, err := mounts(p)
+	if err != nil {
+		return nil, err
+	}
+	args = appendExtra(args, extra)
+	if dir != "" {
+		args = append(args, "--chdir", dir)
+	}
+	args = append(args, "--")
+	return append(args, argv...), nil
+}
+
+// mounts returns the arguments for everything but the working directory
+// and the command: base, the network, /tmp, the binds and the hidden paths.
+func mounts(p *Profile) ([]string, error) {
 	args := append(make([]string, 0, 64), base...)
 	if !p.Network {
 		args = append(args, "--unshare-net")
 	}
+	// The binds, in the order bubblewrap makes them (the deeper one wins):
+	// /tmp, the visible trees under it, then the writable and read-only
+	// trees shallowest first (for the same path read-only wins).
 	if p.Tmp != "" {
 		t, ok := existing(p.Tmp)
 		if !ok {
@@ -187,33 +208,41 @@ func args(p *Profile, dir string, argv []string, extra [][2]string) ([]string, e
 	} else {
 		args = append(args, "--tmpfs", "/tmp")
 	}
+	binds := []bind{{path: "/", ro: true}, {path: "/tmp", moved: true}}
 	for _, v := range resolveAll(p.Visible) {
 		if v == "/tmp" || strings.HasPrefix(v, "/tmp/") {
-			args = append(args, "--ro-bind", v, v)
+			binds = append(binds, bind{path: v, ro: true})
 		}
 	}
-	// Writable and read-only trees are mounted shallowest first, so the
-	// deeper one wins (a protected tree inside the project, the session's
-	// own directory inside the read-only sandbox root); for the same path
-	// read-only wins.
 	ro := resolveAll(p.ReadOnly)
 	isRO := make(map[string]bool, len(ro))
 	for _, r := range ro {
 		isRO[r] = true
 	}
-	binds := ro
+	tree := ro
 	for _, w := range resolveAll(p.Writable) {
 		if !isRO[w] {
-			binds = append(binds, w)
+			tree = append(tree, w)
 		}
 	}
-	binds = append(binds, pins(binds, ro, isRO)...)
-	sort.SliceStable(binds, func(i, j int) bool { return depth(binds[i]) < depth(binds[j]) })
-	for _, b := range binds {
-		if isRO[b] {
-			args = append(args, "--ro-bind", b, b)
+	pinned := pins(tree, ro, isRO)
+	isPin := make(map[string]bool, len(pinned))
+	for _, d := range pinned {
+		isPin[d] = true
+	}
+	tree = append(tree, pinned...)
+	sort.SliceStable(tree, func(i, j int) bool { return depth(tree[i]) < depth(tree[j]) })
+	for _, b := range tree {
+		binds = append(binds, bind{path: b, ro: isRO[b], pin: isPin[b]})
+	}
+	for i, b := range binds {
+		if i < 2 || redundant(binds, i) {
+			continue
+		}
+		if b.ro {
+			args = append(args, "--ro-bind", b.path, b.path)
 		} else {
-			args = append(args, "--bind", b, b)
+			args = append(args, "--bind", b.path, b.path)
 		}
 	}
 	for _, h := range resolveAll(p.Hidden) {
@@ -227,14 +256,54 @@ func args(p *Profile, dir string, argv []string, extra [][2]string) ([]string, e
 			args = append(args, "--ro-bind", "/dev/null", h)
 		}
 	}
+	return args, nil
+}
+
+// appendExtra appends read-only binds (host path, path inside) to
+// bubblewrap's arguments after the profile's mounts.
+func appendExtra(args []string, extra [][2]string) []string {
 	for _, b := range extra {
 		args = append(args, "--ro-bind", b[0], b[1])
 	}
-	if dir != "" {
-		args = append(args, "--chdir", dir)
+	return args
+}
+
+// bind is one mount of a host path at the same path (moved: /tmp, whose
+// content comes from elsewhere; pin: a directory bound onto itself to make
+// it a mount point, see pins).
+type bind struct {
+	path       string
+	ro         bool
+	moved, pin bool
+}
+
+// redundant reports whether binds[i] changes nothing: a later bind of the
+// same path replaces it, or the tree it sits in is already the same host
+// tree with the same mode (a read-only file inside the read-only root, a
+// cache inside a writable tree). Every mount costs the command time
+// (bench/sandbox.txt), and a home directory holds a dozen protected files
+// that the read-only root already covers.
+func redundant(binds []bind, i int) bool {
+	b := binds[i]
+	if b.pin {
+		return false
 	}
-	args = append(args, "--")
-	return append(args, argv...), nil
+	for _, later := range binds[i+1:] {
+		if later.path == b.path {
+			return true
+		}
+	}
+	for j := i - 1; j >= 0; j-- {
+		if within(b.path, binds[j].path) {
+			return !binds[j].moved && binds[j].ro == b.ro
+		}
+	}
+	return false
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // pins returns the directories between each read-only tree and the

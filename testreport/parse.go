@@ -265,7 +265,40 @@ type Evidence struct {
 	Passed bool `json:"passed"`
 	// Reason explains Passed == false ("" when it is true).
 	Reason string `json:"reason,omitempty"`
+	// Channel says how the report reached statewright, and so what could
+	// have forged it ("" when the caller did not say).
+	Channel Channel `json:"channel,omitempty"`
 }
+
+// Channel is how a structured report reached statewright.
+type Channel string
+
+// The channels, from the hardest to forge for code the tests run.
+const (
+	// ChannelStream: the runner's own stdout (go test -json, libtest's
+	// JSON), read by the sandbox launcher outside the OS sandbox. Printing
+	// fake results or writing a fake report changes nothing: output of
+	// the tests' code reaches the stream as output of its own test
+	// binary, and the launcher's record is out of the sandbox's reach.
+	// Code in a test binary decides that binary's verdict (as editing its
+	// tests could), and a test that attaches a debugger to its runner
+	// (ptrace, /proc/PID/mem: the same user inside the sandbox) could
+	// rewrite the rest: docs/threat-model.md.
+	ChannelStream Channel = "stream"
+	// ChannelFile: a report file the runner's process wrote inside the
+	// OS sandbox (JUnit XML, jest's JSON). That process runs the tests'
+	// code, so a test file or a plugin (conftest.py) could have written
+	// the report.
+	ChannelFile Channel = "file"
+	// ChannelUnsandboxed: no OS sandbox ran the command (`statewright
+	// testrun`): the tests' code runs as the user and could forge any
+	// record, statewright's own included (DECISIONS 9).
+	ChannelUnsandboxed Channel = "unsandboxed"
+)
+
+// OnStdout reports whether the runner writes a report of format f to its
+// stdout rather than to a file.
+func (f Format) OnStdout() bool { return f == FormatGoJSON || f == FormatLibtestJSON }
 
 // Evidence combines the plan with the finished command: its exit code and
 // the parsed report (parseErr is Parse's error, or the reason no report

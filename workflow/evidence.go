@@ -59,6 +59,12 @@ const (
 	EvidenceLastTestRunner = "runtime.last_test.runner"
 	// EvidenceLastTestReason explains passed == false (string).
 	EvidenceLastTestReason = "runtime.last_test.reason"
+	// EvidenceLastTestChannel says how the report reached statewright
+	// (string, testreport.Channel): "stream" (the runner's stdout, read by
+	// the sandbox launcher outside the OS sandbox), "file" (a report file
+	// written inside the sandbox) or "unsandboxed" (`statewright testrun`);
+	// absent without a report.
+	EvidenceLastTestChannel = "runtime.last_test.channel"
 	// EvidenceFilesEdited is the number (int) of distinct files edited in
 	// the current state, by edit tools or shell writes. Always present (0).
 	EvidenceFilesEdited = "runtime.files_edited"
@@ -90,6 +96,7 @@ var evidenceFields = map[string]EvidenceType{
 	EvidenceLastTestReport:      EvidenceString,
 	EvidenceLastTestRunner:      EvidenceString,
 	EvidenceLastTestReason:      EvidenceString,
+	EvidenceLastTestChannel:     EvidenceString,
 	EvidenceFilesEdited:         EvidenceInt,
 	EvidenceIterations:          EvidenceInt,
 }

@@ -407,7 +407,7 @@ func TestEscalationLadder(t *testing.T) {
 
 func TestEvidenceFields(t *testing.T) {
 	want := []string{EvidenceFilesEdited, EvidenceIterations, EvidenceLastCommandExitCode, EvidenceLastCommandProgram,
-		EvidenceLastTestExitCode, EvidenceLastTestNarrowed, EvidenceLastTestNarrowedBy, EvidenceLastTestPassed,
+		EvidenceLastTestChannel, EvidenceLastTestExitCode, EvidenceLastTestNarrowed, EvidenceLastTestNarrowedBy, EvidenceLastTestPassed,
 		EvidenceLastTestReason, EvidenceLastTestReport, EvidenceLastTestRunner, EvidenceLastTestTestsFailed, EvidenceLastTestTestsRun}
 	if got := EvidenceFields(); !reflect.DeepEqual(got, want) {
 		t.Errorf("EvidenceFields() = %v", got)

@@ -32,5 +32,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: statewright-sandbox exec --call DIR (-c SCRIPT | -- ARGV...)")
 		os.Exit(2)
 	}
-	os.Exit(sandbox.Main(a[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(sandbox.Main(a[1:], os.Stdin, os.Stdout, os.Stderr, nil))
 }

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -24,6 +25,11 @@ func ToolCall(in *Input, projectDir string) runtime.ToolCall {
 func ToolResult(in *Input, event Event, projectDir string) runtime.ToolResult {
 	res := in.HookInput.ToolResult(policy.ClaudeCode, projectDir)
 	res.Failed = event == PostToolUseFailure
+	if len(res.Output) == 0 && in.Error != "" {
+		// PostToolUseFailure carries the failed call's report (a Bash
+		// call's exit status and output) in error, not tool_response.
+		res.Output, _ = json.Marshal(in.Error)
+	}
 	// Claude Code reports a Bash call's exit status as "exit_code",
 	// "exitCode" or "returnCode".
 	if code, ok := wire.ExitCode(in.ToolResponse, "exit_code", "exitCode", "returnCode"); ok {

@@ -27,8 +27,10 @@ import (
 // PostToolUse reads it (ReadCall) and hands it to the runtime
 // (runtime.ToolResult.TestReport), then removes the directory.
 //
-// Under the OS sandbox the launcher is the one place that runs commands;
-// it calls PrepareScript itself.
+// Under the OS sandbox the launcher is the one place that runs commands:
+// the hook marks the call the same way, and the launcher (`statewright
+// sandbox exec`) asks Observe for the instrumented script and the stdout
+// watcher, running bubblewrap where RunCall runs bash.
 
 const (
 	markFile     = "testrun.json"
@@ -66,6 +68,13 @@ func MarkCall(callDir, projectDir, command string) error {
 	if err := os.MkdirAll(callDir, 0o700); err != nil {
 		return fmt.Errorf("testrun: %w", err)
 	}
+	return Mark(callDir, projectDir, command)
+}
+
+// Mark records the project root and the agent's command in a call's
+// directory that its caller has just created afresh (the sandbox's
+// sandbox.PrepareCall), for the launcher's Observe.
+func Mark(callDir, projectDir, command string) error {
 	b, err := json.Marshal(mark{ProjectDir: projectDir, Command: command})
 	if err != nil {
 		return fmt.Errorf("testrun: %w", err)
@@ -85,16 +94,12 @@ func Command(bin, callDir, script string) string {
 // RunCall runs script (with bash -c, in the current directory, with the
 // current environment) for the marked call in callDir and returns the exit
 // status to exit with. A call directory without a mark runs the script
-// unchanged and records nothing.
+// unchanged and records nothing. No OS sandbox runs the command, so its
+// evidence says so (testreport.ChannelUnsandboxed).
 func RunCall(callDir, script string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var m mark
-	b, err := os.ReadFile(filepath.Join(callDir, markFile))
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
 	var w *Wrapped
-	if err == nil {
-		w, _ = prepareCall(callDir, script, m)
+	if m, ok := readMark(callDir); ok {
+		w, _ = prepareCall(script, m, os.Environ(), callDir, callDir)
 	}
 	run := script
 	if w != nil {
@@ -108,7 +113,7 @@ func RunCall(callDir, script string, stdin io.Reader, stdout, stderr io.Writer) 
 		out = w.Stdout(stdout)
 		cmd.Stdout = out
 	}
-	err = cmd.Run()
+	err := cmd.Run()
 	if out != nil {
 		out.Close()
 	}
@@ -127,6 +132,7 @@ func RunCall(callDir, script string, stdin io.Reader, stdout, stderr io.Writer) 
 	}
 	if w != nil {
 		ev := w.Finish(code)
+		ev.Channel = testreport.ChannelUnsandboxed
 		if b, err := json.Marshal(ev); err == nil {
 			_ = os.WriteFile(filepath.Join(callDir, evidenceFile), b, 0o600)
 		}
@@ -134,9 +140,51 @@ func RunCall(callDir, script string, stdin io.Reader, stdout, stderr io.Writer) 
 	return code
 }
 
+// Observe is the sandbox launcher's observer (sandbox.ObserveFunc) for a
+// call MarkCall marked: the launcher runs the instrumented script under
+// the call's profile, keeps a report on stdout outside the sandbox (in the
+// call's directory, which the command cannot write) and records the
+// evidence in result.json, where PostToolUse finds it (sandbox.ReadResult).
+// A runner that writes a report file writes it in the call's writable
+// directory, and its evidence says the channel could be forged. nil when
+// the call is not marked or script is no plain test command.
+func Observe(c sandbox.Call, script string, env []string) sandbox.Observer {
+	m, ok := readMark(c.Dir)
+	if !ok {
+		return nil
+	}
+	w, err := prepareCall(script, m, env, c.Dir, c.RW)
+	if err != nil || w == nil {
+		return nil
+	}
+	return observer{w}
+}
+
+type observer struct{ w *Wrapped }
+
+func (o observer) Script() string                      { return o.w.Script }
+func (o observer) Stdout(out io.Writer) io.WriteCloser { return o.w.Stdout(out) }
+func (o observer) Finish(code int) any {
+	ev := o.w.Finish(code)
+	ev.Channel = testreport.ChannelFile
+	if o.w.Plan.Format.OnStdout() {
+		ev.Channel = testreport.ChannelStream
+	}
+	return ev
+}
+
+func readMark(callDir string) (mark, bool) {
+	var m mark
+	b, err := os.ReadFile(filepath.Join(callDir, markFile))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return mark{}, false
+	}
+	return m, true
+}
+
 // prepareCall plans script in the working directory against the marked
-// project root.
-func prepareCall(callDir, script string, m mark) (*Wrapped, error) {
+// project root, with env, the report in private or shared (PrepareIn).
+func prepareCall(script string, m mark, env []string, private, shared string) (*Wrapped, error) {
 	proj := testreport.Project{}
 	if m.ProjectDir != "" {
 		proj.FS = os.DirFS(m.ProjectDir)
@@ -146,7 +194,7 @@ func prepareCall(callDir, script string, m mark) (*Wrapped, error) {
 			}
 		}
 	}
-	w, ok, err := PrepareScript(script, os.Environ(), proj, callDir)
+	w, ok, err := PrepareScriptIn(script, env, proj, private, shared)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -157,12 +205,11 @@ func prepareCall(callDir, script string, m mark) (*Wrapped, error) {
 // ("" and false when it was not marked) and the evidence RunCall wrote for
 // it (nil when the command did not run through RunCall, or wrote none).
 func ReadCall(callDir string) (command string, ev *testreport.Evidence, marked bool) {
-	var m mark
-	b, err := os.ReadFile(filepath.Join(callDir, markFile))
-	if err != nil || json.Unmarshal(b, &m) != nil {
+	m, ok := readMark(callDir)
+	if !ok {
 		return "", nil, false
 	}
-	b, err = os.ReadFile(filepath.Join(callDir, evidenceFile))
+	b, err := os.ReadFile(filepath.Join(callDir, evidenceFile))
 	if err != nil {
 		return m.Command, nil, true
 	}

@@ -24,6 +24,12 @@ import (
 // Prepare. With a plan but no report format, w.Script is the line itself
 // and Finish says why nothing passed.
 func PrepareScript(script string, env []string, project testreport.Project, tmpDir string) (w *Wrapped, ok bool, err error) {
+	return PrepareScriptIn(script, env, project, tmpDir, tmpDir)
+}
+
+// PrepareScriptIn is PrepareScript with the report's directories as for
+// PrepareIn.
+func PrepareScriptIn(script string, env []string, project testreport.Project, private, shared string) (w *Wrapped, ok bool, err error) {
 	words, assigns, ok := plainCommand(script)
 	if !ok {
 		return nil, false, nil
@@ -32,7 +38,7 @@ func PrepareScript(script string, env []string, project testreport.Project, tmpD
 	if !ok {
 		return nil, false, nil
 	}
-	w, err = Prepare(p, tmpDir)
+	w, err = PrepareIn(p, private, shared)
 	if err != nil {
 		return nil, false, err
 	}

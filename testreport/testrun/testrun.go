@@ -46,10 +46,23 @@ type Wrapped struct {
 // calls w.Finish. Without a report format, w runs the command unchanged
 // and Finish says why no test passed.
 func Prepare(p testreport.Plan, tmpDir string) (*Wrapped, error) {
+	return PrepareIn(p, tmpDir, tmpDir)
+}
+
+// PrepareIn is Prepare with the report's directory chosen by who writes
+// it: under private (where the command cannot write: the sandbox
+// launcher's call directory) when the runner writes its report to stdout,
+// which the caller keeps; under shared (where the command can write) when
+// the runner writes a file itself.
+func PrepareIn(p testreport.Plan, private, shared string) (*Wrapped, error) {
 	w := &Wrapped{Plan: p}
 	if p.Format == "" {
 		w.NoReport = p.NoReport
 		return w, nil
+	}
+	tmpDir := shared
+	if p.Format.OnStdout() {
+		tmpDir = private
 	}
 	dir, err := os.MkdirTemp(tmpDir, "statewright-testrun-")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/testreport/testrun"
 )
 
 // NoSandboxWarning is what doctor, SessionStart, status and the README say
@@ -50,10 +51,11 @@ func newCmdExec() *cobra.Command {
 }
 
 // RunExec runs `sandbox exec` with args (after "exec") and returns the exit
-// status. main calls it before building the command tree: it is on the
-// path of every shell call.
+// status. main calls it before building the command tree. A test command
+// the hook marked runs watched (testrun.Observe: its evidence comes from
+// the runner's report); any other becomes bubblewrap.
 func RunExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return sandbox.Main(args, stdin, stdout, stderr)
+	return sandbox.Main(args, stdin, stdout, stderr, testrun.Observe)
 }
 
 func newCmdStatus() *cobra.Command {
