@@ -131,7 +131,7 @@ func Analyze(src string) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{Commands: []Command{}}
-	w := &walker{a: a, src: src, env: map[string]struct{}{}, funcs: map[string]bool{}, ev: &evalState{assigned: map[string]bool{}}}
+	w := &walker{a: a, src: src, file: f, env: map[string]struct{}{}, funcs: map[string]bool{}, ev: &evalState{assigned: map[string]bool{}}}
 	w.a.Commands = make([]Command, 0, min(len(src)/24+2, 4096)) // about one command per 24 bytes
 	w.stmts(f.Stmts)
 	w.finish()
@@ -143,6 +143,9 @@ func Analyze(src string) (*Analysis, error) {
 type walker struct {
 	a      *Analysis
 	src    string
+	file   *syntax.File
+	outer  *walker         // the walker of the line a nested script came from
+	fds    map[string]bool // descriptors the source opens (3>f), built on first use
 	nested bool
 	level  int // bash -c nesting level
 	depth  int // structural depth
@@ -864,6 +867,15 @@ func (w *walker) redir(r *syntax.Redirect) (Class, []Target, []Target) {
 			return ClassWrite, []Target{{Path: w.text(r.Word), Dynamic: true}}, nil // 1<&3: /dev/stdout now reopens fd 3's file
 		}
 		if lit && (v == "-" || strings.Trim(strings.TrimSuffix(v, "-"), "0123456789") == "" && v != "") {
+			if fd := strings.TrimSuffix(v, "-"); fd != "" && fd != "0" && fd != "1" && fd != "2" && !w.opens(fd) {
+				// >&3 with no 3> in the line: a persistent shell may hold a
+				// file (or socket) an earlier call opened on it
+				t := Target{Path: "descriptor " + fd + " opened by an earlier call", Dynamic: true}
+				if r.Op == syntax.DplIn {
+					return ClassRead, nil, []Target{t}
+				}
+				return ClassWrite, []Target{t}, nil
+			}
 			return 0, nil, nil // fd duplication or close
 		}
 		if r.Op == syntax.DplIn {
@@ -885,6 +897,28 @@ func (w *walker) redir(r *syntax.Redirect) (Class, []Target, []Target) {
 		return ClassRead, nil, []Target{t}
 	}
 	return 0, nil, nil // here-documents and here-strings
+}
+
+// opens reports whether the line (or the line a nested script came from)
+// opens descriptor fd with a redirection (3>f, 3<f, 3>&1).
+func (w *walker) opens(fd string) bool {
+	for x := w; x != nil; x = x.outer {
+		if x.fds == nil {
+			x.fds = map[string]bool{}
+			if x.file != nil {
+				syntax.Walk(x.file, func(n syntax.Node) bool {
+					if r, ok := n.(*syntax.Redirect); ok && r.N != nil {
+						x.fds[r.N.Value] = true
+					}
+					return true
+				})
+			}
+		}
+		if x.fds[fd] {
+			return true
+		}
+	}
+	return false
 }
 
 // stdOutFd reports whether r redirects descriptor 1 or 2, which writes to
@@ -966,7 +1000,7 @@ func (w *walker) nestedScript(src string) bool {
 	if err != nil {
 		return false
 	}
-	n := &walker{a: w.a, src: src, nested: true, level: w.level + 1, depth: w.depth,
+	n := &walker{a: w.a, src: src, file: f, outer: w, nested: true, level: w.level + 1, depth: w.depth,
 		env: w.env, funcs: w.funcs, cwd: w.cwd, cwdDyn: w.cwdDyn, cond: w.cond, ev: w.ev}
 	n.exportedTestPath = w.exportedTestPath
 	n.stmts(f.Stmts)

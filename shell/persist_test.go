@@ -25,6 +25,9 @@ func TestPersistentShellState(t *testing.T) {
 		define, later string
 		defineExec    bool // the definition itself is exec (else the later call is)
 	}{
+		// a descriptor left open: the later call writes through it (a
+		// write to an unknown target, not exec)
+		{"exec 3>pwned", "echo x >&3", false},
 		{"ls() { touch pwned; }", "ls", true},
 		{"function cat { touch pwned; }", "cat README", true},
 		{"grep() { touch pwned; }", "grep -r TODO .", true},
@@ -51,7 +54,12 @@ func TestPersistentShellState(t *testing.T) {
 			if tc.defineExec && d.Classes&ClassExec == 0 {
 				t.Errorf("%q is %s, want exec: it changes what a later call runs", tc.define, d.Classes)
 			}
-			if !tc.defineExec && l.Classes&ClassExec == 0 {
+			fd := strings.Contains(tc.later, ">&3")
+			if fd {
+				if l.Classes&ClassWrite == 0 || len(l.Writes) == 0 || !l.Writes[0].Dynamic {
+					t.Errorf("%q is %s with writes %v, want a write to an unknown target", tc.later, l.Classes, l.Writes)
+				}
+			} else if !tc.defineExec && l.Classes&ClassExec == 0 {
 				t.Errorf("%q is %s, want exec: it evaluates a value an earlier call may have set", tc.later, l.Classes)
 			}
 
@@ -62,9 +70,14 @@ func TestPersistentShellState(t *testing.T) {
 			cmd := exec.Command(bash, "--norc", "--noprofile")
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-			cmd.Stdin = strings.NewReader(tc.define + "\n" + "rm -f pwned\n" + tc.later + "\n")
+			between := "rm -f pwned\n"
+			if fd {
+				between = ""
+			}
+			cmd.Stdin = strings.NewReader(tc.define + "\n" + between + tc.later + "\n")
 			cmd.Run() // the later call may fail; what it ran is what counts
-			if _, err := os.Stat(filepath.Join(dir, "pwned")); err != nil {
+			b, err := os.ReadFile(filepath.Join(dir, "pwned"))
+			if err != nil || fd && string(b) != "x\n" {
 				t.Errorf("bash did not run the hidden code of %q then %q: the case shows nothing", tc.define, tc.later)
 			}
 		})
