@@ -23,6 +23,7 @@ import (
 	"github.com/statewright-go/statewright/harness/hook"
 	"github.com/statewright-go/statewright/harness/install"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/internal/hookwire"
 	"github.com/statewright-go/statewright/store"
 )
 
@@ -172,8 +173,10 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, o *doctorOptions, out io
 		r.fail("binary", "the hook runs %q, not an absolute path: a changed $PATH changes the law", bin)
 	case err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
 		r.fail("binary", "the hook's binary %s is missing or not executable (the wrapper denies every call)", bin)
-	case self != "" && !sameFile(self, bin):
+	case self != "" && !sameFile(self, fullBinaryOf(bin)):
 		r.warn("binary", "the hooks run %s, not this binary (%s)", bin, self)
+	case fullBinaryOf(bin) != bin:
+		r.ok("binary", "%s, the thin client of this binary", bin)
 	default:
 		r.ok("binary", "%s", bin)
 	}
@@ -272,6 +275,22 @@ func (r *doctorReport) finish() error {
 	}
 	fmt.Fprintln(r.w, "doctor: statewright is installed and enforcing")
 	return nil
+}
+
+// fullBinaryOf returns the full statewright binary a hook command runs:
+// for the thin hook client, the "statewright" beside it, which it hands
+// over to (cmd/statewright-hook); for any other binary, that binary.
+func fullBinaryOf(bin string) string {
+	base := filepath.Base(bin)
+	ext := filepath.Ext(base)
+	if strings.TrimSuffix(base, ext) != hookwire.ClientName {
+		return bin
+	}
+	dir := filepath.Dir(bin)
+	if r, err := filepath.EvalSymlinks(bin); err == nil {
+		dir = filepath.Dir(r)
+	}
+	return filepath.Join(dir, "statewright"+ext)
 }
 
 func sameFile(a, b string) bool {
@@ -455,7 +474,7 @@ func checkMCP(r *doctorReport, project string, settings *install.Object, bin, st
 		r.fail("mcp", "the MCP server in %s uses store %s (id %s), the hooks %s (id %s): they would disagree", where, gotStore, gotID, storePath, storeID)
 		return
 	}
-	if srv.Command != bin && !sameFile(srv.Command, bin) {
+	if full := fullBinaryOf(bin); srv.Command != full && !sameFile(srv.Command, full) {
 		r.warn("mcp", "the MCP server runs %s, the hooks %s", srv.Command, bin)
 	}
 	r.ok("mcp", "server %q on the same store (%s)", claudecode.MCPServerName, where)
