@@ -4,9 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/policy"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -202,4 +207,44 @@ func FuzzMapCall(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTrustHints: the annotations recorded with a trust are returned only
+// for the bytes trusted; HintsOf reads only hints set to true.
+func TestTrustHints(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(cfg, []byte("upstreams: []\n"), 0o644)
+	tf := OpenTrust(filepath.Join(dir, "cfg", "trusted.json"))
+	h := ConfigHash([]byte("upstreams: []\n"))
+	f, tr := false, true
+	tools := []ToolInfo{
+		{Tool: &mcp.Tool{Name: "fs__read", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}}},
+		{Tool: &mcp.Tool{Name: "fs__wipe", Annotations: &mcp.ToolAnnotations{DestructiveHint: &tr, OpenWorldHint: &tr}}},
+		{Tool: &mcp.Tool{Name: "fs__mkdir", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f}}},
+		{Tool: &mcp.Tool{Name: "fs__plain"}},
+	}
+	hints := HintsOf(tools)
+	want := map[string]policy.ToolHints{"fs__read": {ReadOnly: true}, "fs__wipe": {Destructive: true, OpenWorld: true}, "fs__mkdir": {}}
+	if !reflect.DeepEqual(hints, want) {
+		t.Fatalf("HintsOf = %+v, want %+v", hints, want)
+	}
+	if _, err := tf.TrustTools(cfg, h, "me", time.Now(), hints); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tf.Hints(cfg, h)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Hints = %+v, %v", got, err)
+	}
+	if got, err := tf.Hints(cfg, ConfigHash([]byte("changed"))); err != nil || got != nil {
+		t.Fatalf("Hints of changed bytes = %+v, %v; want none", got, err)
+	}
+	m := NewManager(&Config{}, dir, nil)
+	m.SetHints(got)
+	if hh := m.hintsFor("fs__wipe", "fs__wipe"); hh == nil || !hh.Destructive {
+		t.Errorf("hintsFor unmapped = %+v", hh)
+	}
+	if hh := m.hintsFor("Write", "fs__wipe"); hh != nil {
+		t.Errorf("hintsFor a mapped call = %+v, want nil", hh)
+	}
 }

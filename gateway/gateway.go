@@ -524,7 +524,7 @@ func (s *session) listTools(ctx context.Context, next mcp.MethodHandler, req *mc
 
 // hiddenRules are the rules by which a phase does not offer a tool at all
 // (as opposed to refusing one call's arguments).
-var hiddenRules = []policy.Rule{policy.RuleToolNotAllowed, policy.RuleDisallowedTool, policy.RuleFinalState,
+var hiddenRules = []policy.Rule{policy.RuleToolNotAllowed, policy.RuleToolCapability, policy.RuleDisallowedTool, policy.RuleFinalState,
 	policy.RuleUnknownState, policy.RuleNoWorkflow}
 
 // visible returns the upstream tools the session's current phase offers.
@@ -594,7 +594,7 @@ func (s *session) visibleFor(run *store.Run, err error) []ToolInfo {
 		hidden := false
 		for _, c := range calls {
 			d := law.Decide(rs, &policy.ToolCall{Harness: policy.ClaudeCode, Tool: c.Tool, Input: c.Input,
-				Cwd: s.g.opts.ProjectDir, ProjectDir: s.g.opts.ProjectDir})
+				Cwd: s.g.opts.ProjectDir, ProjectDir: s.g.opts.ProjectDir, Hints: m.hintsFor(c.Tool, t.Tool.Name)})
 			if d.Verdict != policy.Allow && slices.Contains(hiddenRules, d.Rule) {
 				hidden = true
 				break
@@ -666,7 +666,7 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 	}
 	for _, c := range calls {
 		call := policy.ToolCall{Harness: policy.ClaudeCode, Tool: c.Tool, Input: c.Input, Cwd: s.g.opts.ProjectDir,
-			ProjectDir: s.g.opts.ProjectDir, ToolUseID: newCallID()}
+			ProjectDir: s.g.opts.ProjectDir, ToolUseID: newCallID(), Hints: s.g.opts.Upstreams.hintsFor(c.Tool, name)}
 		res, err := s.decide(ctx, call)
 		if err != nil {
 			release(true, nil)

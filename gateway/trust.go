@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/policy"
 )
 
 // ErrUntrusted: a gateway configuration names upstream servers and the
@@ -29,15 +33,26 @@ type TrustRecord struct {
 	Hash      string    `json:"sha256"`
 	TrustedAt time.Time `json:"trusted_at"`
 	By        string    `json:"by,omitempty"`
+	// Tools are the upstream tools' annotations as listed when the
+	// configuration was trusted, by namespaced name (DECISIONS 31: the
+	// law reads this snapshot, never what a server says later).
+	Tools map[string]policy.ToolHints `json:"tools,omitempty"`
 }
 
 // DefaultTrustPath is $XDG_CONFIG_HOME/statewright/trusted-gateways.json,
 // else ~/.config/statewright/trusted-gateways.json.
-func DefaultTrustPath() (string, error) {
-	dir := os.Getenv("XDG_CONFIG_HOME")
+func DefaultTrustPath() (string, error) { return TrustPathFor(os.Getenv) }
+
+// TrustPathFor is DefaultTrustPath in the environment getenv reads (a
+// hook answered by the decider reads the hook's own).
+func TrustPathFor(getenv func(string) string) (string, error) {
+	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil || home == "" {
+		home := getenv("HOME")
+		if home == "" {
+			home = getenv("USERPROFILE") // os.UserHomeDir's on Windows
+		}
+		if home == "" {
 			return "", errors.New("gateway: no configuration directory: set XDG_CONFIG_HOME or HOME")
 		}
 		dir = filepath.Join(home, ".config")
@@ -101,6 +116,31 @@ func (t *TrustFile) Check(config, hash string) error {
 
 // Trust records consent to config's bytes with hash.
 func (t *TrustFile) Trust(config, hash, by string, now time.Time) (TrustRecord, error) {
+	return t.TrustTools(config, hash, by, now, nil)
+}
+
+// Hints returns the tool annotations snapshotted when config's current
+// bytes (hash) were trusted; nil when they were not.
+func (t *TrustFile) Hints(config, hash string) (map[string]policy.ToolHints, error) {
+	abs, err := canonical(config)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := t.read()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if r.Config == abs && r.Hash == hash {
+			return r.Tools, nil
+		}
+	}
+	return nil, nil
+}
+
+// TrustTools is Trust with the upstream tools' annotations snapshotted
+// (HintsOf the tools listed at that moment).
+func (t *TrustFile) TrustTools(config, hash, by string, now time.Time, tools map[string]policy.ToolHints) (TrustRecord, error) {
 	abs, err := canonical(config)
 	if err != nil {
 		return TrustRecord{}, err
@@ -109,7 +149,7 @@ func (t *TrustFile) Trust(config, hash, by string, now time.Time) (TrustRecord, 
 	if err != nil {
 		return TrustRecord{}, err
 	}
-	rec := TrustRecord{Config: abs, Hash: hash, TrustedAt: now.UTC(), By: by}
+	rec := TrustRecord{Config: abs, Hash: hash, TrustedAt: now.UTC(), By: by, Tools: tools}
 	out := rs[:0]
 	for _, r := range rs {
 		if r.Config != abs {
@@ -179,4 +219,29 @@ func (t *TrustFile) write(rs []TrustRecord) error {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	return os.Rename(tmp.Name(), t.path)
+}
+
+// HintsOf returns the annotations of tools that the law reads, by
+// namespaced name (tools without annotations are left out).
+func HintsOf(tools []ToolInfo) map[string]policy.ToolHints {
+	out := map[string]policy.ToolHints{}
+	for _, t := range tools {
+		if h, ok := hintsOf(t.Tool.Annotations); ok {
+			out[t.Tool.Name] = h
+		}
+	}
+	return out
+}
+
+// hintsOf reads MCP annotations: each hint counts only where the server
+// set it to true (the spec's defaults for an absent destructiveHint and
+// openWorldHint are not assumed).
+func hintsOf(a *mcp.ToolAnnotations) (policy.ToolHints, bool) {
+	if a == nil {
+		return policy.ToolHints{}, false
+	}
+	h := policy.ToolHints{ReadOnly: a.ReadOnlyHint}
+	h.Destructive = a.DestructiveHint != nil && *a.DestructiveHint
+	h.OpenWorld = a.OpenWorldHint != nil && *a.OpenWorldHint
+	return h, true
 }

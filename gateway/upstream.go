@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/policy"
 )
 
 // Route is where a namespaced tool or prompt goes: an upstream and its own
@@ -53,6 +55,9 @@ type Manager struct {
 	closed      atomic.Bool
 	restartBase time.Duration
 	gen         atomic.Int64 // bumped whenever the tables change
+	// hints are the trusted tools' annotations (SetHints), by namespaced
+	// name; read-only after Start.
+	hints map[string]policy.ToolHints
 }
 
 type toolEntry struct {
@@ -102,6 +107,19 @@ func NewManager(cfg *Config, dir string, logger *slog.Logger) *Manager {
 		m.ups = append(m.ups, &upstream{cfg: u, prefix: cfg.Prefix(u), m: m, stderr: newTail(4096)})
 	}
 	return m
+}
+
+// SetHints gives the manager the annotations snapshotted when its
+// configuration was trusted (TrustFile.Hints); the law reads them for the
+// tools decided by their namespaced name. Call it before Start.
+func (m *Manager) SetHints(h map[string]policy.ToolHints) { m.hints = h }
+
+// Hints returns the trusted annotations of a namespaced tool (nil: none).
+func (m *Manager) Hints(name string) *policy.ToolHints {
+	if h, ok := m.hints[name]; ok {
+		return &h
+	}
+	return nil
 }
 
 // Config returns the configuration the manager runs.
@@ -673,4 +691,14 @@ func (t *tailBuffer) String() string {
 		b = b[len(b)-400:]
 	}
 	return strings.ToValidUTF8(string(b), "")
+}
+
+// hintsFor returns the trusted annotations for a decision of tool, a call
+// of the namespaced tool: only when the call is decided by that name (a
+// mapped call is decided as the canonical tool it maps to).
+func (m *Manager) hintsFor(tool, namespaced string) *policy.ToolHints {
+	if m == nil || tool != namespaced {
+		return nil
+	}
+	return m.Hints(namespaced)
 }

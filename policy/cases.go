@@ -38,6 +38,9 @@ type Case struct {
 	// Granted decides the call as one a person granted after an ask rule
 	// asked for it (ToolCall.Granted).
 	Granted bool `yaml:"granted" json:"granted"`
+	// Hints are the MCP tool's annotations from its trusted server
+	// (ToolCall.Hints).
+	Hints *ToolHints `yaml:"hints" json:"hints"`
 	// RunState overrides the fresh run in State.
 	RunState *CaseRunState `yaml:"run_state" json:"run_state"`
 	// Expect is allow, deny or ask.
@@ -177,7 +180,7 @@ func isJSONLines(b []byte) bool {
 
 var caseKeys = map[string]bool{
 	"name": true, "state": true, "harness": true, "tool": true, "input": true, "cwd": true,
-	"project_dir": true, "resolved_paths": true, "sandboxed": true, "granted": true, "run_state": true, "expect": true, "rule": true, "next_events": true,
+	"project_dir": true, "resolved_paths": true, "sandboxed": true, "granted": true, "hints": true, "run_state": true, "expect": true, "rule": true, "next_events": true,
 	"reason_contains": true, "files_edited": true, "count_iteration": true, "transition": true, "interrupt": true,
 }
 
@@ -202,7 +205,7 @@ func (c *Case) ToolCall() (*ToolCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	call := &ToolCall{Harness: h, Tool: c.Tool, Cwd: c.Cwd, ProjectDir: c.ProjectDir, ResolvedPaths: c.ResolvedPaths, Sandboxed: c.Sandboxed, Granted: c.Granted}
+	call := &ToolCall{Harness: h, Tool: c.Tool, Cwd: c.Cwd, ProjectDir: c.ProjectDir, ResolvedPaths: c.ResolvedPaths, Sandboxed: c.Sandboxed, Granted: c.Granted, Hints: c.Hints}
 	if c.Input != nil {
 		b, err := json.Marshal(c.Input)
 		if err != nil {

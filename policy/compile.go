@@ -185,6 +185,9 @@ type compiledState struct {
 	// rules are the phase's permission rules (the workflow's and its
 	// own); nil when there are none.
 	rules *ruleSet
+	// readOnlyHints: a trusted MCP tool's readOnlyHint admits it here
+	// where the phase allows reading (mcp_read_only_hints).
+	readOnlyHints bool
 	// view is the law as this phase's read checks see it (its
 	// denied_paths and Read deny/ask rules beside the secrets); nil when
 	// the phase adds no read fence.
@@ -322,6 +325,10 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
 		cs.rules = rs
+		cs.readOnlyHints = def.MCPReadOnlyHints != nil && *def.MCPReadOnlyHints
+		if cs.st.MCPReadOnlyHints != nil {
+			cs.readOnlyHints = *cs.st.MCPReadOnlyHints
+		}
 		if pr := compilePhaseReads(cs, rs, opts.Host); pr != nil {
 			v := *l
 			v.phase = pr

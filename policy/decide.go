@@ -360,7 +360,7 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		if (info.kind == kMeta || info.kind == kTask) && ro.ask == nil && askBlock == nil {
 			return Decision{Verdict: Allow, Rule: RuleAllowMeta, Reason: cs.metaReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon}
 		}
-		if !cs.anyTool && !cs.allowed.has(info, p.call.Tool) && info.kind != kMeta && info.kind != kTask {
+		if !cs.anyTool && !cs.allowed.has(info, p.call.Tool) && info.kind != kMeta && info.kind != kTask && !cs.admitsReadOnly(info, p.call) {
 			name := info.canon
 			if name != p.call.Tool {
 				name = p.call.Tool + " (" + info.canon + ")"
@@ -389,6 +389,11 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		}
 		if f := l.checkShell(cs, run, p.call, sc, &eff, ro.cover, ro.netOK); f != nil {
 			return l.deny(cs, run, p, f.rule, f.reason, suggest)
+		}
+	case info.kind == kOther && p.call.Hints != nil && !ro.covered:
+		if miss := p.call.Hints.caps() &^ cs.caps; miss != 0 {
+			return l.deny(cs, run, p, RuleToolCapability, p.call.Tool+"'s annotations (from its trusted server) say it "+hintWords(p.call.Hints)+
+				", which needs "+strings.Join(miss.names(), " and ")+": this phase does not grant it", suggest)
 		}
 	case info.kind == kWriteStdin:
 		if cs.caps&capExec == 0 {
@@ -855,4 +860,23 @@ func MarshalDecision(d Decision) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(d) // a Decision always encodes
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// admitsReadOnly reports whether a trusted MCP tool's readOnlyHint admits
+// it into this phase unnamed: the workflow opts in (mcp_read_only_hints)
+// and the phase allows reading (the Read tool).
+func (cs *compiledState) admitsReadOnly(info toolInfo, call *ToolCall) bool {
+	return info.kind == kOther && cs.readOnlyHints && call.Hints != nil && call.Hints.ReadOnly &&
+		cs.allowed.tools&bit(kRead) != 0
+}
+
+func hintWords(h *ToolHints) string {
+	var w []string
+	if h.Destructive {
+		w = append(w, "may destroy or overwrite (destructiveHint)")
+	}
+	if h.OpenWorld {
+		w = append(w, "reaches outside systems (openWorldHint)")
+	}
+	return strings.Join(w, " and ")
 }

@@ -165,6 +165,10 @@ const (
 	// cannot be known before the command runs where no OS sandbox's proxy
 	// enforces the list; denied.
 	RuleDomain Rule = "domain"
+	// RuleToolCapability: an MCP tool's trusted annotations say it is
+	// destructive or reaches the open world, and the phase does not grant
+	// Destructive or Network; denied.
+	RuleToolCapability Rule = "tool-capability"
 	// RuleInternal: the decision core failed (for example the shell analysis panicked); denied.
 	RuleInternal Rule = "internal-error"
 )
@@ -178,7 +182,7 @@ var AllRules = []Rule{
 	RuleShellCapability, RuleAllowedCommands, RuleBlockedEnv, RuleMaxEditLines,
 	RuleMaxFiles, RulePathScope, RuleUnknownTarget, RuleMaxIterations,
 	RuleAllow, RuleAllowMeta, RuleImplicitTransition, RuleSandboxEscape,
-	RulePermissionDeny, RulePermissionAsk, RulePermissionAllow, RulePermissionGranted, RuleDomain,
+	RulePermissionDeny, RulePermissionAsk, RulePermissionAllow, RulePermissionGranted, RuleDomain, RuleToolCapability,
 	RuleInternal,
 }
 
@@ -299,6 +303,10 @@ type ToolCall struct {
 	// consumes the one-shot grant, and the ask rule then allows (rule
 	// permission-granted). Nothing else changes: every other check applies.
 	Granted bool `json:"granted,omitempty"`
+	// Hints are an MCP tool's annotations as snapshotted when its server
+	// was trusted (`statewright trust`); nil for every other tool, and for
+	// servers nobody trusted (docs/permissions.md, "MCP annotations").
+	Hints *ToolHints `json:"hints,omitempty"`
 	// Resolver answers what the policy needs to know about the disk
 	// (real paths, links, glob expansions, what a recursive read reaches).
 	// The runtime sets it on the agent's host; nil decides on the paths as
@@ -308,6 +316,35 @@ type ToolCall struct {
 	// win marks a Windows-shaped call whose directories are in slash form
 	// (winpath.go).
 	win bool
+}
+
+// ToolHints are the MCP annotations the law reads (the MCP spec's
+// ToolAnnotations). Each is true only where the server said so.
+type ToolHints struct {
+	// ReadOnly: the tool does not modify its environment. Where the
+	// workflow opts in (mcp_read_only_hints), it admits the tool into a
+	// phase that allows reading, unnamed.
+	ReadOnly bool `json:"read_only,omitempty" yaml:"read_only"`
+	// Destructive: the tool may destroy or overwrite (needs Destructive).
+	Destructive bool `json:"destructive,omitempty" yaml:"destructive"`
+	// OpenWorld: the tool reaches outside systems (needs Network).
+	OpenWorld bool `json:"open_world,omitempty" yaml:"open_world"`
+}
+
+// caps returns the capabilities a tool with these hints needs: none for a
+// read-only tool, else Destructive and Network as the hints say.
+func (h *ToolHints) caps() capSet {
+	var c capSet
+	if h == nil || h.ReadOnly {
+		return 0
+	}
+	if h.Destructive {
+		c |= capDestructive
+	}
+	if h.OpenWorld {
+		c |= capNetwork
+	}
+	return c
 }
 
 // Options configure a Law.

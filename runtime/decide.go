@@ -92,6 +92,9 @@ type decisionData struct {
 	Grant *grant `json:"grant,omitempty"`
 	// Sandboxed: the call's command runs under the OS sandbox.
 	Sandboxed bool `json:"sandboxed,omitempty"`
+	// Hints: the MCP tool's annotations from its trusted server, which
+	// the decision read.
+	Hints *policy.ToolHints `json:"hints,omitempty"`
 	// Ask is the call a permission ask rule parked (or the grant it used).
 	Ask *askData `json:"ask,omitempty"`
 }
@@ -458,7 +461,7 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 
 	data := decisionData{Actor: call.Actor, Harness: call.Call.Harness, Canonical: d.Tool, Enforced: out.Enforced,
 		AuditOnly: audit, Files: reserved, Interrupt: eff.FireInterrupt, PermissionMode: call.PermissionMode, Grant: out.Grant,
-		Sandboxed: call.Call.Sandboxed, Ask: parked}
+		Sandboxed: call.Call.Sandboxed, Hints: call.Call.Hints, Ask: parked}
 	if out.Verdict != out.WouldBe {
 		data.Returned = out.Verdict.String()
 	}

@@ -461,7 +461,8 @@ func (d *decoder) definition(n *node) *Definition {
 				def.Permissions = d.permissions(m.val, "in the workflow's permissions")
 			}
 		},
-		"allowed_domains": func(m *member) { def.AllowedDomains = d.strList(m, where, def.fp, true) },
+		"allowed_domains":     func(m *member) { def.AllowedDomains = d.strList(m, where, def.fp, true) },
+		"mcp_read_only_hints": func(m *member) { def.MCPReadOnlyHints = d.boolPtr(m, where) },
 		"examples": func(m *member) {
 			if d.object(m, where) {
 				def.Examples = d.examples(m.val, "in the workflow's examples")
@@ -501,7 +502,7 @@ var stateKeys = []string{
 	"max_edit_lines", "allowed_commands", "allowed_commands_tool", "max_files_per_state",
 	"context_budget_bytes", "blocked_env", "deny_env", "env_overrides", "env", "model",
 	"thinking_level", "direct_execution", "model_ladder", "allowed_paths", "denied_paths", "sandbox",
-	"permissions", "allowed_domains", "examples",
+	"permissions", "allowed_domains", "mcp_read_only_hints", "examples",
 }
 
 func (d *decoder) state(name string, n *node) *State {
@@ -603,6 +604,8 @@ func (d *decoder) state(name string, n *node) *State {
 			if d.object(m, where) {
 				s.Permissions = d.permissions(m.val, fmt.Sprintf("in the permissions of state %q", name))
 			}
+		case "mcp_read_only_hints":
+			s.MCPReadOnlyHints = d.boolPtr(m, where)
 		case "allowed_domains":
 			s.AllowedDomains = d.strList(m, where, s.fp, true)
 		case "examples":

@@ -60,6 +60,7 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 	switch ev {
 	case PreToolUse:
 		tc := ToolCall(in, project)
+		tc.Call.Hints = h.MCPHints(project, in.ToolName)
 		route, deny := h.RouteShell(&tc, in.ToolName == "Bash")
 		if deny != "" {
 			return wire.Deny("statewright: " + deny)

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/gateway"
+	"github.com/statewright-go/statewright/policy"
 )
 
 // GatewayFlags are the upstream-proxy flags `statewright mcp` and
@@ -84,6 +85,7 @@ func (f *GatewayFlags) configPath(projectDir string) (string, error) {
 // upstreams, then the command line's. It returns nil when there are none.
 func (f *GatewayFlags) Manager(projectDir string, logger *slog.Logger) (*gateway.Manager, error) {
 	cfg := &gateway.Config{}
+	var hints map[string]policy.ToolHints
 	path, err := f.configPath(projectDir)
 	if err != nil {
 		return nil, Failure(err.Error())
@@ -100,6 +102,11 @@ func (f *GatewayFlags) Manager(projectDir string, logger *slog.Logger) (*gateway
 			}
 			if err := tf.Check(path, hash); err != nil {
 				return nil, Failure("refusing to start the upstreams of " + path + ": " + err.Error())
+			}
+			// The tools' annotations as they were when trusted: only
+			// these servers' hints are read (docs/permissions.md).
+			if hints, err = tf.Hints(path, hash); err != nil {
+				return nil, Failure(err.Error())
 			}
 		}
 		cfg = c
@@ -124,7 +131,9 @@ func (f *GatewayFlags) Manager(projectDir string, logger *slog.Logger) (*gateway
 	if err := cfg.Check(); err != nil {
 		return nil, Usagef("%v", err)
 	}
-	return gateway.NewManager(cfg, projectDir, logger), nil
+	m := gateway.NewManager(cfg, projectDir, logger)
+	m.SetHints(hints)
+	return m, nil
 }
 
 // parseUpstreamFlag parses NAME=COMMAND [ARGS...] or NAME=URL.

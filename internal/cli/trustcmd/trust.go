@@ -3,6 +3,7 @@
 package trustcmd
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/statewright-go/statewright/gateway"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/policy"
 )
 
 // NewCmdTrust returns `statewright trust`.
@@ -86,11 +88,20 @@ func NewCmdTrust(f *cmdutil.Factory) *cobra.Command {
 					return err
 				}
 			}
-			rec, err := tf.Trust(path, hash, os.Getenv("USER"), time.Now())
+			// Snapshot the tools' annotations now (DECISIONS 31): the law
+			// reads these, never what a server says later.
+			hints, err := snapshotHints(cmd.Context(), cfg, path)
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "statewright trust: the upstreams' tools could not be listed, so no MCP annotations are recorded (phases decide those tools by name only): %v\n", err)
+			}
+			rec, err := tf.TrustTools(path, hash, os.Getenv("USER"), time.Now(), hints)
 			if err != nil {
 				return cmdutil.Failure(err.Error())
 			}
 			fmt.Fprintf(out, "trusted %s\n", rec.Config)
+			if len(hints) > 0 {
+				fmt.Fprintf(out, "recorded the annotations of %d tool(s) (readOnlyHint, destructiveHint, openWorldHint)\n", len(hints))
+			}
 			return nil
 		},
 	}
@@ -100,4 +111,28 @@ func NewCmdTrust(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation (you reviewed the file)")
 	cmdutil.AddTokenFlag(cmd)
 	return cmd
+}
+
+// snapshotHints starts cfg's upstreams (the person just consented to
+// that), lists their tools and stops them, and returns the tools'
+// annotations by namespaced name.
+func snapshotHints(ctx context.Context, cfg *gateway.Config, path string) (map[string]policy.ToolHints, error) {
+	if len(cfg.Upstreams) == 0 {
+		return nil, nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	dir := filepath.Dir(filepath.Dir(path)) // the project of .statewright/gateway.yaml
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	m := gateway.NewManager(cfg, dir, nil)
+	if err := m.Start(ctx); err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return gateway.HintsOf(m.Tools()), nil
 }

@@ -13,8 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/statewright-go/statewright/gateway"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
 	"github.com/statewright-go/statewright/internal/wfgraph"
+	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/workflow"
 )
@@ -356,6 +358,8 @@ func writeShow(w io.Writer, def *workflow.Definition) {
 	if def.TrustEventData {
 		fmt.Fprintln(w, "trust_event_data: event data is merged into the context (statewright semantics)")
 	}
+	law, _ := policy.Compile(def, policy.Options{})
+	hints := trustedHints()
 	for _, name := range stateOrder(def) {
 		s := def.States[name]
 		fmt.Fprintln(w)
@@ -372,6 +376,9 @@ func writeShow(w io.Writer, def *workflow.Definition) {
 			fmt.Fprintln(w, name)
 		}
 		writeStateBody(w, s)
+		if law != nil {
+			writeEffective(w, law, name, hints)
+		}
 	}
 	if len(def.Guards) > 0 {
 		fmt.Fprintln(w, "\nguards:")
@@ -503,4 +510,46 @@ func guardList(gs []*workflow.Guard) string {
 		parts[i] = guardString(g)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// writeEffective prints what a phase lets the agent use once its tools,
+// rules, domains and the trusted MCP annotations are read together.
+func writeEffective(w io.Writer, law *policy.Law, state string, hints map[string]policy.ToolHints) {
+	pt, ok := law.Effective(state, hints)
+	if !ok || pt.Tools == nil {
+		return
+	}
+	line := func(label, value string) { fmt.Fprintf(w, "  %s: %s\n", label, value) }
+	line("effective tools", pt.String())
+	if len(pt.Capabilities) > 0 {
+		line("capabilities", strings.Join(pt.Capabilities, ", "))
+	}
+	if len(pt.Ask) > 0 {
+		line("ask", strings.Join(pt.Ask, ", "))
+	}
+	if len(pt.Deny) > 0 {
+		line("deny", strings.Join(pt.Deny, ", "))
+	}
+	if pt.Domains != nil {
+		line("domains", listString(pt.Domains))
+	}
+	if pt.ReadOnlyHints && hints == nil {
+		line("mcp read-only hints", "on (no trusted gateway configuration here records any)")
+	}
+}
+
+// trustedHints returns the MCP annotations snapshotted when the gateway
+// configuration of the current directory's project was trusted (nil: no
+// such configuration, or not trusted as it is now).
+func trustedHints() map[string]policy.ToolHints {
+	_, hash, err := gateway.LoadConfigFile(gateway.ConfigFile)
+	if err != nil {
+		return nil
+	}
+	tf, err := cmdutil.TrustFile("")
+	if err != nil {
+		return nil
+	}
+	h, _ := tf.Hints(gateway.ConfigFile, hash)
+	return h
 }
