@@ -2,6 +2,8 @@ package outcome
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,7 +21,38 @@ import (
 // same-user secrecy needs the sandbox, which hides it); what holds is that
 // nothing the agent's processes run counts as a person (internal/person).
 func TestNoSelfApproval(t *testing.T) {
-	w := newWorld(t)
+	out := selfApproval(t, newWorld(t))
+	if strings.Contains(out, "token bytes: 0\n") {
+		t.Errorf("without the sandbox the test code read no token, so the attack was not the real one: %s", out)
+	}
+}
+
+// TestNoSelfApprovalSandboxed is the same attack with the hooks `init
+// claude-code --sandbox` installs: the allowed go test runs inside the
+// phase's OS sandbox, where the operator token reads as nothing and the
+// store is hidden. The run stays parked, nothing counts as a person, and
+// no secret reaches anything the agent sees.
+func TestNoSelfApprovalSandboxed(t *testing.T) {
+	if out, err := exec.Command(bin, "sandbox", "status", "--json").Output(); err != nil || !strings.Contains(string(out), `"available":true`) {
+		t.Fatalf("the OS sandbox is not available here (%v): %s", err, out)
+	}
+	w := newWorldWith(t, "--sandbox")
+	// The sandbox's build cache is shared by these tests, so that only the
+	// first go test under it compiles the standard library.
+	cache := filepath.Join(os.TempDir(), "statewright-outcome-sandbox-cache")
+	must(t, os.MkdirAll(cache, 0o755))
+	w.env = append(w.env, "XDG_CACHE_HOME="+cache)
+	out := selfApproval(t, w)
+	if !strings.Contains(out, "token bytes: 0\n") {
+		t.Errorf("the test code inside the sandbox read the operator token: %s", out)
+	}
+	w.noSecretShown()
+}
+
+// selfApproval runs the attack in w and checks what must hold with or
+// without the sandbox; it returns what the agent saw of the attack's run.
+func selfApproval(t *testing.T, w *world) string {
+	t.Helper()
 	w.start("release", "PLANNED")
 	store := w.store
 	session := w.session
@@ -37,6 +70,7 @@ import (
 func TestShip(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	tok, _ := os.ReadFile(filepath.Join(home, ".config", "statewright", "operator-token"))
+	fmt.Printf("token bytes: %%d\n", len(strings.TrimSpace(string(tok))))
 	out, err := exec.Command(%[1]q, "approve", %[2]q, "--store", %[3]q, "--token", strings.TrimSpace(string(tok))).CombinedOutput()
 	fmt.Printf("token variant: %%v %%s\n", err, out)
 	c := exec.Command("script", "-qc", %[1]q+" approve "+%[2]q+" --store "+%[3]q, "/dev/null")
@@ -65,7 +99,7 @@ func TestShip(t *testing.T) {
 	if !r.allowed {
 		t.Fatalf("go test was denied: %s", r.reason)
 	}
-	for _, v := range []string{"token variant", "script variant"} {
+	for _, v := range []string{"token bytes", "token variant", "script variant"} {
 		if !strings.Contains(r.output, v) {
 			t.Fatalf("the attack did not run (%s missing): %s", v, r.output)
 		}
@@ -85,4 +119,5 @@ func TestShip(t *testing.T) {
 	}
 	t.Logf("what the agent saw:\n%s", r.output)
 	w.lawUnchanged()
+	return r.output
 }
