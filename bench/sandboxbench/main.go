@@ -130,7 +130,7 @@ func run(n int) error {
 	if err != nil {
 		return err
 	}
-	if err := testrun.MarkCall(cTest.Dir, proj, testCmd); err != nil {
+	if err := testrun.Mark(cTest.Dir, proj, testCmd); err != nil {
 		return err
 	}
 	raw, err := os.ReadFile(filepath.Join(c.Dir, "bwrap.args"))
