@@ -181,6 +181,7 @@ func (r *runner) open(ctx context.Context) error {
 	cfg := r.cfg
 	resumed := cfg.Resume != ""
 	var run *store.Run
+	var warnings []string
 	if resumed {
 		var err error
 		run, err = cfg.Store.Run(ctx, cfg.Resume)
@@ -205,6 +206,7 @@ func (r *runner) open(ctx context.Context) error {
 			return fmt.Errorf("agent: %w", err)
 		}
 		run = view.Run
+		warnings = view.Warnings
 		r.runID = run.ID
 		meta := agentMeta{Task: cfg.Task, Workflow: cfg.Workflow, Model: cfg.Endpoint.String(), Workspace: cfg.Tools.WS.Root,
 			TestCommand: cfg.Tools.TestCommand, MaxSteps: cfg.MaxSteps}
@@ -217,7 +219,8 @@ func (r *runner) open(ctx context.Context) error {
 	}
 	r.emit(events.Event{Type: events.TypeRunStart, RunStart: &events.RunStart{
 		Workflow: run.WorkflowID, Task: cfg.Task, Model: cfg.Endpoint.Model, Endpoint: cfg.Endpoint.BaseURL, API: string(cfg.Endpoint.API),
-		Workspace: cfg.Tools.WS.Root, Sandbox: cfg.Tools.Sandbox.String(), MaxSteps: cfg.MaxSteps, Resumed: resumed}})
+		Workspace: cfg.Tools.WS.Root, Sandbox: cfg.Tools.Sandbox.String(), MaxSteps: cfg.MaxSteps, Resumed: resumed,
+		Warnings: warnings}})
 	r.msgs = []model.Message{{Role: "system", Content: systemPrompt(cfg.Tools.WS.Root)}, {Role: "user", Content: taskPrompt(cfg.Task, cfg.Tools.TestCommand)}}
 	if resumed {
 		note, err := r.resumeNote(ctx)

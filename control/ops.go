@@ -84,8 +84,11 @@ func (c *Control) Start(ctx context.Context, session, name string, by runtime.Ac
 	if sv.Instructions != "" {
 		msg += " Instructions: " + sv.Instructions
 	}
+	if len(v.Warnings) > 0 {
+		msg += " The workflow has warnings (tell the user): " + strings.Join(v.Warnings, "; ")
+	}
 	return &StartView{Loaded: true, Workflow: sv.Workflow, RunID: sv.RunID, InitialState: sv.State,
-		Message: msg, StateSnapshot: sv}, nil
+		Message: msg, StateSnapshot: sv, Warnings: v.Warnings}, nil
 }
 
 // Transition sends event (with optional data, which lands under data.*)

@@ -225,6 +225,9 @@ type StartView struct {
 	InitialState  string     `json:"initial_state"`
 	Message       string     `json:"message"`
 	StateSnapshot *StateView `json:"state_snapshot"`
+	// Warnings are the workflow's warnings (a tool name no harness knows,
+	// with a did-you-mean), also named in Message.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // RequestView is what pause, deactivate and force_state return: the

@@ -710,3 +710,32 @@ func TestInterruptHandlerView(t *testing.T) {
 		t.Errorf("after the return: state %s, handler %+v", back.State, back.InterruptHandler)
 	}
 }
+
+// statewright_start of a workflow with a tool name no harness knows
+// starts the run and returns the warning, with its did-you-mean, in the
+// result and in the message the agent reads.
+func TestStartReturnsWorkflowWarnings(t *testing.T) {
+	f := newFixture(t, Options{})
+	raed := `{"id": "raed", "initial": "a", "states": {
+  "a": {"allowed_tools": ["Raed", "Grep"], "on": {"GO": "done"}},
+  "done": {"type": "final"}}}`
+	if err := os.WriteFile(filepath.Join(f.dir, ".statewright", "workflows", "raed.json"), []byte(raed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sv control.StartView
+	f.ok(ToolStart, stamp("s1", "name", "raed"), &sv)
+	if len(sv.Warnings) != 1 || !strings.Contains(sv.Warnings[0], `did you mean "Read"?`) {
+		t.Fatalf("start warnings = %q, want the unknown-tool warning", sv.Warnings)
+	}
+	if !strings.Contains(sv.Message, "warnings (tell the user)") || !strings.Contains(sv.Message, "Raed") {
+		t.Errorf("start message %q does not name the warning", sv.Message)
+	}
+	if r := f.live("claude-code:s1"); r == nil || r.State != "a" {
+		t.Errorf("the run did not start: %+v", r)
+	}
+	var plain control.StartView
+	f.ok(ToolStart, stamp("s2", "name", "gate"), &plain)
+	if len(plain.Warnings) != 0 || strings.Contains(plain.Message, "warnings") {
+		t.Errorf("a clean workflow starts with warnings: %+v", plain)
+	}
+}

@@ -26,6 +26,13 @@ type Prepared struct {
 	// through (keys a newer parser rejects when a workflow is loaded): the
 	// run goes on under the law it started with, and the audit log says so.
 	Warnings workflow.Diagnostics
+	// Lint are the warnings of a workflow loaded to start a run (never of a
+	// run's snapshot): a tool name no harness's alias table knows, with a
+	// did-you-mean, a rule that can never match, validation warnings.
+	// Start hands them to its caller in RunView.Warnings, so that every
+	// way of starting a run shows them (compatibility notes, "compat-*",
+	// are left to `workflows validate`).
+	Lint workflow.Diagnostics
 
 	invokes  map[string]string // invoke name → bundle key
 	maxDepth int               // the run's bound on nesting
@@ -167,7 +174,8 @@ func (s *Service) compileWith(src []byte, source string, protect []string, lenie
 	if !lenient && !diags.HasErrors() {
 		// A workflow loaded to start a run: its permission rules must
 		// parse and its inline examples must pass (a run already in flight
-		// keeps the law it started with).
+		// keeps the law it started with), and its tool names are linted.
+		diags = append(diags, policy.LintToolNames(def)...)
 		diags = append(diags, policy.LintRules(def)...)
 		if !diags.HasErrors() {
 			diags = append(diags, policy.CheckExamples(def)...)
@@ -175,6 +183,14 @@ func (s *Service) compileWith(src []byte, source string, protect []string, lenie
 	}
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("%w: %s does not validate: %s", ErrWorkflow, source, firstError(diags))
+	}
+	var lint workflow.Diagnostics
+	if !lenient {
+		for _, d := range diags {
+			if d.Severity == workflow.SeverityWarning && !strings.HasPrefix(d.Code, "compat-") {
+				lint = append(lint, d)
+			}
+		}
 	}
 	opts := s.opts.Policy
 	opts.ProtectedPaths = slices.Clone(opts.ProtectedPaths)
@@ -190,7 +206,7 @@ func (s *Service) compileWith(src []byte, source string, protect []string, lenie
 	if err != nil {
 		return nil, fmt.Errorf("%w: compile %s: %w", ErrWorkflow, source, err)
 	}
-	return &Prepared{Def: def, Law: law, Warnings: warnings}, nil
+	return &Prepared{Def: def, Law: law, Warnings: warnings, Lint: lint}, nil
 }
 
 // firstError renders the first error diagnostic.

@@ -70,6 +70,14 @@ func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*R
 	if id == "" {
 		id = source
 	}
+	var warnings []string
+	for _, d := range c.Lint {
+		warnings = append(warnings, d.String())
+	}
+	started := map[string]any{"event": "started", "workflow": id, "source": source, "audit_only": s.opts.AuditOnly, "actor": by}
+	if len(warnings) > 0 {
+		started["warnings"] = warnings
+	}
 	var view *RunView
 	err = s.st.Update(ctx, session, func(tx store.Tx) error {
 		view = nil // fn may run more than once
@@ -86,12 +94,13 @@ func (s *Service) Start(ctx context.Context, session, name string, by Actor) (*R
 			return fmt.Errorf("write run: %w", err)
 		}
 		if err := tx.Append(
-			event(store.KindRun, run.State, map[string]any{"event": "started", "workflow": id, "source": source, "audit_only": run.AuditOnly, "actor": by}),
+			event(store.KindRun, run.State, started),
 			event(store.KindTransition, run.State, map[string]any{"from": "", "to": run.State, "event": "start", "actor": by}),
 		); err != nil {
 			return fmt.Errorf("append events: %w", err)
 		}
 		view = s.view(run, c)
+		view.Warnings = warnings
 		return nil
 	})
 	if err != nil {

@@ -59,6 +59,9 @@ func (v *RunView) PhaseNotes() []string {
 		return nil
 	}
 	var out []string
+	if len(v.Warnings) > 0 {
+		out = append(out, "The workflow was started with warnings (tell the user): "+strings.Join(v.Warnings, "; ")+".")
+	}
 	if n := v.SubflowNote(); n != "" {
 		out = append(out, n)
 	}

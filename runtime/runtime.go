@@ -197,6 +197,12 @@ type RunView struct {
 	// CaptureOutput reports meta.capture_output: tool outputs are recorded
 	// with their results in the event log.
 	CaptureOutput bool `json:"capture_output,omitempty"`
+	// Warnings are the workflow's warnings ("file:line:col: warning:
+	// message"), set only on the view Start returns: a tool name no
+	// harness knows (with a did-you-mean) and the like. The CLI prints
+	// them, statewright_start returns them, the phase context of the
+	// session start names them and the run's "started" event records them.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ToolCall is a tool call to decide, as the adapter decoded it.

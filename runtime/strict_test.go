@@ -8,6 +8,7 @@ import (
 
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/workflow"
 )
 
 // typoWorkflow has allowed_tool (a typo): read as written, its phase would
@@ -67,5 +68,52 @@ func TestSnapshotInFlightIsReadLeniently(t *testing.T) {
 	}
 	if len(evs) != 1 || evs[0].Rule != "snapshot-lenient" || !strings.Contains(evs[0].Reason, `unknown key "owner"`) {
 		t.Errorf("audit events = %+v, want one snapshot-lenient warning", evs)
+	}
+}
+
+// A tool name no harness knows is a warning, not an error: the run starts,
+// and the start names it with a did-you-mean wherever a run is started
+// from a workflow (the view Start returns, its phase notes, the run's
+// "started" event). A later read of the run does not repeat it. The
+// bundled templates start without warnings.
+func TestStartWarnsAboutUnknownToolNames(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	path := f.workflowFile("raed.json", `{"id": "raed", "initial": "reading", "states": {
+  "reading": {"allowed_tools": ["Raed", "Grep"], "on": {"DONE": "done"}},
+  "done": {"type": "final"}}}`)
+	v, err := f.svc.Start(ctx, "s", path, human)
+	if err != nil {
+		t.Fatalf("Start = %v", err)
+	}
+	if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], `"Raed"`) || !strings.Contains(v.Warnings[0], `did you mean "Read"?`) ||
+		!strings.Contains(v.Warnings[0], "raed.json:2:") {
+		t.Fatalf("Start warnings = %q, want one unknown-tool warning at raed.json:2 naming Read", v.Warnings)
+	}
+	if notes := strings.Join(v.PhaseNotes(), "\n"); !strings.Contains(notes, `did you mean "Read"?`) {
+		t.Errorf("phase notes do not name the warning:\n%s", notes)
+	}
+	evs, err := f.st.Events(ctx, store.EventFilter{SessionKey: "s", Kinds: []store.EventKind{store.KindRun}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) == 0 || !strings.Contains(string(evs[0].Data), `"warnings":[`) || !strings.Contains(string(evs[0].Data), "Raed") {
+		t.Errorf("started event = %+v, want the warnings recorded", evs)
+	}
+	again, err := f.svc.Status(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Warnings) != 0 {
+		t.Errorf("Status repeats the start's warnings: %q", again.Warnings)
+	}
+	for _, name := range workflow.TemplateNames() {
+		v, err := f.svc.Start(ctx, "t-"+name, name, human)
+		if err != nil {
+			t.Fatalf("Start(%s) = %v", name, err)
+		}
+		if len(v.Warnings) != 0 {
+			t.Errorf("bundled %s starts with warnings %q", name, v.Warnings)
+		}
 	}
 }

@@ -242,6 +242,9 @@ func (m *StreamModel) Feed(line []byte) {
 			verb = "run resumed"
 		}
 		m.addLog(&ev, plain, fmt.Sprintf("%s: %s, model %s", verb, p.Workflow, p.Model))
+		for _, w := range p.Warnings {
+			m.addLog(&ev, plain, "warning: "+w)
+		}
 	case ev.ModelRequest != nil:
 		p := ev.ModelRequest
 		m.addLog(&ev, styleDim, fmt.Sprintf("→ model %s: %d messages, tools %s", p.Model, p.Messages, strings.Join(p.Tools, ",")))

@@ -96,6 +96,9 @@ type RunStart struct {
 	Sandbox   string `json:"sandbox"` // "bwrap" or "none: <why>"
 	MaxSteps  int    `json:"max_steps"`
 	Resumed   bool   `json:"resumed,omitempty"`
+	// Warnings are the workflow's warnings when the run was started from
+	// it (a tool name no harness knows, with a did-you-mean).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ModelRequest summarises a request (not its messages).
@@ -346,7 +349,11 @@ func Render(e Event) string {
 		if r.Resumed {
 			verb = "resume"
 		}
-		return fmt.Sprintf("%s%s %s (%s) with %s via %s, workspace %s, sandbox %s", ind, verb, r.Workflow, e.RunID, r.Model, r.API, r.Workspace, r.Sandbox)
+		line := fmt.Sprintf("%s%s %s (%s) with %s via %s, workspace %s, sandbox %s", ind, verb, r.Workflow, e.RunID, r.Model, r.API, r.Workspace, r.Sandbox)
+		for _, w := range r.Warnings {
+			line += "\n" + ind + "  " + w
+		}
+		return line
 	case TypeModelResponse:
 		m := e.ModelResponse
 		what := "text"

@@ -42,6 +42,9 @@ func TestRender(t *testing.T) {
 		{Event{Type: TypeToolResult, Step: 4, State: "testing", ToolResult: &ToolResult{Name: "run_test", OK: false, ExitCode: &code, Bytes: 10}},
 			"#4 [testing] run_test failed exit 1 (10 bytes)"},
 		{Event{Type: TypeTransition, Step: 5, Depth: 1, Transition: &Transition{Event: "GO", From: "a", To: "b"}}, "  #5 a → b (GO)"},
+		{Event{Type: TypeRunStart, RunID: "run_1", RunStart: &RunStart{Workflow: "raed", Model: "m", API: "openai", Workspace: "/w", Sandbox: "bwrap",
+			Warnings: []string{`raed.json:5:29: warning: state 'a' allowed_tools entry "Raed" is a tool no harness names (did you mean "Read"?)`}}},
+			"start raed (run_1) with m via openai, workspace /w, sandbox bwrap\n  raed.json:5:29: warning: state 'a' allowed_tools entry \"Raed\" is a tool no harness names (did you mean \"Read\"?)"},
 		{Event{Type: TypeApprovalWait, RunID: "run_9", Session: "agent:ab", ApprovalWait: &ApprovalWait{ApprovalID: "apr_1", Event: "SHIP", From: "a", To: "b"}},
 			"waiting for approval apr_1: a → b (SHIP); approve with `statewright approve agent:ab --id apr_1`, then resume with `statewright agent --resume run_9`"},
 	} {

@@ -6,7 +6,9 @@ package initcmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,7 +42,7 @@ func newInitHarnessCmd(f *cmdutil.Factory, a harness.Adapter) *cobra.Command {
 		Long:  info.InstallLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return install.Run(cmd.Context(), info.Name, o, installEnv(f), a.Install, cmd.OutOrStdout())
+			return install.Run(cmd.Context(), info.Name, o, installEnv(f, cmd.ErrOrStderr()), a.Install, cmd.OutOrStdout())
 		},
 	}
 	install.AddFlags(cmd.Flags(), &o)
@@ -50,14 +52,17 @@ func newInitHarnessCmd(f *cmdutil.Factory, a harness.Adapter) *cobra.Command {
 	return cmd
 }
 
-// installEnv is what init opens the store and checks workflows with.
-func installEnv(f *cmdutil.Factory) install.Env {
+// installEnv is what init opens the store and checks workflows with. A
+// --default-workflow's warnings (a tool name no harness knows, with a
+// did-you-mean) go to stderr; its errors refuse the install.
+func installEnv(f *cmdutil.Factory, stderr io.Writer) install.Env {
 	return install.Env{
 		OpenStore: func(ctx context.Context, loc string, create bool) (store.Store, error) {
 			return f.OpenStoreAt(ctx, loc, store.Options{MustExist: !create})
 		},
 		Workflow: func(name string) (string, error) {
-			if _, diags, err := cmdutil.LoadWorkflow(name, false); err != nil {
+			_, diags, err := cmdutil.LoadWorkflow(name, false)
+			if err != nil {
 				// Name the first error (an unknown key, with its position).
 				for _, d := range diags {
 					if d.Severity == workflow.SeverityError {
@@ -65,6 +70,11 @@ func installEnv(f *cmdutil.Factory) install.Env {
 					}
 				}
 				return "", err
+			}
+			for _, d := range diags {
+				if d.Severity == workflow.SeverityWarning && !strings.HasPrefix(d.Code, "compat-") {
+					fmt.Fprintln(stderr, d.String())
+				}
 			}
 			if cmdutil.LooksLikeTemplateName(name) {
 				return name, nil

@@ -50,6 +50,9 @@ func NewCmdStart(f *cmdutil.Factory) *cobra.Command {
 				if err != nil {
 					return cmdutil.RunErr(err)
 				}
+				for _, w := range v.Warnings {
+					fmt.Fprintln(cmd.ErrOrStderr(), w)
+				}
 				if asJSON {
 					v.Run = cmdutil.DisplayRun(v.Run)
 					return cmdutil.PrintJSON(cmd.OutOrStdout(), v)
