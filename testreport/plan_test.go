@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/statewright-go/statewright/shell"
 )
 
 func files(kv ...string) fstest.MapFS {
@@ -341,6 +343,73 @@ func TestSplitShellWords(t *testing.T) {
 	} {
 		if got := splitShellWords(in); !slices.Equal(got, want) {
 			t.Errorf("splitShellWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Every option the shell package's grammars mark as selecting tests
+// (shell.EffFilter) narrows the run, or makes it list-only, in the plan of
+// its runner: a filter option added to a grammar cannot be missed here.
+// The exceptions select nothing on their own.
+func TestEveryFilterOptionNarrows(t *testing.T) {
+	notNarrowing := map[string]bool{
+		"go test bench": true, "go test test.bench": true, // runs benchmarks besides the tests
+		"go test fuzz": true, "go test test.fuzz": true, // fuzzes one target after the tests
+		"pytest maxfail": true, // stops after failures: a run that fails does not pass
+		"libtest exact":  true, // narrows only with a filter, which counts itself
+	}
+	for _, r := range []struct {
+		grammar string
+		argv    func(opt string) []string
+	}{
+		{"go test", func(o string) []string { return []string{"go", "test", o, "./..."} }},
+		{"pytest", func(o string) []string { return []string{"pytest", o} }},
+		{"jest", func(o string) []string { return []string{"jest", o} }},
+		{"vitest", func(o string) []string { return []string{"vitest", "run", o} }},
+		{"node", func(o string) []string { return []string{"node", "--test", o} }},
+		{"cargo test", func(o string) []string { return []string{"cargo", "test", o} }},
+		{"libtest", func(o string) []string { return []string{"cargo", "test", "--", o} }},
+	} {
+		g, ok := shell.GrammarFor(r.grammar)
+		if !ok {
+			t.Fatalf("no grammar %q", r.grammar)
+		}
+		n := 0
+		for _, o := range g.Opts {
+			if o.Eff&shell.EffFilter == 0 || len(o.Names) == 0 {
+				continue
+			}
+			n++
+			name := o.Names[0]
+			if notNarrowing[r.grammar+" "+name] {
+				continue
+			}
+			word := "--" + name
+			if g.Style == shell.StyleGo || len(name) == 1 {
+				word = "-" + name
+			}
+			if o.Arg != shell.NoArg {
+				word += "=X"
+				if len(name) == 1 && g.Style != shell.StyleGo {
+					word = "-" + name + "X" // a short option's value is glued on
+				}
+			}
+			argv := r.argv(word)
+			proj := Project{} // no files: cargo -p may select one package of a workspace
+			if r.grammar == "go test" {
+				proj.FS = goProject
+			}
+			p, ok := New(argv, nil, proj)
+			if !ok {
+				t.Errorf("%q: not planned", argv)
+				continue
+			}
+			if !p.Narrowed && !p.ListOnly {
+				t.Errorf("%q (a %s filter option): neither narrowed nor list-only", strings.Join(argv, " "), r.grammar)
+			}
+		}
+		if n == 0 {
+			t.Errorf("grammar %q has no filter options: the check checks nothing", r.grammar)
 		}
 	}
 }
