@@ -71,6 +71,9 @@ func configPath(p *install.Plan) (string, error) {
 // Install implements harness.Adapter: statewright's marked block in
 // config.toml, holding the MCP server and one hook group per event.
 func (adapter) Install(p *install.Plan) error {
+	// A user-level (or named) config.toml is read by every Codex session of
+	// the user: its hooks decide only sessions working in this project.
+	p.ScopeToProject = p.User || p.Config != ""
 	path, err := configPath(p)
 	if err != nil {
 		return install.Usage(err)

@@ -11,10 +11,12 @@ package hook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -103,6 +105,41 @@ func ReadInput(limit int64) Middleware {
 	}
 }
 
+// ScopeTo passes (exit 0, no output: no opinion, the harness's own rules
+// decide) every event whose input's working directory ("cwd") is not
+// project or below it, before the store is opened; "" scopes nothing. An
+// input without a cwd, or one that is not JSON, goes on to be decided (and
+// fails closed there), never passes.
+func ScopeTo(project string) Middleware {
+	return func(next Handler) Handler {
+		if project == "" {
+			return next
+		}
+		return func(ctx context.Context, r *Request) harness.Answer {
+			var in struct {
+				Cwd string `json:"cwd"`
+			}
+			if json.Unmarshal(r.Input, &in) == nil && in.Cwd != "" && !within(in.Cwd, project) {
+				return harness.Answer{}
+			}
+			return next(ctx, r)
+		}
+	}
+}
+
+// within reports whether dir is root or below it, on real paths where
+// they resolve.
+func within(dir, root string) bool {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(real(root), real(dir))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // Flags are the hook command's flags. They live on the hook command line,
 // which the harness snapshots at session start, never in a file the agent
 // could write.
@@ -113,6 +150,10 @@ type Flags struct {
 	Store, StoreID, StoreIDFile string
 	// Deadline is when the hook answers, failing closed, at the latest.
 	Deadline time.Duration
+	// Project, when set, scopes the hook to sessions whose working
+	// directory is this directory or below it (a user-level install of one
+	// project); elsewhere the hook passes without opening the store.
+	Project string
 }
 
 // FlagSet returns the hook command's flags, parsed into f.
@@ -128,6 +169,7 @@ func FlagSet(f *Flags) *pflag.FlagSet {
 	fs.BoolVar(&f.AuditOnly, "audit-only", false, "record what would be denied, without denying")
 	fs.BoolVar(&f.Sandbox, "sandbox", false, "run shell calls under the phase's OS sandbox where one is available")
 	fs.BoolVar(&f.RequireSandbox, "require-sandbox", false, "run shell calls under the phase's OS sandbox, and deny them where none is available")
+	fs.StringVar(&f.Project, "project", "", "decide only sessions working in this directory (or below); pass elsewhere")
 	return fs
 }
 
@@ -275,6 +317,6 @@ func Run(ctx context.Context, a harness.Adapter, args []string, stdin io.Reader,
 	if env.Wrap != nil {
 		mws = append(mws, env.Wrap)
 	}
-	h := Chain(Respond, append(mws, ReadInput(harness.MaxInputBytes), OpenStore(env, &f))...)
+	h := Chain(Respond, append(mws, ReadInput(harness.MaxInputBytes), ScopeTo(f.Project), OpenStore(env, &f))...)
 	return h(ctx, r).Write(stdout, stderr)
 }

@@ -26,6 +26,9 @@ func (p *Plan) HookArgs() []string {
 	} else if p.Sandbox {
 		args = append(args, "--sandbox")
 	}
+	if p.ScopeToProject {
+		args = append(args, "--project", p.Project)
+	}
 	return args
 }
 
@@ -55,6 +58,9 @@ func (p *Plan) HookCommand(event string, gate bool, label string) string {
 		b.WriteString(" --require-sandbox")
 	} else if p.Sandbox {
 		b.WriteString(" --sandbox")
+	}
+	if p.ScopeToProject {
+		b.WriteString(" --project " + Shq(p.Project))
 	}
 	if gate {
 		b.WriteString(` || { c=$?; [ "$c" -eq 2 ] || echo "statewright: the ` + label +

@@ -64,6 +64,11 @@ type Options struct {
 	// project's (Codex, Cursor); Config names the file (Codex).
 	User   bool
 	Config string
+	// ScopeToProject writes --project PROJECT into every hook command: a
+	// hook registered where every session of the user sees it (a user-level
+	// configuration) decides only the sessions that work in this project,
+	// and passes elsewhere.
+	ScopeToProject bool
 	// Plugin (Claude Code): pin the store's id in StoreIDFile for the
 	// marketplace plugin's hooks instead of writing project settings.
 	Plugin      bool
