@@ -84,8 +84,12 @@ func TestWindowsHookContract(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := adapters.Find(string(c.harness)).Respond(ctx, hook, "pre-tool-use", data)
-			if a.Exit != wire.ExitBlock || len(a.Stdout) != 0 || len(a.Stderr) == 0 {
-				t.Errorf("%s %s (%s): exit %d, stdout %q, stderr %q; want a deny (exit %d, the lesson on stderr)", c.harness, c.what, phase, a.Exit, a.Stdout, a.Stderr, wire.ExitBlock)
+			// Claude Code's deny is its JSON answer (exit 0, permissionDecision
+			// "deny" and the lesson); Codex's is exit 2 with the lesson on stderr.
+			jsonDeny := c.harness == policy.ClaudeCode
+			if jsonDeny && (a.Exit != wire.ExitOK || !strings.Contains(string(a.Stdout), `"permissionDecision":"deny"`) || len(a.Stderr) != 0) ||
+				!jsonDeny && (a.Exit != wire.ExitBlock || len(a.Stdout) != 0 || len(a.Stderr) == 0) {
+				t.Errorf("%s %s (%s): exit %d, stdout %q, stderr %q; want a deny in the harness's convention", c.harness, c.what, phase, a.Exit, a.Stdout, a.Stderr)
 			}
 			fmt.Fprintf(&b, "== %s: %s (%s)\nexit %d\n-- stdout --\n%s-- stderr --\n%s\n", c.harness, c.what, phase, a.Exit, a.Stdout, a.Stderr)
 		}
