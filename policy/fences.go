@@ -294,6 +294,24 @@ var defaultSecrets = []struct{ pat, what string }{
 	{"~/.claude/projects", "Claude Code transcripts"},
 	{"~/.codex/auth.json", "Codex credentials"},
 	{"~/.ssh/id_*", "SSH private keys"},
+	// Tools' credential files in the home directory: tokens and
+	// passwords a test or a build the agent wrote could print.
+	{"~/.npmrc", "npm registry tokens"},
+	{"~/.pypirc", "PyPI credentials"},
+	{"~/.pgpass", "PostgreSQL passwords"},
+	{"~/.docker/config.json", "Docker registry credentials"},
+	{"~/.kube/config", "Kubernetes credentials"},
+	{"~/.cargo/credentials.toml", "crates.io token"},
+	{"~/.cargo/credentials", "crates.io token"},
+	{"~/.gem/credentials", "RubyGems credentials"},
+	{"~/.terraform.d/credentials.tfrc.json", "Terraform tokens"},
+	{"~/.vault-token", "a Vault token"},
+	{"~/.config/hub", "hub credentials"},
+	{"~/.azure", "Azure credentials"},
+	{"~/.gnupg", "GnuPG keys"},
+	{"~/.password-store", "pass passwords"},
+	{"~/.bash_history", "shell history (secrets typed on the command line)"},
+	{"~/.zsh_history", "shell history (secrets typed on the command line)"},
 	{".env*", "an environment file"},
 	// PEM keys in the project and the home directory; never a system
 	// certificate store (/etc/ssl/certs holds public certificates).
@@ -308,6 +326,10 @@ var defaultSecretNames = []string{
 	"**/.ssh", "**/.ssh/**", "**/.aws", "**/.aws/**", "**/.config/gcloud", "**/.config/gcloud/**",
 	"**/.config/gh", "**/.config/gh/**", "**/.netrc", "**/.git-credentials",
 	"**/.claude/.credentials.json", "**/.claude/projects", "**/.claude/projects/**", "**/.codex/auth.json",
+	"**/.npmrc", "**/.pypirc", "**/.pgpass", "**/.docker/config.json", "**/.kube/config", "**/.cargo/credentials.toml",
+	"**/.cargo/credentials", "**/.gem/credentials", "**/.terraform.d/credentials.tfrc.json", "**/.vault-token",
+	"**/.config/hub", "**/.azure", "**/.azure/**", "**/.gnupg", "**/.gnupg/**", "**/.password-store", "**/.password-store/**",
+	"**/.bash_history", "**/.zsh_history",
 	"**/.env*", "**/*.pem",
 }
 

@@ -54,6 +54,19 @@ func DiscoverHost(o HostOptions) *policy.Host {
 		// The registry of harness processes (internal/person) beside it.
 		h.Protected = append(h.Protected, path.Join(path.Dir(h.Store), "harnesses"))
 	}
+	cache := getenv("XDG_CACHE_HOME")
+	if !filepath.IsAbs(cache) && h.Home != "" {
+		cache = path.Join(h.Home, ".cache")
+	}
+	if filepath.IsAbs(cache) {
+		// The sandbox's root (sandbox.DefaultRoot): its availability
+		// record (a forged "unavailable" would turn every later command,
+		// a test run included, into an unsandboxed one), the calls'
+		// profiles and results, the sessions' tmp and the shared caches.
+		// Sandboxed commands write their tmp and caches through the
+		// sandbox's binds; nothing else of the agent's may.
+		h.Protected = append(h.Protected, path.Join(realPath(cache), "statewright"))
+	}
 	bin := o.Binary
 	if bin == "" {
 		bin, _ = os.Executable()

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,8 @@ type world struct {
 	seq      int
 	outputs  []string // everything the agent was shown
 	snapshot map[string]string
+	// runtimeSock is a service socket in XDG_RUNTIME_DIR (sandboxed worlds).
+	runtimeSock net.Listener
 }
 
 // newWorld installs statewright into a fresh project and home.
@@ -398,7 +401,7 @@ func (w *world) lawUnchanged() {
 func (w *world) secrets() []string {
 	b, err := os.ReadFile(filepath.Join(w.home, ".config", "statewright", "operator-token"))
 	must(w.t, err)
-	return []string{strings.TrimSpace(string(b)), "envsecret-1c2d", "sshsecret-9f8e"}
+	return []string{strings.TrimSpace(string(b)), "envsecret-1c2d", "sshsecret-9f8e", "npmsecret-77aa"}
 }
 
 // noSecretShown fails the test when a secret appears in anything the agent saw.

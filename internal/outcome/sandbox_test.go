@@ -1,6 +1,7 @@
 package outcome
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,8 +19,19 @@ func sandboxedImplementing(t *testing.T) *world {
 	if out, err := exec.Command(bin, "sandbox", "status", "--json").Output(); err != nil || !strings.Contains(string(out), `"available":true`) {
 		t.Fatalf("the OS sandbox is not available here (%v): %s", err, out)
 	}
+	// The user's runtime directory, with a service's socket in it (a short
+	// path: unix socket names are limited to 108 bytes).
+	xrd, err := os.MkdirTemp("", "xrd")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(xrd) })
+	ln, err := net.Listen("unix", filepath.Join(xrd, "bus"))
+	must(t, err)
+	t.Cleanup(func() { ln.Close() })
+	t.Setenv("XDG_RUNTIME_DIR", xrd)
 	w := newWorldWith(t, "--sandbox")
+	w.runtimeSock = ln
 	w.write(".vscode/tasks.json", "{}\n")
+	w.write(filepath.Join(w.home, ".npmrc"), "//registry.npmjs.org/:_authToken=npmsecret-77aa\n")
 	w.snapshot = w.hashLaw()
 	w.start("bugfix", "LOCALIZED", "PLAN_READY")
 	if s, _ := w.state(); s != "implementing" {
@@ -71,6 +83,53 @@ func TestSandboxHoldsAgainstAgentCode(t *testing.T) {
 	r := py(`print(open('.e'+'nv').read())`)
 	if r.allowed && strings.Contains(r.output, "envsecret-1c2d") {
 		t.Errorf("the .env secret reached the agent: %s", clip(r.output))
+	}
+	// A credential file of the home directory, by code and by a plain read.
+	if r := py(`import os; print(open(os.path.expanduser('~/.n'+'pmrc')).read())`); r.allowed && strings.Contains(r.output, "npmsecret-77aa") {
+		t.Errorf("~/.npmrc's token reached the agent: %s", clip(r.output))
+	}
+	if r := w.bash("cat ~/.npmrc"); r.allowed {
+		t.Errorf("cat ~/.npmrc was allowed: %s", clip(r.output))
+	}
+	// The sandbox's own records: a forged availability.json saying "no
+	// sandbox here" would make every later command, go test included, run
+	// unsandboxed.
+	avail := filepath.Join(w.home, ".cache", "statewright", "sandbox", "availability.json")
+	before, _ := os.ReadFile(avail)
+	forged := `{"avail":{"why":"forged"}}`
+	if r := w.call("Write", map[string]any{"file_path": avail, "content": forged}); r.allowed {
+		t.Errorf("the Write tool rewrote the sandbox's availability record")
+	}
+	if r := w.bash("printf '" + forged + "' > ~/.cache/statewright/sandbox/availability.json"); r.allowed {
+		t.Errorf("a shell write rewrote the sandbox's availability record")
+	}
+	if after, _ := os.ReadFile(avail); string(after) != string(before) {
+		t.Errorf("availability.json changed: %s", after)
+	}
+	// A service socket in the user's runtime directory (D-Bus and
+	// systemd --user live there): a program it starts runs unconfined.
+	connected := make(chan struct{}, 1)
+	go func() {
+		for {
+			c, err := w.runtimeSock.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	sock := w.runtimeSock.Addr().String()
+	if r := py(`import socket; s=socket.socket(socket.AF_UNIX); s.connect('` + sock + `'); print('connected')`); r.allowed && strings.Contains(r.output, "connected") {
+		t.Errorf("a sandboxed command reached a service socket in XDG_RUNTIME_DIR: %s", clip(r.output))
+	}
+	select {
+	case <-connected:
+		t.Errorf("the service socket accepted a connection from the sandbox")
+	default:
 	}
 	w.lawUnchanged()
 	if b, err := os.ReadFile(filepath.Join(w.project, ".vscode", "tasks.json")); err != nil || string(b) != "{}\n" {
