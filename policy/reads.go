@@ -33,6 +33,8 @@ func recursive(c *shell.Command) (roots []string, w Walk, ok bool) {
 		return findRoots(argv)
 	case "cp", "scp", "rsync", "zip", "diff", "tar", "bsdtar", "7z", "7za", "cpio", "pax", "rclone":
 		return copierRoots(c, argv)
+	case "git":
+		return gitRoots(c, argv)
 	}
 	return nil, w, false
 }
@@ -181,6 +183,56 @@ func findRoots(argv []string) ([]string, Walk, bool) {
 		roots = []string{"."}
 	}
 	return roots, Walk{Hidden: true, Ignored: true, Follow: follow}, true
+}
+
+// gitRoots: git commands that read files outside the index, below the
+// paths they are given: diff --no-index (directories recursively, like
+// diff -r) and grep --no-index or --untracked (the working directory when
+// no path is given; ignored files too unless --exclude-standard).
+func gitRoots(c *shell.Command, argv []string) ([]string, Walk, bool) {
+	sub := -1
+	for i := 1; i < len(argv); i++ {
+		if argv[i] == c.Subcommand {
+			sub = i
+			break
+		}
+	}
+	if sub < 0 || c.Subcommand != "diff" && c.Subcommand != "grep" {
+		return nil, Walk{}, false
+	}
+	rest := argv[sub:]
+	opts, ops := shortOpts(rest, "efmABCOU", []string{"regexp", "file", "max-count", "after-context", "before-context", "context", "max-depth", "threads", "open-files-in-pager", "output", "unified", "src-prefix", "dst-prefix", "line-prefix", "word-diff-regex", "color-moved", "anchored", "diff-algorithm", "relative", "ignore-matching-lines"})
+	w := Walk{Hidden: true, Ignored: true}
+	switch c.Subcommand {
+	case "diff":
+		if !hasOpt(opts, "--no-index") {
+			return nil, Walk{}, false
+		}
+		return ops, w, len(ops) > 0
+	default:
+		if !hasOpt(opts, "--no-index", "--untracked") {
+			return nil, Walk{}, false
+		}
+		if hasOpt(opts, "--exclude-standard") {
+			w.Ignored = false
+		}
+		var roots []string
+		for i, a := range rest {
+			if a == "--" {
+				roots = append(roots, rest[i+1:]...)
+				break
+			}
+		}
+		if roots == nil && !hasOpt(opts, "-e", "--regexp", "-f", "--file") && len(ops) > 1 {
+			roots = ops[1:]
+		} else if roots == nil && hasOpt(opts, "-e", "--regexp", "-f", "--file") {
+			roots = ops
+		}
+		if len(roots) == 0 {
+			roots = []string{"."}
+		}
+		return roots, w, true
+	}
 }
 
 // copierRoots: programs that copy or archive a tree read everything below

@@ -260,3 +260,33 @@ func TestGitIsChecked(t *testing.T) {
 		t.Errorf("the state directory is gone: %v", err)
 	}
 }
+
+// TestGitReadsOutsideTheIndex: git commands that print files outside the
+// index (diff --no-index, grep --no-index or --untracked) are reads like
+// cat and grep -r: from the read-only localizing phase they reach no
+// secret, and still work where none is reached.
+func TestGitReadsOutsideTheIndex(t *testing.T) {
+	w := newWorld(t)
+	w.start("bugfix")
+	for _, cmd := range []string{
+		"git diff --no-index /dev/null .env",
+		"git diff --no-index /dev/null ~/.config",
+		"git diff --no-index -- /dev/null ../.config/statewright/operator-token",
+		"git grep --no-index API",
+		"git grep --untracked -e API -- .",
+		"git -C . grep --no-index -e API",
+	} {
+		if r := w.bash(cmd); r.allowed {
+			t.Errorf("%q was allowed: %s", cmd, clip(r.output))
+		} else if !strings.Contains(r.reason, "localizing") {
+			t.Errorf("%q: the deny does not name the phase: %s", cmd, r.reason)
+		}
+	}
+	for _, cmd := range []string{"git diff --no-index go.mod calc.go", "git grep --no-index Add calc.go", "git grep Add"} {
+		if r := w.bash(cmd); !r.allowed {
+			t.Errorf("%q was denied: %s", cmd, r.reason)
+		}
+	}
+	w.noSecretShown()
+	w.lawUnchanged()
+}
