@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/statewright-go/statewright/shell"
@@ -14,6 +15,55 @@ var namesOnly = map[string]bool{
 	"realpath": true, "readlink": true, "dirname": true, "basename": true, "find": true, "exa": true, "eza": true,
 	"lsattr": true, "wc": true, "sha1sum": true, "sha256sum": true, "sha512sum": true, "md5sum": true, "b2sum": true,
 	"cksum": true, "sum": true, "cd": true, "pushd": true, "mkdir": true, "touch": true, "rmdir": true, "chmod": true, "chown": true,
+}
+
+// nameListFiles returns the files a names-only program reads a list of
+// names from: wc, du and find's --files0-from (-files0-from), file's -f
+// (--files-from), tree's --fromfile operands. The names reach the output,
+// printed or in an error ("wc: 'API_KEY=…': No such file"), so the file's
+// content is read.
+func nameListFiles(c *shell.Command) []string {
+	if !namesOnly[c.Program] || len(c.Argv) < 2 {
+		return nil
+	}
+	argv := c.Argv
+	var out []string
+	fromFile := false
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		next := func() {
+			if i+1 < len(argv) {
+				i++
+				out = append(out, argv[i])
+			}
+		}
+		switch {
+		case a == "--":
+			if fromFile {
+				out = append(out, argv[i+1:]...)
+			}
+			return out
+		case a == "--files0-from" || a == "-files0-from" || c.Program == "file" && (a == "-f" || a == "--files-from"):
+			next()
+		case strings.HasPrefix(a, "--files0-from=") || c.Program == "file" && strings.HasPrefix(a, "--files-from="):
+			out = append(out, a[strings.IndexByte(a, '=')+1:])
+		case c.Program == "file" && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "f"):
+			// clustered short options: -bf LIST, -fLIST
+			if j := strings.IndexByte(a, 'f'); j == len(a)-1 {
+				next()
+			} else {
+				out = append(out, a[j+1:])
+			}
+		case c.Program == "tree" && (a == "--fromfile" || strings.HasPrefix(a, "--fromfile=")):
+			fromFile = true
+		case fromFile && !strings.HasPrefix(a, "-"):
+			out = append(out, a)
+		}
+	}
+	if fromFile && len(out) == 0 {
+		out = append(out, "-")
+	}
+	return slices.DeleteFunc(out, func(s string) bool { return s == "-" })
 }
 
 // recursive reports the directories c reads recursively, the way it walks

@@ -257,6 +257,19 @@ func (l *Law) commandSelfProtect(call *ToolCall, c *shell.Command, findExec bool
 	if b := bs.add(l.linkBlock(cc, c)); b != nil {
 		return b
 	}
+	for _, f := range nameListFiles(c) {
+		// A list of names read from a file reaches the output (each name,
+		// or an error naming it): a read of the file's content.
+		var b *block
+		if strings.ContainsAny(f, "$`*?[") {
+			b = l.dynamicReadBlock(cc, c, shell.Target{Path: f, Dynamic: true}, nil)
+		} else {
+			b = l.readBlock(l.resolve(cc, f), "`"+commandText(c)+"` reads")
+		}
+		if b := bs.add(b); b != nil {
+			return b
+		}
+	}
 	if roots, w, rec := recursive(c); !namesOnly[c.Program] || rec {
 		var wp *Walk
 		if rec {

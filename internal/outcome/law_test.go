@@ -290,3 +290,34 @@ func TestGitReadsOutsideTheIndex(t *testing.T) {
 	w.noSecretShown()
 	w.lawUnchanged()
 }
+
+// TestNameListsAreReads: programs that only list names (wc, du, file,
+// find, tree) read a file's content when they take their names from it,
+// and print it (each name, or in an error): from the read-only localizing
+// phase those reads of a secret are denied; counting a secret's lines is
+// still fine.
+func TestNameListsAreReads(t *testing.T) {
+	w := newWorld(t)
+	w.start("bugfix")
+	for _, cmd := range []string{
+		"wc -l --files0-from=.env",
+		"du --files0-from .env",
+		"file -f .env",
+		"file -bf .env",
+		"find -files0-from .env -prune",
+		"tree --fromfile .env",
+		"wc -c --files0-from=../.config/statewright/operator-token",
+	} {
+		if r := w.bash(cmd); r.allowed {
+			t.Errorf("%q was allowed: %s", cmd, clip(r.output))
+		} else if !strings.Contains(r.reason, "localizing") {
+			t.Errorf("%q: the deny does not name the phase: %s", cmd, r.reason)
+		}
+	}
+	for _, cmd := range []string{"wc -l .env", "du -s .", "file calc.go"} {
+		if r := w.bash(cmd); !r.allowed {
+			t.Errorf("%q was denied: %s", cmd, r.reason)
+		}
+	}
+	w.noSecretShown()
+}
