@@ -168,11 +168,6 @@ func progGit(x *cmdCtx) {
 	if sub == "blame" || sub == "annotate" {
 		x.read(p.all("S", "--ignore-revs-file")...)
 	}
-	if sub == "diff" && has("--no-index") {
-		// Two paths outside the index: git prints their contents, as
-		// diff does (directories recursively: policy's recursive reads).
-		x.read(p.ops...)
-	}
 	if sub == "grep" {
 		x.read(p.all("f")...)
 		paths := afterDashDash(rest)
