@@ -82,6 +82,18 @@ type Options struct {
 	OnPending func(ctx context.Context, p Pending)
 	// Logger receives diagnostics (nil: discard).
 	Logger *slog.Logger
+	// Observer, when set, is told about every upstream call forwarded
+	// (telemetry: latency and errors per upstream).
+	Observer Observer
+}
+
+// Observer watches forwarded upstream calls (internal/telemetry implements
+// it). It must not block.
+type Observer interface {
+	// UpstreamCall reports one tools/call of upstream: how long it took,
+	// whether the tool answered with an error result, and the transport or
+	// protocol error, if any.
+	UpstreamCall(upstream string, elapsed time.Duration, toolError bool, err error)
 }
 
 // Pending describes a transition parked for approval.
@@ -686,7 +698,11 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 	if r.Params != nil {
 		token = r.Params.GetProgressToken()
 	}
+	start := time.Now()
 	res, err := s.g.opts.Upstreams.Call(ctx, route, r.Params.Arguments, r.Session, token)
+	if o := s.g.opts.Observer; o != nil {
+		o.UpstreamCall(route.Upstream.Name, time.Since(start), err == nil && res.IsError, err)
+	}
 	if err != nil {
 		release(true, nil)
 		return errorResult("statewright gateway: %s failed: %v", name, err)

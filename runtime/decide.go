@@ -214,7 +214,7 @@ func decodeHistory(run *store.Run) ([]engine.Frame, error) {
 // audit-only mode (Options.AuditOnly or the run's AuditOnly) the would-be
 // decision is recorded and the call is allowed with Enforced false, except
 // self-protection and human-only control tools, which are always enforced.
-func (s *Service) Decide(ctx context.Context, call ToolCall) (DecideResult, error) {
+func (s *Service) decide(ctx context.Context, call ToolCall) (DecideResult, error) {
 	if call.Session == "" {
 		return DecideResult{}, fmt.Errorf("runtime: decide: %w: no session key", store.ErrInvalid)
 	}

@@ -110,6 +110,9 @@ type Options struct {
 	// NoResolve decides on the paths as written, never touching the disk
 	// (a remote decider: docs/hooks.md).
 	NoResolve bool
+	// Observer is told about every decision (telemetry: metrics, traces);
+	// nil: nothing is.
+	Observer Observer
 }
 
 // DefaultApprovalTTL is how long an approval request stays valid when

@@ -91,7 +91,8 @@ func (s *Server) MountDashboard(svc *runtime.Service, st store.Store) error {
 
 // tokenVerifier maps the token file to the dashboard's roles: operator
 // tokens may approve, agent tokens only look, and a token bound to one
-// session sees only that session; a hook credential signs in nowhere.
+// session sees only that session; a hook credential or a metrics token
+// signs in nowhere.
 // Revoked tokens fail at the next request.
 func tokenVerifier(tf *tokens.File) func(string) (dashboard.Principal, error) {
 	return func(tok string) (dashboard.Principal, error) {
@@ -99,7 +100,7 @@ func tokenVerifier(tf *tokens.File) func(string) (dashboard.Principal, error) {
 		if err != nil {
 			return dashboard.Principal{}, err
 		}
-		if t.Role == tokens.Hook {
+		if t.Role == tokens.Hook || t.Role == tokens.Metrics {
 			return dashboard.Principal{}, dashboard.ErrBadToken
 		}
 		p := dashboard.Principal{Role: dashboard.RoleAgent, Name: t.ID, Session: t.Session}

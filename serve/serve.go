@@ -35,7 +35,7 @@ const (
 	// Public handlers need no token (only /healthz).
 	Public Access = iota
 	// AnyToken handlers need a valid agent or operator token; a hook
-	// credential gets 403.
+	// credential or a metrics token gets 403.
 	AnyToken
 	// OperatorOnly handlers need a valid operator token; an agent token
 	// gets 403.
@@ -43,6 +43,9 @@ const (
 	// HookOnly handlers need a valid hook credential (tokens.Hook): an
 	// agent token cannot stand in for it.
 	HookOnly
+	// MetricsReaders handlers (/metrics) need an operator or a metrics
+	// token (tokens.Metrics).
+	MetricsReaders
 )
 
 // Options configure a Server.
@@ -156,6 +159,12 @@ func (s *Server) authorize(access Access, refuse refusal, h http.Handler) http.H
 		case access == AnyToken && t.Role == tokens.Hook:
 			refuse(w, r, http.StatusForbidden, "a hook credential only posts hook events")
 			return
+		case access == AnyToken && t.Role == tokens.Metrics:
+			refuse(w, r, http.StatusForbidden, "a metrics token only scrapes /metrics")
+			return
+		case access == MetricsReaders && t.Role != tokens.Operator && t.Role != tokens.Metrics:
+			refuse(w, r, http.StatusForbidden, "/metrics needs a metrics or operator token (statewright tokens create --role metrics)")
+			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), t)))
 	})
@@ -163,7 +172,7 @@ func (s *Server) authorize(access Access, refuse refusal, h http.Handler) http.H
 
 // refuse answers an error without revealing more than the reason.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	s.opts.Logger.Info("refused", "code", code, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "why", msg)
+	s.opts.Logger.Info("refused", "code", code, "method", r.Method, "url", r.URL.Path, "remote", r.RemoteAddr, "why", msg)
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="statewright"`)
 	}

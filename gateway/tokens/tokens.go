@@ -2,7 +2,9 @@
 // tokens, which a governed agent's MCP client presents; hook credentials,
 // which a harness's HTTP hooks present (and nothing else: an agent token
 // cannot post a hook event, so the agent cannot forge one); and operator
-// tokens, which prove a person (only they approve or weaken).
+// tokens, which prove a person (only they approve or weaken); and metrics
+// tokens, which a monitoring system presents to scrape /metrics and reach
+// nothing else.
 //
 // Tokens are stored hashed (sha256 of the token, hex) in one JSON file,
 // mode 0600, under the operator's configuration directory, which the
@@ -50,18 +52,22 @@ const (
 	// Operator tokens prove a person: they approve pending transitions and
 	// may weaken enforcement (pause, deactivate).
 	Operator Role = "operator"
+	// Metrics tokens scrape the Prometheus metrics (serve's /metrics, `mcp
+	// --metrics`) and reach nothing else: a monitoring system holds one
+	// without holding the power to drive or approve a run.
+	Metrics Role = "metrics"
 )
 
-// ParseRole accepts "agent", "hook" or "operator".
+// ParseRole accepts "agent", "hook", "operator" or "metrics".
 func ParseRole(s string) (Role, error) {
 	r := Role(strings.ToLower(strings.TrimSpace(s)))
 	if !r.valid() {
-		return "", fmt.Errorf("unknown token role %q (want agent, hook or operator)", s)
+		return "", fmt.Errorf("unknown token role %q (want agent, hook, operator or metrics)", s)
 	}
 	return r, nil
 }
 
-func (r Role) valid() bool { return r == Agent || r == Hook || r == Operator }
+func (r Role) valid() bool { return r == Agent || r == Hook || r == Operator || r == Metrics }
 
 // Token is one stored token (never the secret itself).
 type Token struct {
@@ -107,6 +113,7 @@ const (
 	agentPrefix    = "swa_"
 	hookPrefix     = "swh_"
 	operatorPrefix = "swo_"
+	metricsPrefix  = "swm_"
 )
 
 // DefaultPath is where tokens live: $XDG_CONFIG_HOME/statewright/tokens.json,
@@ -264,7 +271,7 @@ func (f *File) Create(role Role, name, session string, now time.Time) (string, T
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", Token{}, fmt.Errorf("tokens: generate: %w", err)
 	}
-	prefix := map[Role]string{Agent: agentPrefix, Hook: hookPrefix, Operator: operatorPrefix}[role]
+	prefix := map[Role]string{Agent: agentPrefix, Hook: hookPrefix, Operator: operatorPrefix, Metrics: metricsPrefix}[role]
 	secret := prefix + hex.EncodeToString(b[:])
 	h := Hash(secret)
 	t := Token{ID: "tok_" + h[:12], Name: name, Role: role, Hash: h, Session: session, CreatedAt: now.UTC()}

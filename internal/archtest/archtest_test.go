@@ -27,7 +27,7 @@ var tiers = []struct {
 	{3, []string{"runtime"}},
 	{4, []string{"control", "agent/tools", "agent/generate"}},
 	{5, []string{"harness", "mcpserver", "gateway", "agent", "tui", "dashboard", "internal/decider"}},
-	{6, []string{"serve"}},
+	{6, []string{"serve", "internal/telemetry"}},
 	{7, []string{"internal/cli"}},
 	{8, []string{"cmd", "bench", "e2e", "internal/outcome", "internal/release"}},
 }

@@ -4,9 +4,11 @@
 package servecmd
 
 import (
+	"context"
 	"crypto/ed25519"
 	"fmt"
 	hookrun "github.com/statewright-go/statewright/harness/hook"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -19,6 +21,7 @@ import (
 	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/harness/adapters"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/internal/telemetry"
 	"github.com/statewright-go/statewright/mcpserver"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
@@ -53,6 +56,10 @@ func NewCmdServe(f *cmdutil.Factory) *cobra.Command {
                                        (operator tokens only; body {"approval_id": "..."})
   GET  /dashboard/                     the web dashboard (sign in with a token; operator
                                        tokens approve, agent tokens only look; docs/dashboard.md)
+  GET  /metrics                        Prometheus metrics: decisions by harness, state,
+                                       decision and rule; decision, store and upstream
+                                       latency; approvals pending (metrics or operator
+                                       tokens; docs/telemetry.md)
   GET  /healthz                        liveness (no token)
 
 Every endpoint but /healthz needs "Authorization: Bearer TOKEN" (statewright
@@ -96,14 +103,30 @@ the one named by the Statewright-Session header, or a fresh one.`,
 				return cmdutil.Failure(err.Error())
 			}
 			defer st.Close()
-			logger := cmdutil.StderrLogger(cmd)
+			otel, err := telemetry.SetupOTel(ctx, telemetry.OTelOptions{Service: "statewright", Version: f.Version()})
+			if err != nil {
+				return cmdutil.Usagef("%v", err)
+			}
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				otel.Shutdown(sctx)
+			}()
+			// Structured logs: JSON unless stderr is a terminal, also over
+			// OTLP when logs are exported; inputs and paths redacted.
+			logger := telemetry.NewLogger(telemetry.LogOptions{W: cmd.ErrOrStderr(), Level: slog.LevelWarn, OTel: otel})
 			var protected []string
 			if exe, err := os.Executable(); err == nil {
 				protected = append(protected, exe)
 			}
 			protected = append(protected, tf.Path())
 			workflows := runtime.DefaultWorkflows(projectDir)
-			svc := runtime.New(st, runtime.Options{
+			// Telemetry is built here, when serve starts, never at package
+			// init: a hook process of the same binary builds none of it
+			// (docs/telemetry.md).
+			metrics := telemetry.NewMetrics(telemetry.MetricsOptions{Pending: telemetry.PendingApprovals(st)})
+			svc := runtime.New(metrics.Store(st), runtime.Options{
+				Observer:  telemetry.NewObserver(metrics, otel, false),
 				Policy:    policy.Options{RequireWorkflow: hookOpts.RequireWorkflow, ProtectedPaths: protected},
 				AuditOnly: hookOpts.AuditOnly, DefaultWorkflow: hookOpts.DefaultWorkflow, ProjectDir: projectDir, Workflows: workflows,
 			})
@@ -119,7 +142,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			}
 			g, err := gateway.New(gateway.Options{Runtime: svc, Store: st, Upstreams: mgr, Harness: string(h), ProjectDir: projectDir,
 				Workflows: workflows, Version: f.Version(), RequireWorkflow: hookOpts.RequireWorkflow, PollInterval: gw.Poll,
-				PageSize: gw.PageSize, ElicitApprovals: gw.Elicit, OnPending: gw.Notifier(logger), Logger: logger})
+				PageSize: gw.PageSize, ElicitApprovals: gw.Elicit, OnPending: gw.Notifier(logger), Logger: logger, Observer: metrics})
 			if err != nil {
 				return cmdutil.Failure(err.Error())
 			}
@@ -129,6 +152,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return cmdutil.Failure(err.Error())
 			}
+			srv.Handle("GET /metrics", serve.MetricsReaders, metrics.Handler())
 			srv.MountMCP(g, string(h))
 			srv.MountAPI(svc, string(h))
 			srv.MountHooks(serve.HookOptions{Adapters: adapters.All, Runtime: svc, Options: hookOpts, ProjectDir: hookProjectDir,

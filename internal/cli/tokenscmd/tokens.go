@@ -26,7 +26,7 @@ func NewCmdTokens(f *cmdutil.Factory) *cobra.Command {
 	}
 	var file, role, name, session string
 	create := &cobra.Command{
-		Use:   "create --role agent|hook|operator [--name NAME] [--session KEY]",
+		Use:   "create --role agent|hook|operator|metrics [--name NAME] [--session KEY]",
 		Short: "Create a token and print it once",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -47,7 +47,7 @@ func NewCmdTokens(f *cmdutil.Factory) *cobra.Command {
 			return nil
 		},
 	}
-	create.Flags().StringVar(&role, "role", "", "agent, hook or operator (required)")
+	create.Flags().StringVar(&role, "role", "", "agent, hook, operator or metrics (a metrics token only scrapes /metrics) (required)")
 	create.Flags().StringVar(&name, "name", "", "a label for list")
 	create.Flags().StringVar(&session, "session", "", "bind an agent token to one session key (HARNESS:ID): the server serves only that session to it")
 	cmdutil.AddTokensFileFlag(create, &file)
