@@ -175,16 +175,7 @@ func (p *pluginProject) session(t *testing.T) (id, state string) {
 // lastExit returns runtime.last_command.exit_code of the session's run.
 func (p *pluginProject) lastExit(t *testing.T, session string) (int, bool) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{MustExist: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	v, err := runtime.New(st, runtime.Options{ProjectDir: p.dir}).Status(context.Background(), p.harness+":"+session)
-	if err != nil {
-		t.Fatalf("status: %v", err)
-	}
-	lc, _ := v.Runtime["last_command"].(map[string]any)
+	lc, _ := p.evidence(t, session)["last_command"].(map[string]any)
 	switch c := lc["exit_code"].(type) {
 	case int:
 		return c, true
@@ -196,6 +187,22 @@ func (p *pluginProject) lastExit(t *testing.T, session string) (int, bool) {
 		return int(c), true
 	}
 	return 0, false
+}
+
+// evidence returns the runtime evidence of the session's run (what guards
+// read under runtime.*), as the store holds it.
+func (p *pluginProject) evidence(t *testing.T, session string) map[string]any {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v, err := runtime.New(st, runtime.Options{ProjectDir: p.dir}).Status(context.Background(), p.harness+":"+session)
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	return v.Runtime
 }
 
 // decisions returns the store's decisions for the session, by call id, and

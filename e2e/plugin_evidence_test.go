@@ -3,15 +3,12 @@
 package e2e
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/statewright-go/statewright/internal/fakemodel"
-	"github.com/statewright-go/statewright/runtime"
-	"github.com/statewright-go/statewright/store/sqlite"
 )
 
 // TestPluginTestEvidence drives the real opencode and Pi, with the plugin
@@ -88,15 +85,6 @@ func (p *pluginProject) transition(session, event string) (string, error) {
 // lastTest returns runtime.last_test of the session's run.
 func (p *pluginProject) lastTest(t *testing.T, session string) map[string]any {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), p.storePath, sqlite.Options{MustExist: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	v, err := runtime.New(st, runtime.Options{ProjectDir: p.dir}).Status(context.Background(), p.harness+":"+session)
-	if err != nil {
-		t.Fatalf("status: %v", err)
-	}
-	lt, _ := v.Runtime["last_test"].(map[string]any)
+	lt, _ := p.evidence(t, session)["last_test"].(map[string]any)
 	return lt
 }
