@@ -22,9 +22,10 @@ func (adapter) Info() harness.Info {
 		Title:  "Claude Code",
 		Events: events.Args(),
 		Doc:    "docs/claude-code.md",
-		HookHelp: "Errors are answered per event, failing closed: PreToolUse denies (exit 2); UserPromptSubmit and SessionStart " +
-			"warn and keep the prompt; Stop lets the agent stop with a warning.",
-		InstallShort: "Write statewright's hooks into .claude/settings.json and its MCP server into .mcp.json",
+		HookHelp: "A deny is Claude Code's JSON answer (permissionDecision \"deny\" and the lesson, exit 0). Errors are answered " +
+			"per event, failing closed: PreToolUse denies; UserPromptSubmit and SessionStart warn and keep the prompt; Stop lets " +
+			"the agent stop with a warning.",
+		InstallShort: "Write statewright's hooks into .claude/settings.local.json and its MCP server into the project's local scope of ~/.claude.json",
 		InstallLong:  installLong,
 		InstallFlags: installFlags,
 	}
