@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,14 +139,21 @@ type gatewayClient struct {
 
 func (p *gwProject) connect(t *testing.T, upstreams ...string) *gatewayClient {
 	t.Helper()
-	args := []string{"mcp", "--store", p.storePath, "--session", p.session, "--project-dir", p.dir, "--poll", "100ms"}
+	return p.connectWith(t, &testLog{t: t, prefix: "gateway: "}, nil, upstreams...)
+}
+
+// connectWith is connect with the server's stderr going to stderr and
+// further flags.
+func (p *gwProject) connectWith(t *testing.T, stderr io.Writer, flags []string, upstreams ...string) *gatewayClient {
+	t.Helper()
+	args := append([]string{"mcp", "--store", p.storePath, "--session", p.session, "--project-dir", p.dir, "--poll", "100ms"}, flags...)
 	for _, u := range upstreams {
 		args = append(args, "--upstream", u)
 	}
 	cmd := exec.Command(p.sw, args...)
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+p.cfg)
-	cmd.Stderr = &testLog{t: t, prefix: "gateway: "}
+	cmd.Stderr = stderr
 	gc := &gatewayClient{cmd: cmd, changed: make(chan struct{}, 64), progress: make(chan float64, 64)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

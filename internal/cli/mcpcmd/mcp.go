@@ -5,19 +5,26 @@ package mcpcmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/gateway"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/internal/telemetry"
 	"github.com/statewright-go/statewright/mcpserver"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/serve"
 	"github.com/statewright-go/statewright/store"
 )
 
@@ -29,6 +36,8 @@ func NewCmdMCP(f *cmdutil.Factory) *cobra.Command {
 		projectDir string
 		storeID    string
 		session    string
+		metricsAt  string
+		tokensPath string
 		gw         cmdutil.GatewayFlags
 	)
 	cmd := &cobra.Command{
@@ -54,6 +63,12 @@ change of phase with notifications/tools/list_changed, and every call is
 decided again when it is made; a filesystem server's writes are decided as
 Write/Edit of their paths. Upstream calls need a known session: --session, or
 --trust-env-session. See docs/gateway.md.
+
+--metrics ADDR also serves the server's Prometheus metrics (the decisions its
+runtime makes, as serve's /metrics) on an HTTP listener at ADDR, at GET
+/metrics only, to a metrics or operator token of the token file serve uses;
+ADDR is loopback unless a token exists, as for serve --listen. The address
+it listens on is printed on stderr. See docs/telemetry.md.
 
 statewright init claude-code registers it in .mcp.json; by hand:
 
@@ -85,7 +100,21 @@ statewright init claude-code registers it in .mcp.json; by hand:
 			}
 			defer st.Close()
 			workflows := runtime.DefaultWorkflows(projectDir)
-			rt := runtime.New(st, runtime.Options{ProjectDir: projectDir, Workflows: workflows})
+			// Metrics are built only when asked for: a plain stdio server
+			// builds no telemetry (docs/telemetry.md).
+			var (
+				metrics  *telemetry.Metrics
+				observer runtime.Observer
+				upstream gateway.Observer
+				rtStore  store.Store = st
+			)
+			if metricsAt != "" {
+				metrics = telemetry.NewMetrics(telemetry.MetricsOptions{Pending: telemetry.PendingApprovals(st)})
+				observer = telemetry.NewObserver(metrics, nil, false)
+				rtStore = metrics.Store(st)
+				upstream = metrics
+			}
+			rt := runtime.New(rtStore, runtime.Options{ProjectDir: projectDir, Workflows: workflows, Observer: observer})
 			key := ""
 			if session != "" {
 				if key, err = mcpserver.ParseSessionKey(string(h), session); err != nil {
@@ -106,11 +135,27 @@ statewright init claude-code registers it in .mcp.json; by hand:
 			g, err := gateway.New(gateway.Options{Runtime: rt, Store: st, Upstreams: mgr, Harness: string(h), ProjectDir: projectDir,
 				Workflows: workflows, Version: f.Version(), TrustEnvSession: trustEnv, EnvSession: os.Getenv(mcpserver.EnvSessionVar),
 				Check: st.CheckIdentity, PollInterval: gw.Poll, PageSize: gw.PageSize, ElicitApprovals: gw.Elicit,
-				OnPending: gw.Notifier(logger), Logger: logger})
+				OnPending: gw.Notifier(logger), Logger: logger, Observer: upstream})
 			if err != nil {
 				return cmdutil.Usagef("mcp: %v", err)
 			}
 			defer g.Wait() // results recorded after their answers, before the store closes
+			if metrics != nil {
+				ln, h, err := metricsListener(metricsAt, tokensPath, metrics, logger)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "statewright mcp: metrics on http://%s/metrics\n", ln.Addr())
+				mctx, cancel := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					if err := serve.Run(mctx, ln, h, time.Second); err != nil {
+						logger.Warn("metrics listener stopped", "err", err)
+					}
+				}()
+				defer func() { cancel(); <-done }()
+			}
 			srv, err := g.NewServer(gateway.SessionOptions{Session: key})
 			if err != nil {
 				return cmdutil.Usagef("mcp: %v", err)
@@ -129,9 +174,41 @@ statewright init claude-code registers it in .mcp.json; by hand:
 		"let a call without the hook's session stamp use $"+mcpserver.EnvSessionVar+" (stale after /clear; off by default)")
 	cmd.Flags().StringVar(&storeID, "store-id", "", "the store's id (see `statewright init`): refuse to serve any other store, and never create one")
 	cmd.Flags().StringVar(&session, "session", "", "serve this one session (HARNESS:ID or an id of --harness) to a client that cannot be stamped by a hook (a plain MCP client)")
+	cmd.Flags().StringVar(&metricsAt, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics to metrics or operator tokens (loopback unless a token exists; :0 picks a port)")
+	cmdutil.AddTokensFileFlag(cmd, &tokensPath)
 	gw.Add(cmd)
 	cmd.Flags().StringVar(&projectDir, "project-dir", "", "the project root, whose .statewright/workflows/ agents may start (default $CLAUDE_PROJECT_DIR, else the working directory)")
 	return cmd
+}
+
+// metricsListener listens at addr and returns the handler that serves
+// m at GET /metrics (and nothing else) to metrics and operator tokens of
+// the token file at tokensPath, with serve's token, Host and Origin checks.
+func metricsListener(addr, tokensPath string, m *telemetry.Metrics, logger *slog.Logger) (net.Listener, http.Handler, error) {
+	tf, err := cmdutil.OpenTokens(tokensPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	haveTokens, err := tf.Any()
+	if err != nil {
+		return nil, nil, cmdutil.Failure("mcp: " + err.Error())
+	}
+	if err := serve.CheckBind(addr, haveTokens); err != nil {
+		return nil, nil, cmdutil.Usagef("--metrics: %v", err)
+	}
+	srv, err := serve.New(serve.Options{Tokens: tf, Addr: addr, Logger: logger})
+	if err != nil {
+		return nil, nil, cmdutil.Failure("mcp: " + err.Error())
+	}
+	srv.Handle("GET /metrics", serve.MetricsReaders, m.Handler())
+	// Only /metrics: serve.New's /healthz stays unmounted here.
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", srv.Handler())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, cmdutil.Failure("mcp: --metrics: " + err.Error())
+	}
+	return ln, mux, nil
 }
 
 // nopWriteCloser keeps the transport from closing the command's stdout.
