@@ -65,21 +65,7 @@ func TestMCPMetrics(t *testing.T) {
 	}
 	get := func(path, token string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest("GET", "http://"+addr+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		c := &http.Client{Timeout: 30 * time.Second}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return getWithToken(t, "http://"+addr+path, token)
 	}
 	for _, c := range []struct {
 		name, token string
@@ -96,11 +82,51 @@ func TestMCPMetrics(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/metrics with a metrics token: %d %s", code, text)
 	}
+	sums, mine := decisionSums(t, text, "claude-code", "planning")
+	if sums["deny"] != 1 || sums["allow"] != 0 || sums["ask"] != 0 {
+		t.Errorf("decisions in planning: deny %v, allow %v, ask %v; want 1, 0, 0\n%s", sums["deny"], sums["allow"], sums["ask"], mine)
+	}
+	// Only /metrics is served.
+	if code, _ := get("/healthz", ""); code != http.StatusNotFound {
+		t.Errorf("/healthz on the metrics listener: %d, want 404", code)
+	}
+}
+
+// getWithToken GETs url with "Authorization: Bearer token" (none when
+// token is empty) and returns the status and body.
+func getWithToken(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// decisionSums sums statewright_decisions_total of harness in state by
+// decision (allow, deny, ask) in a Prometheus text scrape, and returns the
+// statewright_* series too.
+func decisionSums(t *testing.T, text, harness, state string) (map[string]float64, string) {
+	t.Helper()
 	sums := map[string]float64{}
+	var mine strings.Builder
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		l := sc.Text()
-		if !strings.HasPrefix(l, "statewright_decisions_total{") || !strings.Contains(l, `state="planning"`) {
+		if !strings.HasPrefix(l, "statewright_") {
+			continue
+		}
+		mine.WriteString(l + "\n")
+		if !strings.HasPrefix(l, "statewright_decisions_total{") || !strings.Contains(l, `harness="`+harness+`"`) || !strings.Contains(l, `state="`+state+`"`) {
 			continue
 		}
 		v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
@@ -113,11 +139,5 @@ func TestMCPMetrics(t *testing.T) {
 			}
 		}
 	}
-	if sums["deny"] != 1 || sums["allow"] != 0 || sums["ask"] != 0 {
-		t.Errorf("decisions in planning: deny %v, allow %v, ask %v; want 1, 0, 0\n%s", sums["deny"], sums["allow"], sums["ask"], text)
-	}
-	// Only /metrics is served.
-	if code, _ := get("/healthz", ""); code != http.StatusNotFound {
-		t.Errorf("/healthz on the metrics listener: %d, want 404", code)
-	}
+	return sums, mine.String()
 }
