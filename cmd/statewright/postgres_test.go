@@ -23,7 +23,7 @@ func TestPostgresScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/postgres",
 		Setup: func(env *testscript.Env) error {
-			if err := shareGoCache(env); err != nil {
+			if err := setup(env); err != nil {
 				return err
 			}
 			name, err := pgtest.CreateSchema(base)

@@ -487,7 +487,7 @@ const maxRuntimes = 256
 // environment, as runtime.New would, so a runtime is reused only where it
 // would decide alike.
 func (d *Decider) runtime(st store.Store, o runtime.Options) *runtime.Service {
-	if o.Workflows != nil || o.Now != nil || o.Resolver != nil || o.Policy.Host != nil {
+	if o.Workflows != nil || o.Now != nil || o.Resolver != nil || o.Policy.Host != nil || o.Observer != nil {
 		return runtime.New(st, o)
 	}
 	if o.ProjectDir == "" {

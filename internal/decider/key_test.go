@@ -17,7 +17,7 @@ func TestRuntimeKeyCoversOptions(t *testing.T) {
 	for f := range reflect.TypeFor[runtimeKey]().Fields() {
 		key[f.Name] = true
 	}
-	uncached := map[string]bool{"Workflows": true, "Now": true, "Resolver": true, "Policy": true}
+	uncached := map[string]bool{"Workflows": true, "Now": true, "Resolver": true, "Policy": true, "Observer": true}
 	for f := range reflect.TypeFor[runtime.Options]().Fields() {
 		if !key[f.Name] && !uncached[f.Name] {
 			t.Errorf("runtime.Options.%s is not part of the decider's runtime key", f.Name)
