@@ -186,11 +186,31 @@ func ReadCheckpoints(r io.Reader) ([]store.Checkpoint, error) {
 
 // SignPeriodically signs a checkpoint of st every period with the signing
 // key, until ctx is done, and sends each to export (a file, appended as a
-// JSON line, or an http(s) URL, POSTed as JSON) when set. Without a
+// JSON line, or an http(s) URL, POSTed as JSON) when set. See SignAndSend.
+func SignPeriodically(ctx context.Context, st store.Store, period time.Duration, export string, log *slog.Logger) {
+	SignAndSend(ctx, st, period, CheckpointSender(export), log)
+}
+
+// CheckpointSender returns a function that sends a checkpoint to export
+// with SendCheckpoint, or nil when export is "".
+func CheckpointSender(export string) func(context.Context, store.Checkpoint) error {
+	if export == "" {
+		return nil
+	}
+	return func(ctx context.Context, c store.Checkpoint) error {
+		if err := SendCheckpoint(ctx, export, c); err != nil {
+			return fmt.Errorf("to %s: %w", export, err)
+		}
+		return nil
+	}
+}
+
+// SignAndSend signs a checkpoint of st every period with the signing key,
+// until ctx is done, and hands each to send when it is set. Without a
 // signing key it logs that once and does nothing. A checkpoint the store
 // refuses to sign (the log no longer matches the previous one) is logged
 // as an error every period until a person looks.
-func SignPeriodically(ctx context.Context, st store.Store, period time.Duration, export string, log *slog.Logger) {
+func SignAndSend(ctx context.Context, st store.Store, period time.Duration, send func(context.Context, store.Checkpoint) error, log *slog.Logger) {
 	if period <= 0 {
 		return
 	}
@@ -214,9 +234,9 @@ func SignPeriodically(ctx context.Context, st store.Store, period time.Duration,
 			continue
 		}
 		log.Info("checkpoint signed", "seq", c.Seq, "chains", c.Chains, "heads", c.HeadsHash)
-		if export != "" {
-			if err := SendCheckpoint(ctx, export, c); err != nil {
-				log.Error("checkpoint export", "to", export, "err", err.Error())
+		if send != nil {
+			if err := send(ctx, c); err != nil {
+				log.Error("checkpoint export", "err", err.Error())
 			}
 		}
 	}

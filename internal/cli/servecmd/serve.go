@@ -112,6 +112,12 @@ the one named by the Statewright-Session header, or a fresh one.`,
 				defer cancel()
 				otel.Shutdown(sctx)
 			}()
+			// --checkpoint-export otel needs the OTLP log stream; say so
+			// now rather than drop every checkpoint later.
+			sendCheckpoint, err := checkpointSender(checkpointExport, otel)
+			if err != nil {
+				return err
+			}
 			// Structured logs: JSON unless stderr is a terminal, also over
 			// OTLP when logs are exported; inputs and paths redacted.
 			logger := telemetry.NewLogger(telemetry.LogOptions{W: cmd.ErrOrStderr(), Level: slog.LevelWarn, OTel: otel})
@@ -164,7 +170,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return cmdutil.Failure("serve: " + err.Error())
 			}
-			go cmdutil.SignPeriodically(ctx, st, checkpointEvery, checkpointExport, logger)
+			go cmdutil.SignAndSend(ctx, st, checkpointEvery, sendCheckpoint, logger)
 			fmt.Fprintf(cmd.ErrOrStderr(), "statewright serve: listening on http://%s (MCP at /mcp, hooks at /hook/HARNESS/EVENT, dashboard at /dashboard/)\n", ln.Addr())
 			if !haveTokens {
 				fmt.Fprintln(cmd.ErrOrStderr(), "statewright serve: no tokens exist yet, so every request but /healthz is refused: run `statewright tokens create --role agent`")
@@ -183,9 +189,24 @@ the one named by the Statewright-Session header, or a fresh one.`,
 	fl.StringVar(&hookOpts.DefaultWorkflow, "default-workflow", "", "start this workflow for a session without a run, at SessionStart")
 	fl.BoolVar(&hookOpts.AuditOnly, "audit-only", false, "record what would be denied, without denying")
 	fl.DurationVar(&checkpointEvery, "checkpoint-every", 10*time.Minute, "sign a checkpoint of the event log this often, with the signing key beside the operator token (0: never)")
-	fl.StringVar(&checkpointExport, "checkpoint-export", "", "also send each checkpoint here: a file outside the project (JSON lines) or an http(s) webhook")
+	fl.StringVar(&checkpointExport, "checkpoint-export", "", "also send each checkpoint here: a file outside the project (JSON lines), an http(s) webhook, or otel (a record on the OTLP log stream)")
 	cmdutil.AddTokensFileFlag(cmd, &tokensPath)
 	cmdutil.AddStoreFlag(cmd)
 	gw.Add(cmd)
 	return cmd
+}
+
+// checkpointSender returns what sends each signed checkpoint for
+// --checkpoint-export: nothing (""), a record on the OTel log stream
+// ("otel", which needs OTLP logs configured), or SendCheckpoint's file or
+// webhook.
+func checkpointSender(export string, o *telemetry.OTel) (func(context.Context, store.Checkpoint) error, error) {
+	if export != "otel" {
+		return cmdutil.CheckpointSender(export), nil
+	}
+	send, err := telemetry.CheckpointExporter(o)
+	if err != nil {
+		return nil, cmdutil.Usagef("--checkpoint-export otel: %v", err)
+	}
+	return send, nil
 }
