@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 	"testing"
 
 	collectorlogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/statewright-go/statewright/internal/telemetry"
 	"github.com/statewright-go/statewright/runtime"
@@ -31,45 +28,24 @@ type logCollector struct {
 }
 
 func (c *logCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != "POST" || r.URL.Path != "/v1/logs" || r.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "want a protobuf POST to /v1/logs", http.StatusNotFound)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	var req collectorlogs.ExportLogsServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if !decodeOTLP(w, r, "/v1/logs", &req) {
 		return
-	}
-	str := func(v *commonpb.AnyValue) string {
-		switch x := v.GetValue().(type) {
-		case *commonpb.AnyValue_StringValue:
-			return x.StringValue
-		case *commonpb.AnyValue_IntValue:
-			return fmt.Sprint(x.IntValue)
-		}
-		return fmt.Sprint(v)
 	}
 	c.mu.Lock()
 	for _, rl := range req.ResourceLogs {
 		for _, sl := range rl.ScopeLogs {
 			for _, lr := range sl.LogRecords {
-				m := map[string]string{"event": lr.EventName, "severity": lr.SeverityText, "body": str(lr.Body)}
+				m := map[string]string{"event": lr.EventName, "severity": lr.SeverityText, "body": anyString(lr.Body)}
 				for _, kv := range lr.Attributes {
-					m[kv.Key] = str(kv.Value)
+					m[kv.Key] = anyString(kv.Value)
 				}
 				c.records = append(c.records, m)
 			}
 		}
 	}
 	c.mu.Unlock()
-	out, _ := proto.Marshal(&collectorlogs.ExportLogsServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
+	answerOTLP(w, &collectorlogs.ExportLogsServiceResponse{})
 }
 
 // TestCheckpointReachesCollector sets up OTLP log export from the standard

@@ -30,53 +30,69 @@ type collector struct {
 }
 
 func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != "POST" || r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "want a protobuf POST to /v1/traces", http.StatusNotFound)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
 	var req collectortrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if !decodeOTLP(w, r, "/v1/traces", &req) {
 		return
-	}
-	str := func(v *commonpb.AnyValue) string {
-		switch x := v.GetValue().(type) {
-		case *commonpb.AnyValue_StringValue:
-			return x.StringValue
-		case *commonpb.AnyValue_BoolValue:
-			return fmt.Sprint(x.BoolValue)
-		case *commonpb.AnyValue_IntValue:
-			return fmt.Sprint(x.IntValue)
-		}
-		return fmt.Sprint(v)
 	}
 	c.mu.Lock()
 	for _, rs := range req.ResourceSpans {
 		service := ""
 		for _, kv := range rs.GetResource().GetAttributes() {
 			if kv.Key == "service.name" {
-				service = str(kv.Value)
+				service = anyString(kv.Value)
 			}
 		}
 		for _, ss := range rs.ScopeSpans {
 			for _, sp := range ss.Spans {
 				m := map[string]string{"name": sp.Name, "service.name": service}
 				for _, kv := range sp.Attributes {
-					m[kv.Key] = str(kv.Value)
+					m[kv.Key] = anyString(kv.Value)
 				}
 				c.spans = append(c.spans, m)
 			}
 		}
 	}
 	c.mu.Unlock()
-	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	answerOTLP(w, &collectortrace.ExportTraceServiceResponse{})
+}
+
+// decodeOTLP reads an OTLP/HTTP protobuf POST to path into req, or
+// answers the request with an error and returns false.
+func decodeOTLP(w http.ResponseWriter, r *http.Request, path string, req proto.Message) bool {
+	if r.Method != "POST" || r.URL.Path != path || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		http.Error(w, "want a protobuf POST to "+path, http.StatusNotFound)
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return false
+	}
+	if err := proto.Unmarshal(body, req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+// answerOTLP writes resp as an OTLP/HTTP protobuf answer.
+func answerOTLP(w http.ResponseWriter, resp proto.Message) {
+	out, _ := proto.Marshal(resp)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(out)
+}
+
+// anyString renders an OTLP attribute value.
+func anyString(v *commonpb.AnyValue) string {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return x.StringValue
+	case *commonpb.AnyValue_BoolValue:
+		return fmt.Sprint(x.BoolValue)
+	case *commonpb.AnyValue_IntValue:
+		return fmt.Sprint(x.IntValue)
+	}
+	return fmt.Sprint(v)
 }
 
 // TestTracesReachCollector sets up OTLP export from the standard
