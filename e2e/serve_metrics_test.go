@@ -3,11 +3,8 @@
 package e2e
 
 import (
-	"bufio"
-	"io"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -43,23 +40,7 @@ func TestServeMetrics(t *testing.T) {
 		}
 	}
 
-	scrape := func(token string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest("GET", base+"/metrics", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	scrape := func(token string) (int, string) { return getWithToken(t, base+"/metrics", token) }
 	for _, c := range []struct {
 		name, token string
 		want        int
@@ -77,36 +58,13 @@ func TestServeMetrics(t *testing.T) {
 		t.Fatalf("/metrics with a metrics token: %d %s", code, text)
 	}
 
-	// Sum the decision counter by decision for Claude Code in planning.
-	sums := map[string]float64{}
-	var mine strings.Builder
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		l := sc.Text()
-		if !strings.HasPrefix(l, "statewright_") {
-			continue
-		}
-		mine.WriteString(l + "\n")
-		if !strings.HasPrefix(l, "statewright_decisions_total{") || !strings.Contains(l, `harness="claude-code"`) || !strings.Contains(l, `state="planning"`) {
-			continue
-		}
-		i := strings.LastIndexByte(l, ' ')
-		v, err := strconv.ParseFloat(l[i+1:], 64)
-		if err != nil {
-			t.Fatalf("series %q: %v", l, err)
-		}
-		for _, d := range []string{"allow", "deny", "ask"} {
-			if strings.Contains(l, `decision="`+d+`"`) {
-				sums[d] += v
-			}
-		}
-	}
+	sums, mine := decisionSums(t, text, "claude-code", "planning")
 	if sums["deny"] != 2 || sums["allow"] != 1 || sums["ask"] != 0 {
-		t.Errorf("decisions in planning: deny %v, allow %v, ask %v; want 2, 1, 0\n%s", sums["deny"], sums["allow"], sums["ask"], mine.String())
+		t.Errorf("decisions in planning: deny %v, allow %v, ask %v; want 2, 1, 0\n%s", sums["deny"], sums["allow"], sums["ask"], mine)
 	}
 	for _, leak := range []string{`"gw"`, p.dir, "metrics-probe", "main.txt"} {
-		if strings.Contains(mine.String(), leak) {
-			t.Errorf("a metric carries %q:\n%s", leak, mine.String())
+		if strings.Contains(mine, leak) {
+			t.Errorf("a metric carries %q:\n%s", leak, mine)
 		}
 	}
 }
