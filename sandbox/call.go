@@ -367,16 +367,8 @@ func Launch(callDir, script string, argv []string, obs Observer, stdin io.Reader
 	}()
 	err = cmd.Wait()
 	out.Close()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	default:
+	code, ok := ExitStatus(err)
+	if !ok {
 		return launchFailed(stderr, err)
 	}
 	r := launchResult{ExitCode: code}
@@ -515,4 +507,21 @@ func RefusedPath(line string) string {
 		return ""
 	}
 	return before
+}
+
+// ExitStatus is the shell's exit status of a command whose Wait (or Run)
+// returned err: 0, its exit code, or 128 plus the signal that killed it.
+// ok is false when err says the command did not run to an exit.
+func ExitStatus(err error) (code int, ok bool) {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), true
+		}
+		return ee.ExitCode(), true
+	}
+	return 0, false
 }

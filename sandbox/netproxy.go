@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -492,15 +491,8 @@ func NetInit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 	err = cmd.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
+	if code, ok := ExitStatus(err); ok {
+		return code
 	}
 	fmt.Fprintf(stderr, "statewright sandbox: %v\n", err)
 	return 126

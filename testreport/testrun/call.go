@@ -2,14 +2,12 @@ package testrun
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/testreport"
@@ -117,16 +115,8 @@ func RunCall(callDir, script string, stdin io.Reader, stdout, stderr io.Writer) 
 	if out != nil {
 		out.Close()
 	}
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	default:
+	code, ok := sandbox.ExitStatus(err)
+	if !ok {
 		fmt.Fprintln(stderr, "statewright testrun:", err)
 		code = 127
 	}
