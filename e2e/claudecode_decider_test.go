@@ -4,49 +4,20 @@ package e2e
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/statewright-go/statewright/internal/fakemodel"
 )
 
-var (
-	clientOnce  sync.Once
-	builtClient string
-	clientErr   error
-)
-
 // hookClientBinary builds cmd/statewright-hook once per test process.
 func hookClientBinary(t *testing.T) string {
 	t.Helper()
-	clientOnce.Do(func() {
-		root, err := RepoRoot()
-		if err != nil {
-			clientErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "statewright-e2e-hook")
-		if err != nil {
-			clientErr = err
-			return
-		}
-		builtClient = filepath.Join(dir, "statewright-hook")
-		cmd := exec.Command("go", "build", "-o", builtClient, "./cmd/statewright-hook")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			clientErr = errors.New("go build ./cmd/statewright-hook: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if clientErr != nil {
-		t.Fatal(clientErr)
-	}
-	return builtClient
+	return hookClientBuild.get(t, "./cmd/statewright-hook", "statewright-hook")
 }
 
 // TestClaudeCodeThinClient drives the real Claude Code through hooks that

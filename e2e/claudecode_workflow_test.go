@@ -43,38 +43,48 @@ const e2eWorkflow = `{
 // The session every scenario run uses (claude -p --session-id, then --resume).
 const e2eSession = "5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f"
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
+// builtBinary is a package of this repository built once per test process.
+type builtBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// get builds pkg (./cmd/NAME) into a temporary directory as name, once,
+// and returns its path.
+func (b *builtBinary) get(t *testing.T, pkg, name string) string {
+	t.Helper()
+	b.once.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			b.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "statewright-e2e-"+name)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = errors.New("go build " + pkg + ": " + err.Error() + "\n" + string(out))
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+var statewrightBuild, hookClientBuild builtBinary
 
 // statewrightBinary builds cmd/statewright once per test process into a
 // temporary directory and returns its path.
 func statewrightBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		root, err := RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "statewright-e2e-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "statewright")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/statewright")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = errors.New("go build ./cmd/statewright: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
+	return statewrightBuild.get(t, "./cmd/statewright", "statewright")
 }
 
 // swProject is a temporary project set up by `statewright init claude-code`
