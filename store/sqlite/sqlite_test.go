@@ -816,3 +816,56 @@ func TestVerifyCatchesACutChain(t *testing.T) {
 		t.Errorf("VerifyChain of a cut chain: %v", err)
 	}
 }
+
+// TestWriterForgetsWhatOthersWrote: a writer keeps the next Seq and the
+// chain heads between its batches only while no other connection commits.
+// Two handles on one file (as two processes would) and a prune of the
+// store's own take turns on the same sessions; every event keeps a Seq of
+// its own and every chain verifies.
+func TestWriterForgetsWhatOthersWrote(t *testing.T) {
+	a, path := openTemp(t, Options{})
+	b, err := Open(bg, path, Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	storetest.Create(t, a, "cc:one")
+	storetest.Create(t, b, "cc:two")
+	n := 0
+	for i := 0; i < 6; i++ {
+		for _, s := range []*Store{a, b} {
+			for _, key := range []string{"cc:one", "cc:two"} {
+				n++
+				if _, _, err := storetest.Decide(bg, s, key, fmt.Sprintf("toolu_%d", n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if i == 3 {
+			if _, err := a.Prune(bg, store.Retention{Keep: 5}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, s := range []*Store{a, b} {
+		if _, err := s.VerifyChain(bg); err != nil {
+			t.Fatalf("VerifyChain: %v", err)
+		}
+	}
+	evs, err := a.Events(bg, store.EventFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for _, e := range evs {
+		if seen[e.Seq] {
+			t.Fatalf("Seq %d twice", e.Seq)
+		}
+		seen[e.Seq] = true
+	}
+	for _, key := range []string{"cc:one", "cc:two"} {
+		if r, _ := b.LiveRun(bg, key); r == nil || r.Iterations != 12 {
+			t.Errorf("%s: run %+v, want 12 iterations", key, r)
+		}
+	}
+}

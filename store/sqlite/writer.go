@@ -37,7 +37,25 @@ type writer struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
 	wl    *writeLock
+	known known
 }
+
+// known is what the writer's last committed batch left behind: the
+// schema checked, the next store Seq and chain heads. It holds while no
+// other connection commits, which PRAGMA data_version tells (it changes
+// on this connection only when another one committed), so a batch reads
+// none of it again; any other outcome (a rollback, a store write of its
+// own) forgets it.
+type known struct {
+	valid       bool
+	dataVersion int64
+	seqLoaded   bool
+	nextSeq     int64
+	heads       map[string]store.Head
+}
+
+// maxKnownHeads bounds the heads the writer keeps between batches.
+const maxKnownHeads = 4096
 
 // job is one queued write: a session's transaction function, or a write
 // of the store's own (prune, retention, checkpoint), which runs alone.
@@ -257,7 +275,7 @@ const (
 	qSave     = "SAVEPOINT job"
 	qRelease  = "RELEASE job"
 	qUndo     = "ROLLBACK TO job"
-	qVersion  = "SELECT user_version FROM pragma_user_version"
+	qVersion  = "SELECT (SELECT user_version FROM pragma_user_version), (SELECT data_version FROM pragma_data_version)"
 )
 
 // commit runs the jobs in one transaction and commits it. The error is
@@ -282,25 +300,34 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 	if _, err := w.exec(ctx, qBegin); err != nil {
 		return nil, mapErr(op+": begin", err)
 	}
-	committed := false
+	committed, own := false, false
+	kn := w.known
+	w.known = known{} // until this batch commits
 	defer func() {
 		if !committed {
 			w.exec(ctx, qRollback)
 		}
 	}()
-	var v int
-	if err := w.queryRow(ctx, qVersion).Scan(&v); err != nil {
+	var (
+		v  int
+		dv int64
+	)
+	if err := w.queryRow(ctx, qVersion).Scan(&v, &dv); err != nil {
 		return nil, mapErr(op, err)
 	}
-	if want := SchemaVersion(); v != want {
-		return nil, fmt.Errorf("store: %s %s: %w: the schema is at version %d, this process at %d (another statewright migrated the store while this one ran: restart it with a matching binary)",
-			op, w.s.path, store.ErrCorrupt, v, want)
+	if !kn.valid || kn.dataVersion != dv {
+		if want := SchemaVersion(); v != want {
+			return nil, fmt.Errorf("store: %s %s: %w: the schema is at version %d, this process at %d (another statewright migrated the store while this one ran: restart it with a matching binary)",
+				op, w.s.path, store.ErrCorrupt, v, want)
+		}
+		kn = known{heads: map[string]store.Head{}}
 	}
-	b := &batch{w: w, heads: map[string]store.Head{}, dirty: map[string]bool{}}
+	b := &batch{w: w, heads: kn.heads, dirty: map[string]bool{}, nextSeq: kn.nextSeq, seqLoaded: kn.seqLoaded}
 	results = make([]jobResult, len(jobs))
 	alone := len(jobs) == 1
 	for i, j := range jobs {
 		if j.raw != nil {
+			own = true
 			results[i].err = j.raw(b)
 			if results[i].err != nil {
 				return results, nil
@@ -337,6 +364,9 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 		return nil, mapErr(op+": commit", err)
 	}
 	committed = true
+	if !own && len(b.heads) <= maxKnownHeads {
+		w.known = known{valid: true, dataVersion: dv, seqLoaded: b.seqLoaded, nextSeq: b.nextSeq, heads: b.heads}
+	}
 	if w.s.oneShot {
 		w.truncateWAL(ctx)
 	}
@@ -363,7 +393,10 @@ func (w *writer) truncateWAL(ctx context.Context) {
 
 // runFn runs one session's function in the open transaction.
 func (w *writer) runFn(b *batch, j *job) (t *tx, r jobResult) {
-	t = &tx{TxBase: backend.TxBase{Key: j.key, At: w.s.now().UTC()}, ctx: j.ctx, b: b}
+	// The statements run on context.Background, like the batch's own: the
+	// job's context was checked when the batch was taken, and a
+	// cancellable context costs the driver a goroutine per statement.
+	t = &tx{TxBase: backend.TxBase{Key: j.key, At: w.s.now().UTC()}, ctx: context.Background(), b: b}
 	defer func() {
 		t.Done = true
 		if v := recover(); v != nil {
