@@ -24,6 +24,9 @@ type prepared struct {
 	editv    editInfo
 	haveEdit bool
 	editErr  error
+	// files are the edit's targets as counted (editPath), resolved once
+	// for the decision and every simulated phase.
+	files []string
 	// deferred is a self-protection block that applies only if nothing
 	// else denies the call (a target that could reach the law).
 	deferred *block
@@ -247,12 +250,17 @@ func sandboxEscape(m map[string]any) string {
 }
 
 func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
-	info := p.info
-	active := run != nil && run.Active
 	var cs *compiledState
-	if active {
+	if run != nil && run.Active {
 		cs = l.states[run.State]
 	}
+	return l.decideIn(run, cs, p, suggest)
+}
+
+// decideIn is decide with run's compiled state looked up already.
+func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bool) Decision {
+	info := p.info
+	active := run != nil && run.Active
 
 	// 1. Self-protection, in every state and when dormant; with the
 	// phase's own read fences (denied_paths, Read deny and ask rules).
@@ -267,8 +275,10 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		} else if bad != nil {
 			return l.deny(cs, run, p, RuleBadInput, bad.Error(), false)
 		}
-	} else if cs != nil && cs.view != nil {
-		// A phase simulated for a suggestion: its own read fences.
+	} else if cs != nil && cs.view != nil && !isEditKind(info.kind) {
+		// A phase simulated for a suggestion: its own read fences. (An
+		// edit's self-protection does not depend on the phase's reads: its
+		// blocks are self-protect ones, which a simulation ignores.)
 		if b, _ := cs.view.selfProtect(p); b != nil && b.ask {
 			askBlock = b
 		} else if b != nil && !b.deferred && b.rule != RuleSelfProtect {
@@ -368,6 +378,9 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 			if p.simulating {
 				return Decision{Verdict: Deny, Rule: RuleToolNotAllowed}
 			}
+			if suggest && name == info.canon && info.kind != kOther {
+				return l.denyTool(cs, run, p)
+			}
 			return l.deny(cs, run, p, RuleToolNotAllowed, name+" is not allowed here", suggest)
 		}
 	}
@@ -404,10 +417,13 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 		if err != nil {
 			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
 		}
-		files := make([]string, 0, len(ei.paths))
-		for _, t := range ei.paths {
-			files = append(files, l.editPath(p.call, t))
+		if p.files == nil {
+			p.files = make([]string, 0, len(ei.paths))
+			for _, t := range ei.paths {
+				p.files = append(p.files, l.editPath(p.call, t))
+			}
 		}
+		files := p.files
 		if f := l.checkFiles(cs, run, p.call, files); f != nil {
 			return l.deny(cs, run, p, f.rule, f.reason, suggest)
 		}
@@ -674,6 +690,11 @@ type suggList struct {
 	n     int
 	first [4]suggestion
 	more  []suggestion
+	// mask has bit i set for the phase's candidate i that was suggested;
+	// dynamic is set when a suggestion is not one of the first 64 or came
+	// from the run (an interrupt's return): mask does not name the list.
+	mask    uint64
+	dynamic bool
 }
 
 func (l *suggList) add(s suggestion) {
@@ -716,8 +737,13 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) suggLis
 				continue
 			}
 		}
-		if l.simulate(run, p, target).Verdict == Allow {
+		if l.simulateIn(run, p, target, ts).Verdict == Allow {
 			out.add(suggestion{c.event, target, c.note})
+			if i < 64 && c.ts != nil {
+				out.mask |= 1 << i
+			} else {
+				out.dynamic = true
+			}
 			skip = c.more
 		}
 	}
@@ -727,9 +753,14 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) suggLis
 // simulate decides p in phase target, with run's history, for a
 // suggestion: its denies carry no lesson.
 func (l *Law) simulate(run *RunState, p *prepared, target string) Decision {
+	return l.simulateIn(run, p, target, l.states[target])
+}
+
+// simulateIn is simulate with the target's compiled state ts.
+func (l *Law) simulateIn(run *RunState, p *prepared, target string, ts *compiledState) Decision {
 	p.sim = RunState{Active: true, State: target, History: run.History}
 	p.simulating = true
-	d := l.decide(&p.sim, p, false)
+	d := l.decideIn(&p.sim, ts, p, false)
 	p.simulating = false
 	return d
 }
@@ -782,73 +813,136 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 	if p.simulating {
 		return d
 	}
-	var b strings.Builder
-	b.Grow(len(what) + 256)
+	// The suggestions first: an implicit transition answers instead.
+	var ss suggList
+	if cs != nil && suggest && !cs.final && rule != RuleMaxIterations {
+		if ss = l.suggestions(cs, run, p); ss.n > 0 {
+			if auto, ok := l.implicit(cs, run, p, rule, &ss); ok {
+				return auto
+			}
+		}
+	}
+	l.lesson(&d, cs, rule, what, suggest, &ss)
+	return d
+}
+
+// lessonKey names a tool-not-allowed lesson of a phase: the tool (a
+// canonical name, called by that name) and which of the phase's
+// suggestion candidates allow it.
+type lessonKey struct {
+	tool string
+	mask uint64
+}
+
+// lessonCacheSize bounds the lessons a phase keeps.
+const lessonCacheSize = 128
+
+// cachedLesson is a deny's reason and next events, shared by the
+// decisions that teach the same lesson (callers must not mutate them, as
+// with AllowedTools).
+type cachedLesson struct {
+	reason string
+	next   []string
+}
+
+// denyTool is deny for a tool the phase does not allow, called by its
+// canonical name: its lesson depends only on the phase, the tool and the
+// suggestions, so it is built once and kept (lessonCacheSize per phase).
+func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
+	d := Decision{Verdict: Deny, Rule: RuleToolNotAllowed, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: p.info.canon}
+	d.Effects.CountIteration = run.Active && !cs.final &&
+		p.info.kind != kControl && p.info.kind != kMeta && p.info.kind != kTask
+	var ss suggList
+	if !cs.final {
+		if ss = l.suggestions(cs, run, p); ss.n > 0 {
+			if auto, ok := l.implicit(cs, run, p, RuleToolNotAllowed, &ss); ok {
+				return auto
+			}
+		}
+	}
+	key := lessonKey{p.info.canon, ss.mask}
+	if !ss.dynamic {
+		if v, ok := cs.lessons.Load(key); ok {
+			cl := v.(*cachedLesson)
+			d.Reason, d.NextEvents = cl.reason, cl.next
+			return d
+		}
+	}
+	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", true, &ss)
+	if !ss.dynamic && cs.nLessons.Add(1) <= lessonCacheSize {
+		cs.lessons.Store(key, &cachedLesson{d.Reason, d.NextEvents})
+	}
+	return d
+}
+
+// lesson writes a deny's reason and next events into d: the phase, what
+// was denied and why, the rule, the allowed tools, and the suggestions ss
+// (computed by the caller), once, into a buffer on the stack, copied out
+// at its exact size.
+func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, suggest bool, ss *suggList) {
+	var arr [768]byte
+	b := arr[:0]
 	if cs != nil {
 		d.AllowedTools = cs.allowedList
-		b.WriteString("Denied in phase '")
-		b.WriteString(cs.name)
-		b.WriteString("': ")
-		b.WriteString(what)
-		b.WriteString(" (rule ")
-		b.WriteString(string(rule))
-		b.WriteString(").")
+		b = append(b, "Denied in phase '"...)
+		b = append(b, cs.name...)
+		b = append(b, "': "...)
+		b = append(b, what...)
+		b = append(b, " (rule "...)
+		b = append(b, rule...)
+		b = append(b, ")."...)
 		if !cs.final && rule != RuleSelfProtect && rule != RuleControlHumanOnly && rule != RuleControlUnknown {
-			b.WriteString(cs.lessonTail)
+			b = append(b, cs.lessonTail...)
 		}
 	} else {
-		b.WriteString("Denied: ")
-		b.WriteString(what)
-		b.WriteString(" (rule ")
-		b.WriteString(string(rule))
-		b.WriteString(").")
+		b = append(b, "Denied: "...)
+		b = append(b, what...)
+		b = append(b, " (rule "...)
+		b = append(b, rule...)
+		b = append(b, ")."...)
 	}
 	if cs != nil && suggest && !cs.final {
 		if rule == RuleMaxIterations {
 			if len(cs.events) > 0 {
-				b.WriteString(cs.transitionNow)
+				b = append(b, cs.transitionNow...)
 				d.NextEvents = append([]string(nil), cs.events...)
 			}
-		} else if ss := l.suggestions(cs, run, p); ss.n > 0 {
-			if auto, ok := l.implicit(cs, run, p, rule, &ss); ok {
-				return auto
-			}
+		} else if ss.n > 0 {
 			d.NextEvents = make([]string, ss.n)
 			for i := range ss.n {
 				d.NextEvents[i] = ss.at(i).event
 			}
 			if s := ss.at(0); ss.n == 1 && s.note == "" {
-				b.WriteString(" Event ")
-				b.WriteString(s.event)
-				b.WriteString(" leads to '")
-				b.WriteString(s.target)
-				b.WriteString("', where this call is allowed.")
+				b = append(b, " Event "...)
+				b = append(b, s.event...)
+				b = append(b, " leads to '"...)
+				b = append(b, s.target...)
+				b = append(b, "', where this call is allowed."...)
 			} else {
-				b.WriteString(" Events that lead to a phase where this call is allowed: ")
+				b = append(b, " Events that lead to a phase where this call is allowed: "...)
 				for i := range ss.n {
 					s := ss.at(i)
 					if i > 0 {
-						b.WriteString("; ")
+						b = append(b, "; "...)
 					}
-					b.WriteString(s.event)
-					b.WriteString(" → ")
-					b.WriteString(s.target)
+					b = append(b, s.event...)
+					b = append(b, " → "...)
+					b = append(b, s.target...)
 					if s.note != "" {
-						b.WriteString(" (")
-						b.WriteString(s.note)
-						b.WriteString(")")
+						b = append(b, " ("...)
+						b = append(b, s.note...)
+						b = append(b, ")"...)
 					}
 				}
-				b.WriteString(".")
+				b = append(b, "."...)
 			}
 		} else {
-			b.WriteString(" No single transition from '")
-			b.WriteString(cs.name)
-			b.WriteString("' leads to a phase that allows this call.")
+			b = append(b, " No single transition from '"...)
+			b = append(b, cs.name...)
+			b = append(b, "' leads to a phase that allows this call."...)
 		}
 	}
-	d.Reason = b.String()
-	return d
+	d.Reason = string(b)
 }
 
 // MarshalDecision renders d as the one line of JSON `statewright check`

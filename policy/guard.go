@@ -81,7 +81,12 @@ type resolved struct {
 
 func (l *Law) resolve(call *ToolCall, p string) resolved {
 	raw := l.rawAbs(call, p)
-	return resolved{written: p, abs: cleanPath(raw), info: l.info(call, raw)}
+	abs := cleanPath(raw)
+	if call.Resolver == nil && !call.win && strings.HasPrefix(raw, "/") {
+		// What info answers without a Resolver, cleaned once.
+		return resolved{written: p, abs: abs, info: PathInfo{Real: abs}}
+	}
+	return resolved{written: p, abs: abs, info: l.info(call, raw)}
 }
 
 // paths returns the lexical and the real path (once when equal), in a
@@ -180,7 +185,8 @@ func (l *Law) writeBlockOf(call *ToolCall, t resolved, into bool, subject, verb 
 	var pbuf [2]string
 	for _, p := range t.paths(&pbuf) {
 		if what, ok := l.protectedBy(p); ok {
-			return protectBlock("%s%s %s, which is protected (%s): agents cannot change statewright's store, workflows or binary, harness settings and hooks, shell rc files, or git configuration and hooks", subject, verb, describe(t), what)
+			// (Joined without fmt: the most common self-protection deny.)
+			return &block{rule: RuleSelfProtect, reason: subject + verb + " " + describe(t) + ", which is protected (" + what + "): agents cannot change statewright's store, workflows or binary, harness settings and hooks, shell rc files, or git configuration and hooks"}
 		}
 	}
 	if !(into && t.info.Exists && t.info.Dir) {

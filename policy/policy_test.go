@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"flag"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,22 +46,33 @@ func loadLaw(t testing.TB, rel string, opts Options) *Law {
 // corpusOptions are the runtime-supplied protected paths the corpus assumes.
 var corpusOptions = Options{ProtectedPaths: []string{"/home/u/.local/share/statewright/state.db", "/repo/workflows/dev.yaml", "/usr/local/bin/statewright"}}
 
-// TestCorpus runs every case file in testdata/corpus against its workflow.
-func TestCorpus(t *testing.T) {
+// corpus yields every case file in testdata/corpus, parsed, by name.
+func corpus(t *testing.T) iter.Seq2[string, *CaseFile] {
 	files, err := filepath.Glob("testdata/corpus/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus files: %v", err)
 	}
+	return func(yield func(string, *CaseFile) bool) {
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cf, err := ParseCases(data)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if !yield(f, cf) {
+				return
+			}
+		}
+	}
+}
+
+// TestCorpus runs every case file in testdata/corpus against its workflow.
+func TestCorpus(t *testing.T) {
 	total := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cf, err := ParseCases(data)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for f, cf := range corpus(t) {
 		law := loadLaw(t, cf.Workflow, corpusOptions)
 		base := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		for i := range cf.Cases {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -211,15 +212,27 @@ func flatKeyIndex(key string) int {
 // asked for), without decoding the fields it does not read.
 type rawFields struct {
 	s     string
-	spans [24][2]int // value start and end in s; end 0: absent
+	spans [24]rawSpan
 }
 
-// scanFlat reads input's top-level members into a rawFields. ok is false
-// when input is not a valid JSON object or a key holds an escape: then
-// the caller decodes the input (and fails, or reads it) as before.
+// rawSpan is where one member's value lies in the input (end 0: absent)
+// and, for a string, the newlines it decodes to (nl) and whether it ends
+// with one: countLines of the decoded string without decoding it.
+type rawSpan struct {
+	start, end, nl int32
+	endNL          bool
+}
+
+// scanFlat reads input's top-level members into a rawFields, checking
+// that input is valid JSON in the same pass (what json.Valid checks) and
+// counting each string member's newlines as it goes: a large Write's
+// content is read once. ok is false when input is not a valid JSON
+// object, or a key holds an escape, or the input nests deeper than the
+// scan follows: then the caller decodes the input (and fails, or reads
+// it) as before.
 func scanFlat(input []byte, f *rawFields) bool {
 	s := unsafeString(input)
-	if len(flatKeys) > len(f.spans) || !validJSON(s) {
+	if len(flatKeys) > len(f.spans) || len(s) >= 1<<31-1 {
 		return false
 	}
 	f.s = s
@@ -227,20 +240,12 @@ func scanFlat(input []byte, f *rawFields) bool {
 	if i >= len(s) || s[i] != '{' {
 		return false
 	}
-	i++
+	i = skipWS(s, i+1)
+	if i < len(s) && s[i] == '}' {
+		return skipWS(s, i+1) == len(s)
+	}
 	for {
-		i = skipWS(s, i)
-		if i >= len(s) {
-			return false
-		}
-		switch s[i] {
-		case '}':
-			return true
-		case ',':
-			i++
-			continue
-		}
-		key, next, ok := plainString(s, i)
+		key, next, ok := plainKey(s, i)
 		if !ok {
 			return false
 		}
@@ -249,32 +254,72 @@ func scanFlat(input []byte, f *rawFields) bool {
 			return false
 		}
 		i = skipWS(s, i+1)
-		end, ok := skipValue(s, i)
-		if !ok {
+		var sp rawSpan
+		if i >= len(s) {
 			return false
 		}
-		if idx := flatKeyIndex(key); idx >= 0 {
-			e := end
-			for e > i && (s[e-1] == ' ' || s[e-1] == '\t' || s[e-1] == '\n' || s[e-1] == '\r') {
-				e--
+		if s[i] == '"' {
+			end, nl, lastNL, ok := scanString(s, i)
+			if !ok {
+				return false
 			}
-			f.spans[idx] = [2]int{i, e}
+			sp = rawSpan{start: int32(i), end: int32(end), nl: int32(nl), endNL: lastNL == end-2}
+			i = end
+		} else {
+			end, ok, deep := validValue(s, i)
+			if !ok || deep {
+				return false
+			}
+			sp = rawSpan{start: int32(i), end: int32(end)}
+			i = end
 		}
-		i = end
+		if idx := flatKeyIndex(key); idx >= 0 {
+			f.spans[idx] = sp
+		}
+		i = skipWS(s, i)
+		if i >= len(s) {
+			return false
+		}
+		switch s[i] {
+		case ',':
+			i = skipWS(s, i+1)
+		case '}':
+			return skipWS(s, i+1) == len(s)
+		default:
+			return false
+		}
 	}
 }
 
-func (f *rawFields) value(key string) (string, bool) {
-	idx := flatKeyIndex(key)
-	if idx < 0 || f.spans[idx][1] == 0 {
-		return "", false
+// plainKey reads an object key at s[i]: a JSON string without escapes or
+// control characters.
+func plainKey(s string, i int) (string, int, bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", i, false
 	}
-	return f.s[f.spans[idx][0]:f.spans[idx][1]], true
+	for j := i + 1; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '"':
+			return s[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20:
+			return "", i, false
+		}
+	}
+	return "", i, false
+}
+
+func (f *rawFields) value(key string) (string, *rawSpan, bool) {
+	idx := flatKeyIndex(key)
+	if idx < 0 || f.spans[idx].end == 0 {
+		return "", nil, false
+	}
+	sp := &f.spans[idx]
+	return f.s[sp.start:sp.end], sp, true
 }
 
 func (f *rawFields) str(keys ...string) (string, bool) {
 	for _, k := range keys {
-		v, ok := f.value(k)
+		v, _, ok := f.value(k)
 		if !ok || len(v) < 2 || v[0] != '"' {
 			continue
 		}
@@ -289,51 +334,29 @@ func (f *rawFields) str(keys ...string) (string, bool) {
 	return "", false
 }
 
-// lines is countLines of the string str(keys...) returns, counted on the
-// JSON text without decoding it (a Write's content may be large).
+// lines is countLines of the string str(keys...) returns, from the
+// newlines scanFlat counted (a Write's content may be large). In JSON a
+// newline is always escaped (\n or \u000a), and no other escape or byte
+// decodes to one.
 func (f *rawFields) lines(keys ...string) int {
 	for _, k := range keys {
-		v, ok := f.value(k)
+		v, sp, ok := f.value(k)
 		if !ok || len(v) < 2 || v[0] != '"' {
 			continue
 		}
-		v = v[1 : len(v)-1]
-		if strings.IndexByte(v, '\\') < 0 {
-			return countLines(v)
+		if len(v) == 2 {
+			return 0
 		}
-		// Escapes: count the newlines they decode to (\n, \u000a); no
-		// other escape or byte decodes to one. IndexByte jumps from one
-		// backslash to the next.
-		n, lastNL := 0, -1 // lastNL: where the last newline escape ends
-		for i := 0; ; {
-			k := strings.IndexByte(v[i:], '\\')
-			if k < 0 || i+k+1 >= len(v) {
-				break
-			}
-			i += k + 1
-			switch v[i] {
-			case 'n':
-				n++
-				lastNL = i + 1
-			case 'u':
-				if i+4 < len(v) && v[i+1:i+4] == "000" && (v[i+4] == 'a' || v[i+4] == 'A') {
-					n++
-					lastNL = i + 5
-				}
-				i += 4
-			}
-			i++
+		if sp.endNL {
+			return int(sp.nl)
 		}
-		if lastNL == len(v) {
-			return n
-		}
-		return n + 1
+		return int(sp.nl) + 1
 	}
 	return 0
 }
 
 func (f *rawFields) boolean(key string) bool {
-	v, ok := f.value(key)
+	v, _, ok := f.value(key)
 	return ok && v == "true"
 }
 
@@ -341,22 +364,33 @@ func (f *rawFields) boolean(key string) bool {
 // around it), for the shallow inputs tools have, without json.Valid's
 // general state machine; deeper inputs go to json.Valid.
 func validJSON(s string) bool {
+	end, ok, deep := validValue(s, skipWS(s, 0))
+	if deep {
+		return json.Valid([]byte(s))
+	}
+	return ok && skipWS(s, end) == len(s)
+}
+
+// validValue checks the one JSON value at s[i] and returns the index after
+// it. deep is set (and ok is not) when the value nests deeper than the
+// check follows.
+func validValue(s string, i int) (end int, ok, deep bool) {
 	var stack [32]byte // open containers: '{' or '['
 	depth := 0
-	i := skipWS(s, 0)
 	// expect: 'v' a value, 'k' an object key (or '}' right after '{'),
 	// 'K' a key (after ','), 'c' a ',' or the closing bracket, 'e' end.
 	expect := byte('v')
 	first := false // the value may be the closing ']' of an empty array
 	for {
+		if expect == 'e' {
+			return i, true, false
+		}
 		i = skipWS(s, i)
 		if i >= len(s) {
-			return expect == 'e'
+			return i, false, false
 		}
 		c := s[i]
 		switch expect {
-		case 'e':
-			return false
 		case 'v':
 			if first && c == ']' {
 				depth--
@@ -369,7 +403,7 @@ func validJSON(s string) bool {
 			switch {
 			case c == '{':
 				if depth == len(stack) {
-					return json.Valid([]byte(s))
+					return i, false, true
 				}
 				stack[depth] = '{'
 				depth++
@@ -378,7 +412,7 @@ func validJSON(s string) bool {
 				continue
 			case c == '[':
 				if depth == len(stack) {
-					return json.Valid([]byte(s))
+					return i, false, true
 				}
 				stack[depth] = '['
 				depth++
@@ -386,15 +420,15 @@ func validJSON(s string) bool {
 				first = true
 				continue
 			case c == '"':
-				j, ok := jsonString(s, i)
+				j, _, _, ok := scanString(s, i)
 				if !ok {
-					return false
+					return i, false, false
 				}
 				i = j
 			case c == '-' || '0' <= c && c <= '9':
 				j, ok := jsonNumber(s, i)
 				if !ok {
-					return false
+					return i, false, false
 				}
 				i = j
 			case strings.HasPrefix(s[i:], "true"):
@@ -404,12 +438,9 @@ func validJSON(s string) bool {
 			case strings.HasPrefix(s[i:], "null"):
 				i += 4
 			default:
-				return false
+				return i, false, false
 			}
 			expect = after(depth)
-			if depth > 0 {
-				expect = 'c'
-			}
 		case 'k', 'K':
 			if c == '}' && expect == 'k' {
 				depth--
@@ -418,15 +449,15 @@ func validJSON(s string) bool {
 				continue
 			}
 			if c != '"' {
-				return false
+				return i, false, false
 			}
-			j, ok := jsonString(s, i)
+			j, _, _, ok := scanString(s, i)
 			if !ok {
-				return false
+				return i, false, false
 			}
 			i = skipWS(s, j)
 			if i >= len(s) || s[i] != ':' {
-				return false
+				return i, false, false
 			}
 			i++
 			expect = 'v'
@@ -444,7 +475,7 @@ func validJSON(s string) bool {
 				i++
 				expect = after(depth)
 			default:
-				return false
+				return i, false, false
 			}
 		}
 	}
@@ -458,41 +489,51 @@ func after(depth int) byte {
 	return 'c'
 }
 
-// jsonString checks the string at s[i] (s[i] is '"') and returns the index
-// after it.
-func jsonString(s string, i int) (int, bool) {
+// scanString checks the JSON string at s[i] (s[i] is '"') and returns
+// the index after it, the newline escapes in it (\n, \u000a: the
+// newlines it decodes to), and the index of the last byte of the last
+// of them (-1 for none).
+func scanString(s string, i int) (end, nl, lastNL int, ok bool) {
+	lastNL = -1
 	for j := i + 1; j < len(s); j++ {
 		if j = plainRun(s, j); j >= len(s) {
 			break
 		}
 		switch c := s[j]; {
 		case c == '"':
-			return j + 1, true
+			return j + 1, nl, lastNL, true
 		case c < 0x20:
-			return 0, false
+			return 0, 0, 0, false
 		case c == '\\':
 			j++
 			if j >= len(s) {
-				return 0, false
+				return 0, 0, 0, false
 			}
 			switch s[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'n':
+				nl++
+				lastNL = j
+			case '"', '\\', '/', 'b', 'f', 'r', 't':
 			case 'u':
 				if j+4 >= len(s) {
-					return 0, false
+					return 0, 0, 0, false
 				}
 				for _, h := range []byte(s[j+1 : j+5]) {
 					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return 0, false
+						return 0, 0, 0, false
 					}
+				}
+				if s[j+1:j+4] == "000" && (s[j+4] == 'a' || s[j+4] == 'A') {
+					nl++
+					lastNL = j + 4
 				}
 				j += 4
 			default:
-				return 0, false
+				return 0, 0, 0, false
 			}
 		}
 	}
-	return 0, false
+	return 0, 0, 0, false
 }
 
 // jsonNumber checks the number at s[i] and returns the index after it.
@@ -545,8 +586,10 @@ func plainRun(s string, j int) int {
 			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
 		q, b := x^(ones*'"'), x^(ones*'\\')
 		// A byte below 0x20, or equal to '"' or '\\' (zero after the xor).
-		if ((x-ones*0x20)&^x|(q-ones)&^q|(b-ones)&^b)&highs != 0 {
-			break
+		// The lowest flagged byte is exact: a false flag only follows a
+		// true one (the borrow of the subtraction).
+		if m := ((x-ones*0x20)&^x | (q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; j < len(s); j++ {
