@@ -7,7 +7,10 @@
 //     an active run on a SQLite store whose phase allows the tool. Calls
 //     alternate between the two paths; the report gives p50/p90/p99 of each
 //     and the difference of the medians. Budget (docs/architecture.md): p50 overhead
-//     < 0.3 ms.
+//     < 0.3 ms. A third path, in the same alternation, is the floor any
+//     proxy on the SDK pays: a client calling a local echo tool over the
+//     SDK's in-memory transport (one extra JSON-RPC hop, no gateway, no
+//     store, no upstream).
 //
 //  2. `statewright serve` under load: the gateway's streamable-HTTP handler
 //     behind the serve package's auth (a real token file) on loopback, with
@@ -162,7 +165,22 @@ func run(n, sessions int, duration time.Duration) error {
 			return err
 		}
 	}
-	var dTimes, pTimes []time.Duration
+	// The SDK's in-memory hop alone: a client and a local echo server.
+	hct, hst := mcp.NewInMemoryTransports()
+	if _, err := upstreamServer().Connect(ctx, hst, nil); err != nil {
+		return err
+	}
+	hop, err := mcp.NewClient(&mcp.Implementation{Name: "hop"}, nil).Connect(ctx, hct, nil)
+	if err != nil {
+		return err
+	}
+	defer hop.Close()
+	for range 50 {
+		if _, err := call(hop, "echo"); err != nil {
+			return err
+		}
+	}
+	var dTimes, pTimes, hTimes []time.Duration
 	for range n {
 		d, err := call(direct, "echo")
 		if err != nil {
@@ -172,7 +190,11 @@ func run(n, sessions int, duration time.Duration) error {
 		if err != nil {
 			return err
 		}
-		dTimes, pTimes = append(dTimes, d), append(pTimes, p)
+		h, err := call(hop, "echo")
+		if err != nil {
+			return err
+		}
+		dTimes, pTimes, hTimes = append(dTimes, d), append(pTimes, p), append(hTimes, h)
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("# gatewaybench %s, %s/%s, GOMAXPROCS=%d, host %s\n", time.Now().UTC().Format(time.RFC3339), stdruntime.GOOS, stdruntime.GOARCH, stdruntime.GOMAXPROCS(0), host)
@@ -187,7 +209,9 @@ func run(n, sessions int, duration time.Duration) error {
 	}
 	d50 := row("direct (client → upstream)", dTimes)
 	p50 := row("gateway (client → gw → upstream)", pTimes)
-	fmt.Printf("overhead p50: %s (budget < 300µs)\n", us(p50-d50))
+	h50 := row("SDK in-memory hop alone (local echo)", hTimes)
+	fmt.Printf("overhead p50: %s (budget < 300µs); of it the SDK's in-memory hop %s, the rest (decision, store write, gateway) %s\n",
+		us(p50-d50), us(h50), us(p50-d50-h50))
 
 	// For scale: the runtime's part alone (Decide + RecordResult, two
 	// transactions on the SQLite store) and a store read.
