@@ -436,6 +436,21 @@ func (x *cmdCtx) rest() []word { return x.args[1:] }
 
 func (x *cmdCtx) add(c Class) { x.c.Classes |= c }
 
+// infoOnly reports whether every argument is one of flags (--version,
+// --help): the program prints about itself and does nothing else.
+func (x *cmdCtx) infoOnly(flags ...string) bool {
+	args := x.rest()
+	if len(args) == 0 {
+		return false
+	}
+	for _, a := range args {
+		if !a.lit || !contains(flags, a.val) {
+			return false
+		}
+	}
+	return true
+}
+
 func (x *cmdCtx) write(ws ...word) {
 	for _, a := range ws {
 		x.c.Writes = append(x.c.Writes, x.targetOf(a))
@@ -444,7 +459,7 @@ func (x *cmdCtx) write(ws ...word) {
 
 func (x *cmdCtx) read(ws ...word) {
 	for _, a := range ws {
-		if a.lit && a.val == "-" {
+		if a.lit && a.val == "-" || a.input {
 			continue
 		}
 		x.c.Reads = append(x.c.Reads, x.targetOf(a))

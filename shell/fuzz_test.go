@@ -176,6 +176,9 @@ func FuzzParseOptions(f *testing.F) {
 	f.Add("gawk", "-W\x00exec=x\x00-iinplace\x00--incl=x")
 	f.Add("tar", "-xzf\x00a.tgz\x00--to-comm=sh\x00--\x00-x")
 	f.Add(gJSRunner, "-u\x00--coverage\x00--reporter=./r.js")
+	f.Add("git clone", "--upl=x\x00--no-check\x00-qbmain\x00--end-of-options\x00-x")
+	f.Add("git log", "-C\x00--output\x00o\x00-5\x00--no-ext-diff")
+	f.Add("fd", "-Hx\x00--ignore-file=f\x00-e\x00go")
 	f.Fuzz(func(t *testing.T, name, joined string) {
 		g, ok := GrammarFor(name)
 		if !ok {

@@ -57,13 +57,21 @@ var gitSub = map[string]Class{
 	"credential": ClassExec, "request-pull": ClassGitRead | ClassNetwork,
 }
 
-// gitValueOpts are the long options of git subcommands that take a value.
-var gitValueOpts = []string{"message", "file", "output", "ignore-revs-file", "exec", "format", "author", "contents", "template",
-	"date", "reuse-message", "reedit-message", "fixup", "squash", "template", "trailer", "cleanup",
-	"strategy", "strategy-option", "onto", "upstream", "config", "origin", "branch", "depth", "reference",
-	"separate-git-dir", "shallow-since", "jobs", "upload-pack", "receive-pack", "remote", "prefix",
-	"pathspec-from-file", "contains", "no-contains", "merged", "no-merged", "points-at", "sort",
-	"set-upstream-to", "track", "open-files-in-pager", "ext-diff"}
+// gitGlobal are git's own options (git.c, handle_options), before the
+// subcommand; gitGlobalValue those that take a value after "=".
+var gitGlobal = map[string]bool{
+	"--exec-path": true, "--html-path": true, "--man-path": true, "--info-path": true, "-p": true, "--paginate": true,
+	"-P": true, "--no-pager": true, "--no-replace-objects": true, "--git-dir": true, "--namespace": true,
+	"--work-tree": true, "--super-prefix": true, "--bare": true, "-c": true, "--config-env": true,
+	"--literal-pathspecs": true, "--no-literal-pathspecs": true, "--glob-pathspecs": true, "--noglob-pathspecs": true,
+	"--icase-pathspecs": true, "--no-optional-locks": true, "--shallow-file": true, "-C": true, "--list-cmds": true,
+	"-h": true, "--help": true, "-v": true, "--version": true,
+}
+
+var gitGlobalValue = map[string]bool{
+	"--exec-path": true, "--git-dir": true, "--namespace": true, "--work-tree": true, "--super-prefix": true,
+	"--config-env": true, "--list-cmds": true, "--shallow-file": false,
+}
 
 func gitConfigKeyDangerous(kv string) bool {
 	k, _, _ := strings.Cut(kv, "=")
@@ -84,7 +92,20 @@ func progGit(x *cmdCtx) {
 			break
 		}
 		name, val, eq := strings.Cut(v, "=")
+		if name == "-C" || name == "-c" {
+			name, val, eq = v, "", false // git reads -C and -c exactly, their value in the next word
+		}
+		if !gitGlobal[name] || eq && !gitGlobalValue[name] {
+			// git's own options are matched exactly; one it does not
+			// have fails, or is newer than this table (and may take a
+			// value that hides the subcommand: --shallow-file FILE)
+			x.add(ClassExec | ClassUnknown)
+			return
+		}
 		switch name {
+		case "--shallow-file":
+			x.add(ClassExec | ClassUnknown) // takes the next word; nobody uses it by hand
+			return
 		case "-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "-c", "--config-env", "--exec-path":
 			if !eq && name != "--exec-path" {
 				if name == "-C" || name == "-c" || !eq {
@@ -121,7 +142,7 @@ func progGit(x *cmdCtx) {
 					x.add(ClassExec) // another repository: its config (core.fsmonitor, core.pager, ...) runs programs
 				}
 			}
-		case "--version", "--help", "-h", "--html-path", "--man-path", "--info-path":
+		case "--version", "-v", "--help", "-h", "--html-path", "--man-path", "--info-path", "--list-cmds":
 			x.add(ClassGitRead)
 			return
 		}
@@ -139,21 +160,13 @@ func progGit(x *cmdCtx) {
 		return
 	}
 	x.add(cls)
-	p := getopt(rest, "mCFOoxXuBbcjS", gitValueOpts, false)
-	if sub != "diff" && sub != "log" && sub != "show" {
-		gitAbbrev(&p) // parse-options accepts unique prefixes (diff options do not)
-	}
+	p, _ := x.gitParse(sub, rest)
 	has := p.has
-	if has("--template", "--separate-git-dir") && (sub == "clone" || sub == "init" || sub == "submodule") {
-		x.add(ClassExec) // a template directory's hooks run (post-checkout on clone)
-	}
 	ops := literal(p.ops)
 	first := ""
 	if len(ops) > 0 {
 		first = ops[0]
 	}
-	// files whose content git reads and prints
-	x.read(p.all("--contents", "--file", "--pathspec-from-file")...)
 	if sub == "diff" {
 		// git diff --no-index A B compares two files; so does git diff A B
 		// when a path lies outside the repository (git diff ~/.ssh/id_rsa
@@ -165,11 +178,7 @@ func progGit(x *cmdCtx) {
 			}
 		}
 	}
-	if sub == "blame" || sub == "annotate" {
-		x.read(p.all("S", "--ignore-revs-file")...)
-	}
 	if sub == "grep" {
-		x.read(p.all("f")...)
 		paths := afterDashDash(rest)
 		if paths == nil && len(p.ops) > 1 && !has("e", "f") {
 			paths = p.ops[1:]
@@ -179,29 +188,9 @@ func progGit(x *cmdCtx) {
 		}
 		x.read(paths...)
 	}
-	if sub == "help" && has("w", "--web") {
-		x.add(ClassExec) // starts a web browser
-	}
 	if sub == "fsck" && has("--lost-found") {
 		x.add(ClassGitWrite | ClassWrite)
 		x.writeDyn(".git/lost-found")
-	}
-	// --output writes a file; -o (format-patch) a directory.
-	for _, o := range p.all("--output") {
-		x.writeFile(o)
-	}
-	if has("--ext-diff") || has("--textconv") && sub != "cat-file" || has("O", "--open-files-in-pager") && sub == "grep" {
-		x.add(ClassExec)
-	}
-	if has("--upload-pack", "--receive-pack", "--exec", "x") && (sub == "clone" || sub == "fetch" || sub == "pull" || sub == "push" || sub == "rebase" || sub == "ls-remote") {
-		x.add(ClassExec)
-	}
-	if sub == "clone" || sub == "submodule" {
-		for _, c := range p.all("c", "--config") {
-			if gitConfigKeyDangerous(c.val) {
-				x.add(ClassExec)
-			}
-		}
 	}
 	switch sub {
 	case "branch":
@@ -214,7 +203,7 @@ func progGit(x *cmdCtx) {
 	case "tag":
 		if has("d", "--delete") {
 			x.add(ClassGitWrite | ClassDelete)
-		} else if len(ops) > 0 && !has("l", "--list", "v", "--verify", "--contains", "--points-at") || has("a", "s", "m", "f", "F") {
+		} else if len(ops) > 0 && !has("l", "--list", "v", "--verify", "--contains", "--points-at") || has("--annotate", "--sign", "--message", "--force", "--file", "--local-user") {
 			x.add(ClassGitWrite)
 		}
 	case "remote":
@@ -324,18 +313,25 @@ func progGit(x *cmdCtx) {
 		} else {
 			x.c.Classes &^= ClassWrite
 		}
-	case "archive", "bundle":
-		if o, ok := p.get("o", "--output"); ok {
-			x.writeFile(o)
-		} else if sub == "bundle" && first == "create" && len(ops) > 1 {
+	case "bundle":
+		if first == "create" && len(ops) > 1 {
 			x.write(word{val: ops[1], lit: true})
-		} else if sub == "bundle" {
+		} else {
 			x.c.Classes &^= ClassWrite
 		}
-		if has("--remote") {
-			x.add(ClassNetwork)
+	case "maintenance":
+		if first == "start" || first == "register" {
+			// schedules git maintenance in the user's crontab or systemd timers
+			x.add(ClassBackground | ClassWrite)
+			x.writeDyn("git maintenance schedule")
 		}
 	case "rm", "mv":
+		if sub == "rm" && has("--cached") {
+			// only the index: the working tree keeps the files
+			x.c.Classes &^= ClassDelete
+			x.write(p.ops...) // their index entries
+			break
+		}
 		x.write(p.ops...)
 	case "symbolic-ref":
 		if len(p.ops) <= 1 && !has("d", "--delete") {
@@ -433,30 +429,4 @@ func containsDashDash(ws []word) bool {
 		}
 	}
 	return false
-}
-
-// gitRisky are long options of git subcommands that run programs, write
-// or read files; parse-options accepts any unique prefix of them
-// (git clone --upl=./x, git grep --open=./x).
-var gitRisky = []string{"--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--output",
-	"--output-directory", "--template", "--config", "--contents", "--file", "--separate-git-dir", "--ext-diff",
-	"--textconv", "--remote"}
-
-// gitAbbrev renames options written as a prefix of a risky long option
-// (three letters at least) to that option's full name.
-func gitAbbrev(p *parsed) {
-	for i, o := range p.opts {
-		if !strings.HasPrefix(o.name, "--") || len(o.name) < 5 || contains(gitRisky, o.name) {
-			continue // not a long option, too short to be a prefix, or the full name (--output)
-		}
-		for _, r := range gitRisky {
-			if o.name != r && strings.HasPrefix(r, o.name) {
-				p.opts[i].name = r
-				if !o.hasVal && contains(gitValueOpts, r[2:]) {
-					p.opts[i].hasVal, p.opts[i].val = true, word{val: "(the next word)"}
-				}
-				break
-			}
-		}
-	}
 }

@@ -796,5 +796,7 @@ func grammarTable() map[string]*Grammar {
 	addWrapperGrammars(add)
 	addReaderGrammars(add)
 	addNetGrammars(add)
+	addGitGrammars(add)
+	addArchiveGrammars(add)
 	return m
 }

@@ -90,7 +90,7 @@ func addNetGrammars(add func(*Grammar, ...string)) {
 		"X exclude-directories=", "no-verbose nv", "no-clobber nc", "no-parent np", "no-host-directories nH",
 		"no-directories nd", "retry-on-host-error", "no-http2", "no-check-hostname", "ca-file=", "https-enforce=",
 		"hsts", "iri", "passive-ftp", "remove-listing", "proxy", "netrc", "glob")
-	// rsync 3.2 (popt: unique prefixes of long options, --no-OPTION for
+	// rsync 3.2 to 3.5 (popt: unique prefixes of long options, --no-OPTION for
 	// its booleans, which rsync resolves itself)
 	rsync := []string{"v verbose", "info=", "debug=", "stderr=", "q quiet", "no-motd", "c checksum", "a archive",
 		"r recursive", "R relative", "no-implied-dirs", "b backup", "backup-dir= :wd", "suffix=",
@@ -120,8 +120,12 @@ func addNetGrammars(add func(*Grammar, ...string)) {
 		"no-compress", "no-W", "no-whole-file", "no-v", "no-verbose", "no-h", "no-human-readable",
 		"no-relative", "no-R", "no-implied-dirs", "no-dirs", "no-d", "no-one-file-system", "no-x",
 		"no-partial", "no-progress", "no-blocking-io", "no-detach", "no-motd", "no-c", "no-checksum",
-		"no-H", "no-hard-links", "no-A", "no-acls", "no-X", "no-xattrs", "no-super", "no-msgs2stderr"}
-	add(G("rsync", StyleGNU, rsync...))
+		"no-H", "no-hard-links", "no-A", "no-acls", "no-X", "no-xattrs", "no-super", "no-msgs2stderr",
+		// rsync 3.4 and 3.5
+		"insecure-links", "confine-root=", "drop-D", "compress-threads= zt=", "checksum-seed="}
+	rs := G("rsync", StyleGNU, rsync...)
+	rs.Negate = true
+	add(rs)
 
 	// OpenSSH 9 (getopt: short options only, the first operand ends them)
 	add(G("ssh", StyleGNU, "4", "6", "A", "a", "C", "f", "G", "g", "K", "k", "M", "N", "n", "q", "s", "T",
@@ -176,6 +180,7 @@ func addNetGrammars(add func(*Grammar, ...string)) {
 		"line-number", "no-pretty", "stop-on-nonmatch", "max-columns", "smart-case", "ignore-case",
 		"no-column", "quiet", "files-with-matches", "follow"))
 
+	wget.Negate = true
 	add(wget.with(Opt{Names: []string{"n"}, Arg: RequiredArg, Check: func(v string) (Effect, string) {
 		if strings.Trim(v, "vcdHp") == "" {
 			return 0, "" // -nv, -nc, -nd, -nH, -np

@@ -16,7 +16,8 @@ import (
 func TestGrammarsKnowRealOptions(t *testing.T) {
 	longOpt := regexp.MustCompile(`--([a-zA-Z][-a-zA-Z0-9.]*)`)
 	for _, tool := range []string{"sort", "uniq", "shuf", "sed", "tar", "cp", "mv", "ln", "install", "tee",
-		"split", "date", "touch", "diff", "diff3", "sdiff", "gawk", "less", "man", "curl", "wget", "patch"} {
+		"split", "date", "touch", "diff", "diff3", "sdiff", "gawk", "less", "man", "curl", "wget", "patch", "xargs",
+		"mktemp", "rsync", "cpio", "env", "timeout", "nice", "stdbuf"} {
 		t.Run(tool, func(t *testing.T) {
 			path, err := exec.LookPath(tool)
 			if err != nil {
@@ -38,7 +39,7 @@ func TestGrammarsKnowRealOptions(t *testing.T) {
 			seen := map[string]bool{}
 			for _, m := range longOpt.FindAllStringSubmatch(string(out), -1) {
 				name := strings.TrimRight(m[1], "-.")
-				if seen[name] || name == "" || strings.Contains(name, "TYPE-") {
+				if seen[name] || name == "" || strings.Contains(name, "TYPE-") || name == "no-OPTION" {
 					continue
 				}
 				seen[name] = true
@@ -77,6 +78,11 @@ func TestParseOptionsGrammar(t *testing.T) {
 		{"jest", []string{"--setup-files", "./e.js", "--no-cache"}, []string{"setupFiles=./e.js", "cache", "|"}},
 		{"jest", []string{"-t=foo", "src"}, []string{"t=foo", "|", "src"}},
 		{"node", []string{"--test", "--test_reporter=x"}, []string{"test", "test-reporter=x", "|"}},
+		{"git clone", []string{"--upl=x", "--no-check", "-qb", "main", "src"}, []string{"upload-pack=x", "no-checkout", "quiet", "branch=main", "|", "src"}},
+		{"git clone", []string{"--no-upload-pack", "--end-of-options", "-x"}, []string{"no-upload-pack", "|", "-x"}},
+		{"git log", []string{"-C", "--output=o", "-5", "-n", "3"}, []string{"C", "output=o", "NUM", "n=3", "|"}},
+		{"git log", []string{"--outp=o"}, []string{"outp=o", "|"}},
+		{"wget", []string{"--no-verb", "--no-clob", "u"}, []string{"no-verbose", "no-clobber", "|", "u"}},
 	}
 	for _, tt := range tests {
 		p, ok := ParseOptions(tt.prog, tt.args)
@@ -98,5 +104,51 @@ func TestParseOptionsGrammar(t *testing.T) {
 		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
 			t.Errorf("%s %q: got %q, want %q", tt.prog, tt.args, got, tt.want)
 		}
+	}
+}
+
+// TestGrammarsKnowRealShortOptions checks the grammars of programs that
+// have only short options (OpenSSH's ssh, scp, sftp; Info-ZIP's unzip)
+// against the usage the installed program prints: every letter it lists
+// must be in the grammar, taking a value exactly when the usage says so.
+func TestGrammarsKnowRealShortOptions(t *testing.T) {
+	group := regexp.MustCompile(`\[-([0-9A-Za-z]+)\]`)
+	valued := regexp.MustCompile(`\[-([0-9A-Za-z]) [^\]]+\]`)
+	for _, tool := range []string{"ssh", "scp", "sftp"} {
+		t.Run(tool, func(t *testing.T) {
+			path, err := exec.LookPath(tool)
+			if err != nil {
+				t.Skipf("%s is not installed", tool)
+			}
+			out, _ := exec.Command(path).CombinedOutput()
+			g, ok := GrammarFor(tool)
+			if !ok {
+				t.Fatalf("no grammar for %s", tool)
+			}
+			g.index()
+			n := 0
+			for _, m := range group.FindAllStringSubmatch(string(out), -1) {
+				for _, c := range []byte(m[1]) {
+					n++
+					if o := g.short[c]; o == nil {
+						t.Errorf("%s's usage lists -%c, which the grammar does not know", tool, c)
+					} else if o.Arg != NoArg {
+						t.Errorf("%s's usage lists -%c as a flag; the grammar gives it a value", tool, c)
+					}
+				}
+			}
+			for _, m := range valued.FindAllStringSubmatch(string(out), -1) {
+				n++
+				c := m[1][0]
+				if o := g.short[c]; o == nil {
+					t.Errorf("%s's usage lists -%c VALUE, which the grammar does not know", tool, c)
+				} else if o.Arg != RequiredArg {
+					t.Errorf("%s's usage lists -%c with a value; the grammar says it takes none", tool, c)
+				}
+			}
+			if n < 10 {
+				t.Errorf("%s's usage listed %d options:\n%s", tool, n, out)
+			}
+		})
 	}
 }

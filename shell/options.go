@@ -66,6 +66,8 @@ type Opt struct {
 	// --cov-report html:DIR writes DIR, --cov-report term writes nothing);
 	// it returns the effect and the path the effect applies to.
 	Check func(val string) (Effect, string)
+
+	neg bool // a negated spelling (--no-NAME) of another option: no effect, no value
 }
 
 // Style is how a program's option parser reads argv.
@@ -103,6 +105,16 @@ type Grammar struct {
 	// Colon: MSBuild-style values after a colon (--diag:FILE, -p:K=V,
 	// /p:K=V) as well as after "=" or in the next word.
 	Colon bool
+	// Negate: --no-NAME turns any long option NAME off, and --NAME turns
+	// off an option named no-NAME (git's parse-options, wget, rsync's
+	// popt); the negated spellings take part in prefix matching, take no
+	// value and do nothing.
+	Negate bool
+	// Num: a word of digits after a dash is an option (git log -5, git
+	// grep -3).
+	Num bool
+	// EndOfOptions: --end-of-options ends the options as "--" does (git).
+	EndOfOptions bool
 
 	once  sync.Once
 	short map[byte]*Opt
@@ -141,8 +153,30 @@ func (g *Grammar) index() {
 				g.longs = append(g.longs, k)
 			}
 		}
+		if g.Negate {
+			g.addNegations()
+		}
 		sort.Strings(g.longs)
 	})
+}
+
+// addNegations adds the negated spelling of every long option that has
+// none of its own: --no-NAME, and NAME for an option named no-NAME.
+func (g *Grammar) addNegations() {
+	var forms []string
+	for _, n := range g.longs {
+		forms = append(forms, "no-"+n)
+		if rest, ok := strings.CutPrefix(n, "no-"); ok && rest != "" {
+			forms = append(forms, rest)
+		}
+	}
+	for _, f := range forms {
+		if _, ok := g.long[f]; ok {
+			continue
+		}
+		g.long[f] = &Opt{Names: []string{f}, neg: true}
+		g.longs = append(g.longs, f)
+	}
 }
 
 // jsKey normalises a JavaScript option name: --setup-files, --setupFiles
@@ -195,6 +229,7 @@ func (g *Grammar) lookupLong(name string) (*Opt, bool) {
 			u := *found
 			union = &u
 		}
+		union.neg = union.neg && o.neg // a negation only when every candidate is one
 		union.Eff |= o.Eff
 		if o.Arg > union.Arg {
 			union.Arg = o.Arg
@@ -227,6 +262,9 @@ type ParsedOption struct {
 	HasValue bool
 	// Known is false for an option the grammar does not know.
 	Known bool
+	// Negated is true for the negated spelling of a known option
+	// (--no-NAME): it does nothing.
+	Negated bool
 	// Eff is what the option does (the union of its candidates for an
 	// ambiguous prefix; decided by the value where the grammar says so).
 	Eff Effect
@@ -269,7 +307,7 @@ func (p *ParsedArgs) Effects() Effect {
 func (p *ParsedArgs) Has(names ...string) bool {
 	for _, o := range p.Options {
 		for _, n := range names {
-			if o.Known && o.Name == n {
+			if o.Known && !o.Negated && o.Name == n {
 				return true
 			}
 		}
@@ -282,7 +320,7 @@ func (p *ParsedArgs) Values(names ...string) []Arg {
 	var out []Arg
 	for _, o := range p.Options {
 		for _, n := range names {
-			if o.Known && o.Name == n && o.HasValue {
+			if o.Known && !o.Negated && o.Name == n && o.HasValue {
 				out = append(out, o.Value)
 			}
 		}
@@ -324,7 +362,7 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 			continue
 		}
 		v := a.val
-		if v == "--" {
+		if v == "--" || g.EndOfOptions && v == "--end-of-options" {
 			p.DashDash = i
 			operandsOnly = true
 			continue
@@ -383,6 +421,11 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 			po := ParsedOption{Name: name, As: v, Index: i, Known: ok}
 			if ok {
 				po.Name = o.Names[0]
+				if o.neg {
+					po.Negated = true
+					p.add(po)
+					continue
+				}
 			}
 			switch {
 			case eq:
@@ -436,6 +479,10 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 				o.Value.Index, o.Path.Index = i, i
 				p.add(o)
 			}
+			continue
+		}
+		if g.Num && strings.Trim(v[1:], "0123456789") == "" {
+			p.add(ParsedOption{Name: "NUM", As: v, Index: i, Known: true})
 			continue
 		}
 		// a cluster of short options
@@ -707,6 +754,9 @@ func (x *cmdCtx) gopt(name string) (parsed, *ParsedArgs) {
 func (p *ParsedArgs) legacy() parsed {
 	var out parsed
 	for _, o := range p.Options {
+		if o.Negated {
+			continue
+		}
 		n := o.Name
 		if len(n) > 1 || !o.Known && strings.HasPrefix(o.As, "--") {
 			n = "--" + n

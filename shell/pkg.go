@@ -289,9 +289,27 @@ func pkgVerb(x *cmdCtx, table string, valueOpts []string) {
 		return
 	}
 	if table == "gem" {
+		local := verb == "list"
 		for _, a := range literal(args) {
 			if a == "-s" || strings.HasPrefix(a, "--source") || a == "--clear-sources" || strings.HasPrefix(a, "--http-proxy") || a == "-p" {
 				x.add(ClassNetwork) // a gem server of the caller's choosing
+			}
+			switch a {
+			case "-r", "--remote", "-b", "--both":
+				local = false
+			case "-l", "--local":
+				local = true
+			}
+		}
+		if !local {
+			x.add(ClassNetwork) // gem search asks the gem server unless --local
+		}
+	}
+	if table == "composer" && verb == "show" {
+		for _, a := range literal(args[i+1:]) {
+			switch a {
+			case "-a", "--all", "-l", "--latest", "-o", "--outdated", "--available":
+				x.add(ClassNetwork) // asks the repositories
 			}
 		}
 	}

@@ -630,6 +630,10 @@ func progDownloader(x *cmdCtx) {
 // read; -O/-J write files named by the server; data and form values
 // starting with @ (and form values with <) are files read and sent.
 func progCurl(x *cmdCtx) {
+	if x.infoOnly("--version", "-V", "--help", "-h") {
+		x.add(ClassRead)
+		return
+	}
 	x.add(ClassNetwork)
 	p, pa := x.gopt("curl")
 	if pa.Hidden {
@@ -679,6 +683,10 @@ func progCurl(x *cmdCtx) {
 // progWget: network; its grammar records the files its options write and
 // read. Without -O it saves each URL under a name the server picks.
 func progWget(x *cmdCtx) {
+	if x.infoOnly("--version", "-V", "--help", "-h") {
+		x.add(ClassRead)
+		return
+	}
 	x.add(ClassNetwork)
 	p, pa := x.gopt("wget")
 	if pa.Has("b") {
@@ -714,6 +722,10 @@ func isRemote(a word) bool {
 // progRsync: the destination is written, the sources read; its grammar
 // records what its options run, write, read and delete.
 func progRsync(x *cmdCtx) {
+	if x.infoOnly("--version", "-V", "--help") {
+		x.add(ClassRead)
+		return
+	}
 	p, pa := x.gopt("rsync")
 	x.add(ClassWrite)
 	for _, o := range p.ops {
@@ -819,12 +831,19 @@ func progChown(x *cmdCtx) {
 }
 
 func progMktemp(x *cmdCtx) {
-	p := getopt(x.rest(), "pt", []string{"tmpdir", "suffix"}, false)
-	if p.has("u", "--dry-run") {
+	p, pa := x.gopt("mktemp")
+	if pa.Has("u") {
 		x.add(ClassRead)
 		return
 	}
 	x.add(ClassWrite)
+	if len(pa.Values("p", "tmpdir")) > 0 {
+		return // the grammar wrote DIR/*
+	}
+	if len(p.ops) > 0 && p.ops[0].lit && strings.Contains(p.ops[0].val, "/") && !pa.Has("t") {
+		x.c.Writes = append(x.c.Writes, Target{Path: strings.TrimRight(x.targetOf(p.ops[0]).Path, "X") + "*", Dynamic: true})
+		return
+	}
 	x.writeDyn("mktemp")
 }
 
@@ -851,18 +870,41 @@ func progSplit(x *cmdCtx) {
 	x.c.Writes = append(x.c.Writes, Target{Path: x.w.pathTarget(prefix).Path + "*", Dynamic: true})
 }
 
+// progCpio: -i extracts (under -D, anywhere with --absolute-filenames),
+// -p copies into its directory operand, -o writes the archive (-O, -F or
+// standard output); -t lists.
 func progCpio(x *cmdCtx) {
-	p := getopt(x.rest(), "DEFHIMOR", []string{"directory", "file", "format", "pattern-file", "owner", "rsh-command"}, false)
-	if p.has("i", "--extract", "p", "--pass-through") {
+	p, pa := x.gopt("cpio")
+	switch {
+	case pa.Has("i") && !pa.Has("t"):
 		x.add(ClassWrite)
-		x.writeDyn("cpio extract")
-		return
+		if pa.Has("absolute-filenames") {
+			x.writeDyn("anywhere the archive names (cpio --absolute-filenames)")
+		} else if d := pa.Values("D"); len(d) > 0 {
+			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(x.targetOf(fromArg(d[0])).Path, "*"), Dynamic: true})
+		} else {
+			x.writeDyn("cpio extract")
+		}
+	case pa.Has("p"):
+		x.add(ClassWrite)
+		if len(p.ops) > 0 && p.ops[0].lit {
+			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(x.targetOf(p.ops[0]).Path, "*"), Dynamic: true})
+		} else {
+			x.writeDyn("cpio pass-through")
+		}
+	case pa.Has("o"):
+		for _, f := range pa.Values("F") {
+			if e, _ := checkTarArchive(f.Value); e&EffNetwork == 0 || !f.Literal {
+				x.writeFile(fromArg(f)) // the archive created (-O's grammar entry writes it)
+			}
+		}
+		if len(pa.Values("F", "O")) == 0 {
+			x.add(ClassRead)
+		}
+	default:
+		x.add(ClassRead)
+		x.read(pa.ops()...)
 	}
-	if o, ok := p.get("O", "F", "--file"); ok {
-		x.writeFile(o)
-		return
-	}
-	x.add(ClassRead)
 }
 
 func progDd(x *cmdCtx) {
@@ -1144,64 +1186,6 @@ func progTar(x *cmdCtx) {
 	}
 }
 
-func progUnzip(x *cmdCtx) {
-	p := getopt(x.rest(), "dxP", nil, false)
-	if p.has("l", "t", "v", "p", "c", "z", "Z") {
-		x.add(ClassRead)
-		x.read(p.ops...)
-		return
-	}
-	x.add(ClassWrite)
-	if len(p.ops) > 0 {
-		x.read(p.ops[0])
-	}
-	dir := "."
-	if d, ok := p.get("d"); ok {
-		dir = d.val
-	}
-	x.c.Writes = append(x.c.Writes, Target{Path: joinPath(x.w.pathTarget(dir).Path, "*"), Dynamic: true})
-}
-
-func prog7z(x *cmdCtx) {
-	ops := getopt(x.rest(), "", nil, false).ops
-	if len(ops) == 0 || !ops[0].lit {
-		x.add(ClassExec | ClassUnknown)
-		return
-	}
-	switch ops[0].val {
-	case "l", "t", "h", "i", "lb", "lt", "v":
-		x.add(ClassRead)
-		x.read(ops[1:]...)
-	case "a", "u", "d", "rn":
-		x.add(ClassWrite)
-		if len(ops) > 1 {
-			x.write(ops[1])
-			x.read(ops[2:]...)
-		}
-	default: // e, x
-		x.add(ClassWrite)
-		if len(ops) > 1 {
-			x.read(ops[1])
-		}
-		x.writeDyn("archive contents")
-	}
-}
-
-func progZip(x *cmdCtx) {
-	p := getopt(x.rest(), "bnOPtTx", []string{"temp-path", "suffixes", "output-file", "password", "exclude", "include"}, false)
-	x.add(ClassRead | ClassWrite)
-	if p.has("m", "--move") {
-		x.add(ClassDelete)
-	}
-	if p.has("T", "--unzip-command") {
-		x.add(ClassExec)
-	}
-	if len(p.ops) > 0 {
-		x.write(p.ops[0])
-		x.read(p.ops[1:]...)
-	}
-}
-
 func progDpkg(x *cmdCtx) {
 	p := getopt(x.rest(), "", nil, false)
 	if p.has("i", "--install", "r", "--remove", "P", "--purge", "--unpack", "--configure") {
@@ -1306,41 +1290,55 @@ var findPlain = map[string]bool{
 }
 
 // progFd: fd's -x/--exec and -X/--exec-batch run the rest of the line
-// (clap: they may end a cluster, -Hx CMD, or hold the program, -xCMD).
+// (clap: they may end a cluster, -Hx CMD, or hold the program, -xCMD); the
+// options before them are read with fd's grammar.
 func progFd(x *cmdCtx) {
 	x.add(ClassSearch)
+	g := grammars()["fd"]
+	g.index()
 	args := x.rest()
+	end := len(args)
+	var inner []word
+	found := false
+scan:
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.lit {
-			if a.dash {
-				x.add(ClassExec | ClassUnknown)
-			}
 			continue
 		}
-		var inner []word
-		found := false
 		switch {
 		case a.val == "--exec" || a.val == "--exec-batch":
-			found, inner = true, args[i+1:]
+			end, found, inner = i, true, args[i+1:]
+			break scan
 		case strings.HasPrefix(a.val, "--exec=") || strings.HasPrefix(a.val, "--exec-batch="):
 			_, v, _ := strings.Cut(a.val, "=")
-			found, inner = true, append([]word{{val: v, lit: true}}, args[i+1:]...)
+			end, found, inner = i, true, append([]word{{val: v, lit: true}}, args[i+1:]...)
+			break scan
 		case a.val == "--":
-			i = len(args)
-		case len(a.val) > 1 && a.val[0] == '-' && a.val[1] != '-':
+			break scan
+		case strings.HasPrefix(a.val, "--"):
+			name, _, eq := strings.Cut(a.val[2:], "=")
+			if o, ok := g.long[name]; ok && o.Arg == RequiredArg && !eq {
+				i++
+			}
+		case len(a.val) > 1 && a.val[0] == '-':
 			for j := 1; j < len(a.val); j++ {
 				c := a.val[j]
 				if c == 'x' || c == 'X' {
-					found = true
-					if rest := a.val[j+1:]; rest != "" {
-						inner = append([]word{{val: rest, lit: true}}, args[i+1:]...)
-					} else {
-						inner = args[i+1:]
+					// the options before it in the cluster count too
+					pre := append(append([]word{}, args[:i]...), word{val: a.val[:j], lit: true})
+					if j == 1 {
+						pre = pre[:len(pre)-1]
 					}
-					break
+					args, end, found = pre, len(pre), true
+					if rest := a.val[j+1:]; rest != "" {
+						inner = append([]word{{val: rest, lit: true}}, x.rest()[i+1:]...)
+					} else {
+						inner = x.rest()[i+1:]
+					}
+					break scan
 				}
-				if strings.IndexByte("dtEecjSo", c) >= 0 {
+				if o, ok := g.short[c]; ok && o.Arg == RequiredArg {
 					if j == len(a.val)-1 {
 						i++ // its value is the next word
 					}
@@ -1348,20 +1346,22 @@ func progFd(x *cmdCtx) {
 				}
 			}
 		}
-		if found {
-			end := len(inner)
-			for j, w := range inner {
-				if w.lit && w.val == ";" {
-					end = j
-					break
-				}
-			}
-			x.inner(inner[:end], "fd", true)
-			if end == 0 {
-				x.add(ClassExec | ClassUnknown)
-			}
-			return
+	}
+	pa := g.parse(args[:end])
+	x.applyOptions(g, pa)
+	if !found {
+		return
+	}
+	stop := len(inner)
+	for j, w := range inner {
+		if w.lit && w.val == ";" {
+			stop = j
+			break
 		}
+	}
+	x.inner(inner[:stop], "fd", true)
+	if stop == 0 {
+		x.add(ClassExec | ClassUnknown)
 	}
 }
 
@@ -1428,6 +1428,10 @@ func progHash(x *cmdCtx) {
 // progSsh: network; its grammar records the options that run commands
 // (-o ProxyCommand, -F a config, -S a control socket) and write files.
 func progSsh(x *cmdCtx) {
+	if x.infoOnly("-V") {
+		x.add(ClassRead)
+		return
+	}
 	x.add(ClassNetwork)
 	x.gopt("ssh")
 }

@@ -401,7 +401,7 @@ func TestWrappers(t *testing.T) {
 		{"nohup setsid stdbuf -oL ionice -c3 make", "make", []string{"nohup", "setsid", "stdbuf", "ionice"}, "make"},
 		{"command -p builtin exec -a n ls", "ls", []string{"command", "builtin", "exec"}, "ls"},
 		{"xargs -0 -n1 -I{} cp {} d", "cp", []string{"xargs"}, "cp {} d"},
-		{"xargs", "echo", []string{"xargs"}, "echo"},
+		{"xargs", "echo", []string{"xargs"}, "echo (xargs input)"},
 		{"busybox toybox rm x", "rm", []string{"busybox", "toybox"}, "rm x"},
 		{"flock -w 5 /tmp/l make", "make", []string{"flock"}, "make"},
 		{"chroot --userspec=a /srv ls", "ls", []string{"chroot"}, "ls"},

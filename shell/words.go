@@ -14,6 +14,7 @@ type word struct {
 	lit   bool   // the value is known statically
 	split bool   // unquoted expansion or glob: may become several words
 	dash  bool   // a dynamic word that may expand to a word starting with "-" (an option)
+	input bool   // the words xargs reads from its input: not a file the line names
 }
 
 // opt reports whether the word is, or may expand to, an option.

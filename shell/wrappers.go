@@ -168,9 +168,30 @@ func wrapXargs(x *cmdCtx, args []word) ([]word, bool) {
 	}
 	x.xargs = true
 	if len(ops) == 0 {
-		return []word{{val: "echo", lit: true}}, true
+		ops = []word{{val: "echo", lit: true}}
 	}
-	return ops, true
+	// the words xargs reads from its input may be options of the command:
+	// appended at the end, or in place of the replace string (-I R, -i)
+	repl := ""
+	if v := p.Values("I"); len(v) > 0 {
+		repl = v[0].Value
+	} else if p.Has("i") {
+		repl = "{}"
+		if v := p.Values("i"); len(v) > 0 && v[0].Value != "" {
+			repl = v[0].Value
+		}
+	}
+	in := word{val: "(xargs input)", split: true, dash: true, input: true}
+	if repl == "" {
+		return append(append([]word{}, ops...), in), true
+	}
+	out := append([]word{}, ops...)
+	for i, a := range out[1:] {
+		if a.lit && strings.HasPrefix(a.val, repl) {
+			out[i+1] = word{val: a.val, dash: true, input: true} // an input line, maybe an option
+		}
+	}
+	return out, true
 }
 
 func wrapIonice(x *cmdCtx, args []word) ([]word, bool) {
