@@ -363,6 +363,7 @@ func (s *session) watch(ctx context.Context) {
 	}
 	t := time.NewTicker(s.g.opts.PollInterval)
 	defer t.Stop()
+	var phase string // the last change's phase
 	for {
 		select {
 		case <-ctx.Done():
@@ -374,11 +375,31 @@ func (s *session) watch(ctx context.Context) {
 				changes = nil
 				continue
 			}
-			if c.Resync() || c.SessionKey == s.key {
+			switch {
+			case c.Resync():
+				phase = ""
 				s.poke(ctx)
+			case c.SessionKey == s.key:
+				// Every decision writes the run; one that left its run,
+				// state, status and pending approval as they were (it
+				// moved counters) changes no tool list, so the run is
+				// not read again. The poll above still catches what a
+				// change cannot show (a sub-workflow entered in a state
+				// of the same name).
+				p := changePhase(c)
+				if p != phase {
+					phase = p
+					s.poke(ctx)
+				}
 			}
 		}
 	}
+}
+
+// changePhase names the phase a store change shows: its run, state,
+// status and pending approval.
+func changePhase(c store.Change) string {
+	return c.RunID + "\x00" + c.State + "\x00" + string(c.Status) + "\x00" + c.ApprovalID
 }
 
 // poke re-reads the run and notifies when its phase or visible tools changed.

@@ -81,6 +81,20 @@ func newUpstream(t testing.TB, probe *upstreamProbe) string {
 // newGatewayClient starts a run, a gateway with the upstream (timeout 2s,
 // our tools/list paged by 5) and a client session on it.
 func newGatewayClient(t testing.TB, url string) (*mcp.ClientSession, *runtime.Service) {
+	return newGateway(t, url, gatewaySetup{})
+}
+
+// gatewaySetup varies newGateway: a store around the SQLite one, the
+// session's poll interval, the client's options.
+type gatewaySetup struct {
+	wrap   func(*sqlite.Store) store.Store
+	poll   time.Duration
+	client *mcp.ClientOptions
+}
+
+// newGateway starts a run on a fresh SQLite store, a gateway in front of
+// the upstream at url, and a client connected to it in memory.
+func newGateway(t testing.TB, url string, o gatewaySetup) (*mcp.ClientSession, *runtime.Service) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -89,6 +103,10 @@ func newGatewayClient(t testing.TB, url string) (*mcp.ClientSession, *runtime.Se
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	var gst store.Store = st
+	if o.wrap != nil {
+		gst = o.wrap(st)
+	}
 	wf := filepath.Join(dir, "wf.json")
 	os.WriteFile(wf, []byte(testWorkflow), 0o644)
 	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
@@ -104,7 +122,7 @@ func newGatewayClient(t testing.TB, url string) (*mcp.ClientSession, *runtime.Se
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
-	g, err := New(Options{Runtime: svc, Store: st, Upstreams: m, ProjectDir: dir, PageSize: 5})
+	g, err := New(Options{Runtime: svc, Store: gst, Upstreams: m, ProjectDir: dir, PageSize: 5, PollInterval: o.poll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +135,7 @@ func newGatewayClient(t testing.TB, url string) (*mcp.ClientSession, *runtime.Se
 	if _, err := srv.Connect(ctx, stt, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, o.client).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,5 +297,63 @@ func TestResultBeforeNextDecision(t *testing.T) {
 		if d[0] != "decision" || r[0] != "result" || d[1] != r[1] {
 			t.Fatalf("event %d: %q then %q, want each call's decision then its result:\n%s", i, kinds[i], kinds[i+1], strings.Join(kinds, "\n"))
 		}
+	}
+}
+
+// countingStore counts the gateway's reads of the live run.
+type countingStore struct {
+	*sqlite.Store
+	reads atomic.Int64
+}
+
+func (c *countingStore) LiveRun(ctx context.Context, key string) (*store.Run, error) {
+	c.reads.Add(1)
+	return c.Store.LiveRun(ctx, key)
+}
+
+// TestNoReadAfterEachCall: a proxied call's store write reaches the
+// session through the store's Watch, and a write that leaves the phase as
+// it was (a decision moving counters) makes the session read nothing; a
+// transition still makes it announce a new tool list.
+func TestNoReadAfterEachCall(t *testing.T) {
+	ctx := context.Background()
+	var cst *countingStore
+	changed := make(chan struct{}, 16)
+	cs, svc := newGateway(t, newUpstream(t, &upstreamProbe{}), gatewaySetup{
+		wrap: func(st *sqlite.Store) store.Store { cst = &countingStore{Store: st}; return cst },
+		poll: time.Hour, // no poll: only the store's changes wake the session
+		client: &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		},
+	})
+	human := runtime.Actor{Kind: runtime.ActorHuman, Channel: "test"}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Calls spaced past the store's watch interval, so that each write
+	// arrives as a change of its own.
+	const n = 6
+	for range n {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}})
+		if err != nil || res.IsError {
+			t.Fatalf("%v %v", err, res)
+		}
+		time.Sleep(sqlite.WatchInterval + 50*time.Millisecond)
+	}
+	if r := cst.reads.Load(); r > 3 {
+		t.Errorf("the session read the run %d times over %d calls in one phase, want at most 3 (the start, the first change)", r, n)
+	}
+	select {
+	case <-changed:
+		t.Fatal("tool list announced as changed while the phase stayed")
+	default:
+	}
+	if _, err := svc.Transition(ctx, "claude-code:t", "DONE", nil, human); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second): // a liveness bound, not a latency assertion
+		t.Fatal("no tools/list_changed after the transition")
 	}
 }
