@@ -45,6 +45,8 @@ type Adapter interface {
 	// plugin files and MCP server entries, or, when p.Uninstall, their
 	// removal. The driver (install.Run) does the rest.
 	Install(p *install.Plan) error
+	// Inspector finds what Install wrote, for `statewright doctor`.
+	Inspector
 }
 
 // Info describes a harness.

@@ -105,7 +105,11 @@ func (adapter) Install(p *install.Plan) error {
 			if !p.NoMCP {
 				p.Note("MCP server %s on the same store", MCPServerName)
 			}
-			p.Note("trust the hooks in Codex (/hooks) before relying on them: Codex skips untrusted hooks")
+			p.Note("trust the hooks in Codex before relying on them: Codex skips untrusted hooks silently, so until then sessions run unguarded " +
+				"(run `codex` here and open /hooks; `statewright doctor` asks Codex whether it trusts them and prints the trust records to add)")
+			if projectDir != "" {
+				p.Note("Codex reads %s only in a project it trusts (trust_level = \"trusted\" under [projects] in %s)", path, UserConfig())
+			}
 		}
 		merged := joinBlock(rest, block)
 		if strings.TrimSpace(merged) == "" {

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -119,25 +118,12 @@ func ScopeTo(project string) Middleware {
 			var in struct {
 				Cwd string `json:"cwd"`
 			}
-			if json.Unmarshal(r.Input, &in) == nil && in.Cwd != "" && !within(in.Cwd, project) {
+			if json.Unmarshal(r.Input, &in) == nil && in.Cwd != "" && !install.Within(in.Cwd, project) {
 				return harness.Answer{}
 			}
 			return next(ctx, r)
 		}
 	}
-}
-
-// within reports whether dir is root or below it, on real paths where
-// they resolve.
-func within(dir, root string) bool {
-	real := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return filepath.Clean(p)
-	}
-	rel, err := filepath.Rel(real(root), real(dir))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Flags are the hook command's flags. They live on the hook command line,

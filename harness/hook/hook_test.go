@@ -32,6 +32,9 @@ func (fake) Failure(event, reason string) harness.Answer {
 	return harness.Answer{Exit: 2, Stderr: event + ": " + reason + "\n"}
 }
 func (fake) Install(*install.Plan) error { return nil }
+func (fake) Inspect(context.Context, harness.InspectQuery) ([]*harness.Install, error) {
+	return nil, nil
+}
 
 func run(t *testing.T, a harness.Adapter, args []string, stdin string, env Env) (int, string, string) {
 	t.Helper()

@@ -12,7 +12,10 @@
 package opencode
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -128,4 +131,49 @@ func removeMCP(cfg *install.Object) (bool, error) {
 		cfg.Del("$schema")
 	}
 	return removed, err
+}
+
+// Inspect implements harness.Inspector: the plugin in the project's
+// .opencode/plugins/, its gate run as the plugin runs it, with a write of
+// opencode.json as canary, and the MCP server in opencode.json.
+func (*adapter) Inspect(_ context.Context, q harness.InspectQuery) ([]*harness.Install, error) {
+	src, err := plugins.Source("opencode")
+	if err != nil {
+		return nil, err
+	}
+	in := wire.InspectPlugin(q.Project, filepath.Join(q.Project, Plugin), src, "write",
+		map[string]any{"filePath": filepath.Join(q.Project, Config), "content": "{}"})
+	if in == nil {
+		return nil, nil
+	}
+	in.Findings = append(in.Findings, mcpFinding(q.Project, install.HookFlags(in.Hook)))
+	return []*harness.Install{in}, nil
+}
+
+// mcpFinding checks statewright's MCP server in opencode.json: there, and
+// on the plugin's store.
+func mcpFinding(project string, flags map[string]string) harness.Finding {
+	b, err := os.ReadFile(filepath.Join(project, Config))
+	if err != nil {
+		return harness.Warned("mcp", "no "+Config+": the agent has no statewright control tools (transitions only through the CLI)")
+	}
+	var cfg struct {
+		MCP map[string]server `json:"mcp"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return harness.Failed("mcp", Config+": "+err.Error())
+	}
+	s, ok := cfg.MCP[MCPServerName]
+	if !ok {
+		return harness.Warned("mcp", "no "+MCPServerName+" server in "+Config+": the agent has no statewright control tools")
+	}
+	got := install.HookFlags(s.Command)
+	if got["store"] != flags["store"] || got["store-id"] != flags["store-id"] {
+		return harness.Failed("mcp", fmt.Sprintf("the MCP server in %s uses store %s (id %s), the plugin %s (id %s): they would disagree",
+			Config, got["store"], got["store-id"], flags["store"], flags["store-id"]))
+	}
+	if !s.Enabled {
+		return harness.Warned("mcp", "the "+MCPServerName+" server in "+Config+" is disabled")
+	}
+	return harness.Passed("mcp", "server "+MCPServerName+" in "+Config+" on the same store")
 }

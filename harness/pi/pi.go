@@ -10,6 +10,7 @@
 package pi
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/statewright-go/statewright/harness"
@@ -63,4 +64,20 @@ func (*adapter) Install(p *install.Plan) error {
 		return err
 	}
 	return wire.InstallPlugin(p, Extension, src)
+}
+
+// Inspect implements harness.Inspector: the extension in the project's
+// .pi/extensions/, its gate run as the extension runs it, with a write of
+// the extension itself as canary.
+func (*adapter) Inspect(_ context.Context, q harness.InspectQuery) ([]*harness.Install, error) {
+	src, err := plugins.Source("pi")
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(q.Project, Extension)
+	in := wire.InspectPlugin(q.Project, file, src, "write", map[string]any{"path": file, "content": "x"})
+	if in == nil {
+		return nil, nil
+	}
+	return []*harness.Install{in}, nil
 }

@@ -23,7 +23,7 @@ func checkAgentSandbox(ctx context.Context, r *doctorReport) {
 // commands under the phase's OS sandbox (--sandbox, --require-sandbox) and
 // whether one runs here; without one it says plainly that same-user
 // secrecy cannot hold (docs/threat-model.md).
-func checkHookSandbox(ctx context.Context, r *doctorReport, flags map[string]string) {
+func checkHookSandbox(ctx context.Context, r *doctorReport, harnessName string, flags map[string]string) {
 	a := sandbox.Probe(ctx)
 	_, require := flags["require-sandbox"]
 	_, on := flags["sandbox"]
@@ -35,6 +35,6 @@ func checkHookSandbox(ctx context.Context, r *doctorReport, flags map[string]str
 	case require || on:
 		r.ok("sandbox", "every Bash call runs under the phase's OS sandbox (%s): secrets and the store hidden, the law read-only, writes only where the phase allows (docs/sandbox.md)", a.String())
 	default:
-		r.warn("sandbox", "an OS sandbox is available (%s) but the hooks do not use it: run `statewright init claude-code --sandbox` (or --require-sandbox); until then code the agent runs can read the operator token and the store (docs/threat-model.md)", a.String())
+		r.warn("sandbox", "an OS sandbox is available (%s) but the hooks do not use it: run `statewright init %s --sandbox` (or --require-sandbox); until then code the agent runs can read the operator token and the store (docs/threat-model.md)", a.String(), harnessName)
 	}
 }

@@ -132,14 +132,17 @@ func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
 		Short: "Show a session's live run, or list the live runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
+			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
 				out := cmd.OutOrStdout()
 				if session == "" {
 					runs, err := svc.Runs(ctx, store.RunFilter{LiveOnly: true})
 					if err != nil {
 						return cmdutil.RunErr(err)
 					}
-					return printRuns(out, runs, asJSON)
+					if err := printRuns(out, runs, asJSON); err != nil || asJSON {
+						return err
+					}
+					return printSilences(ctx, out, st, runs)
 				}
 				key, err := cmdutil.SessionArg(cmd, session)
 				if err != nil {
@@ -154,6 +157,11 @@ func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
 					return cmdutil.PrintJSON(out, v)
 				}
 				printView(out, v)
+				if note, err := hookSilence(ctx, st, v.Run); err != nil {
+					return err
+				} else if note != "" {
+					fmt.Fprintf(out, "hooks:      %s\n", note)
+				}
 				printSandbox(out)
 				return nil
 			})
@@ -263,12 +271,15 @@ func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 		Short: "List runs (live ones unless --all)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
+			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
 				runs, err := svc.Runs(ctx, store.RunFilter{LiveOnly: !all})
 				if err != nil {
 					return cmdutil.RunErr(err)
 				}
-				return printRuns(cmd.OutOrStdout(), runs, asJSON)
+				if err := printRuns(cmd.OutOrStdout(), runs, asJSON); err != nil || asJSON {
+					return err
+				}
+				return printSilences(ctx, cmd.OutOrStdout(), st, runs)
 			})
 		},
 	}
