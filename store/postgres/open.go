@@ -65,7 +65,12 @@ type Store struct {
 	closed  atomic.Bool
 
 	snapshots backend.Snapshots
-	notifier  notifier
+	// sessions are what this replica's last transaction on each session
+	// left (cache.go).
+	sessions sessionCache
+	// cachedCommits counts transactions committed from a cached session.
+	cachedCommits atomic.Int64
+	notifier      notifier
 
 	watchMu   sync.Mutex
 	hub       *backend.Hub

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -387,4 +388,108 @@ func TestReplicaOfAnotherSchemaVersionRefuses(t *testing.T) {
 	if _, _, err := storetest.Decide(bg, s, "cc:v", "v1"); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "replicas of different versions") {
 		t.Errorf("Decide after the schema moved on: %v, want ErrCorrupt", err)
 	}
+}
+
+// TestCachedSessionAcrossReplicas: two handles (replicas) decide one
+// session's calls in an irregular order, with the runtime's call hint, and
+// retry calls on the other handle. Each handle decides from its copy of the
+// session where it can (one round trip) and must notice every write the
+// other made: no iteration lost or doubled, every retry replayed, a call
+// recorded by the other handle without any other change replayed, one
+// chain that verifies.
+func TestCachedSessionAcrossReplicas(t *testing.T) {
+	a, u := openTemp(t, Options{})
+	b, err := Open(bg, u, Options{MustExist: true, ExpectID: a.StoreID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const key = "cc:cached"
+	storetest.Create(t, a, key)
+	decide := func(s *Store, id string) (string, bool) {
+		t.Helper()
+		ctx := store.WithCallPrefetch(bg, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+		out, rep, err := storetest.Decide(ctx, s, key, id)
+		if err != nil {
+			t.Fatalf("decide %s: %v", id, err)
+		}
+		return out, rep
+	}
+	handles := map[byte]*Store{'a': a, 'b': b}
+	order := "aaabaabbbaabababbbbaaaab"
+	fresh := 0
+	for i := range len(order) {
+		s, other := handles[order[i]], handles['a'+'b'-order[i]]
+		id := fmt.Sprintf("toolu_%d", i)
+		out, rep := decide(s, id)
+		fresh++
+		if want := fmt.Sprintf("allow #%d", fresh); rep || out != want {
+			t.Fatalf("call %d on %c = %q (replayed %v), want %q", i, order[i], out, rep, want)
+		}
+		if i%5 == 4 {
+			if again, rep := decide(other, id); !rep || again != out {
+				t.Fatalf("retry of call %d on the other handle = %q (replayed %v), want %q replayed", i, again, rep, out)
+			}
+		}
+	}
+	// b records a call and changes nothing else: a's copy of the session
+	// still matches the run and the heads, but not the call.
+	if err := b.Update(bg, key, func(tx store.Tx) error {
+		return tx.Record(&store.Call{ToolUseID: "toolu_b", Phase: store.PhasePre, State: "s1",
+			Outcome: json.RawMessage(`"allow #b"`), Effects: json.RawMessage(`{}`)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if out, rep := decide(a, "toolu_b"); !rep || out != "allow #b" {
+		t.Fatalf("call recorded through b, decided through a = %q (replayed %v), want the recorded outcome", out, rep)
+	}
+	// A session without a run, decided through a from its copy; b starts
+	// a run, which writes no chain a's copy holds: a must see the run.
+	const dormantKey = "cc:dormant"
+	dormant := func(s *Store, id string) (live bool) {
+		t.Helper()
+		ctx := store.WithCallPrefetch(bg, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+		if err := s.Update(ctx, dormantKey, func(tx store.Tx) error {
+			if _, err := tx.Call(id, store.PhasePre); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("call %s: %v, want not found", id, err)
+			}
+			live = tx.Run() != nil
+			if err := tx.Append(&store.Event{Kind: store.KindDecision, Tool: "Read", Decision: "allow", Rule: "dormant", ToolUseID: id}); err != nil {
+				return err
+			}
+			return tx.Record(&store.Call{ToolUseID: id, Phase: store.PhasePre, Outcome: json.RawMessage(`"dormant"`), Effects: json.RawMessage(`{}`)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return live
+	}
+	if dormant(a, "toolu_d1") || dormant(a, "toolu_d2") {
+		t.Fatal("a run before any was created")
+	}
+	storetest.Create(t, b, dormantKey)
+	if !dormant(a, "toolu_d3") {
+		t.Fatal("a decided from its copy of the session without the run b created")
+	}
+	r, err := a.Run(bg, mustLiveID(t, b, key))
+	if err != nil || r.Iterations != int64(fresh) {
+		t.Fatalf("run = %+v, %v; want %d iterations", r, err, fresh)
+	}
+	for _, s := range []*Store{a, b} {
+		st, err := s.VerifyChain(bg)
+		if err != nil || st.Events != int64(fresh)+3 {
+			t.Fatalf("VerifyChain = %+v, %v; want %d events", st, err, fresh+3)
+		}
+	}
+	if a.cachedCommits.Load() == 0 || b.cachedCommits.Load() == 0 {
+		t.Fatalf("transactions committed from a cached session: a %d, b %d; want some on each", a.cachedCommits.Load(), b.cachedCommits.Load())
+	}
+}
+
+func mustLiveID(t *testing.T, s store.Store, key string) string {
+	t.Helper()
+	runs, err := s.Runs(bg, store.RunFilter{SessionKey: key, LiveOnly: true})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("live runs of %s = %v, %v", key, runs, err)
+	}
+	return runs[0].ID
 }

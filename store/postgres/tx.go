@@ -53,32 +53,60 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 	if sessionKey == "" {
 		return fmt.Errorf("store: update: %w: empty session key", store.ErrInvalid)
 	}
+	if c := s.sessions.get(sessionKey); c != nil {
+		err := s.update(ctx, sessionKey, fn, c)
+		if !errors.Is(err, errStale) {
+			return err
+		}
+		s.sessions.stale(sessionKey)
+	}
+	return s.update(ctx, sessionKey, fn, nil)
+}
+
+// update is one attempt of Update: with the reads of the first round trip,
+// or, with c, from the session as this replica left it, in one round trip
+// (cache.go); then it fails with errStale when c was not what the store
+// holds, or fn needed a read.
+func (s *Store) update(ctx context.Context, sessionKey string, fn func(tx store.Tx) error, c *cachedSession) (err error) {
 	op := "update " + sessionKey
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return s.mapErr(op+": connect", err)
 	}
 	t := &tx{TxBase: backend.TxBase{Key: sessionKey, At: s.now().UTC()}, ctx: ctx, s: s, conn: conn.Conn(),
-		heads: map[string]store.Head{}, known: map[string]bool{}}
+		heads: map[string]store.Head{}, known: map[string]bool{}, opt: c != nil}
 	committed := false
 	defer func() {
-		if !committed {
+		if !committed && t.sent {
 			t.rollback(conn)
 		}
 		conn.Release()
 	}()
-	if err := t.begin(); err != nil {
+	if c != nil {
+		t.beginCached(c)
+	} else if err := t.begin(); err != nil {
 		return err
 	}
 	ferr := fn(t)
 	t.Done = true
+	if t.aborted {
+		return errStale
+	}
 	if ferr != nil {
 		return ferr
 	}
 	if err := t.commit(); err != nil {
+		if t.opt && errors.Is(err, errStale) {
+			return errStale
+		}
+		s.sessions.put(sessionKey, nil)
 		return err
 	}
 	committed = true
+	if t.opt {
+		s.cachedCommits.Add(1)
+	}
+	s.sessions.put(sessionKey, t.cacheEntry())
 	s.notifyAfter(t.changes)
 	return nil
 }
@@ -89,14 +117,24 @@ type tx struct {
 	s    *Store
 	conn *pgx.Conn
 
-	read    *store.Run            // the live run as read at the start (for what changed)
-	heads   map[string]store.Head // chain heads read or moved
-	moved   map[string]bool       // heads to write at commit
-	known   map[string]bool       // call records known not to exist yet ("id\x00phase")
-	writes  pgx.Batch             // buffered writes, sent with COMMIT
-	notify  []string              // payloads to NOTIFY with the commit
-	changes []store.Change        // changes to announce after the commit
-	events  []*store.Event        // appended, to receive their Seq at commit
+	read    *store.Run                     // the live run as read at the start (for what changed)
+	heads   map[string]store.Head          // chain heads read or moved
+	moved   map[string]bool                // heads to write at commit
+	known   map[string]bool                // call records known not to exist yet ("id\x00phase")
+	writes  pgx.Batch                      // buffered writes, sent with COMMIT
+	results []func(pgx.BatchResults) error // how each buffered write's result is read (nil: Exec)
+	notify  []string                       // payloads to NOTIFY with the commit
+	changes []store.Change                 // changes to announce after the commit
+
+	// opt: the transaction runs from a cached session (cache.go): nothing
+	// is read; aborted: fn needed a read, so nothing is sent and Update
+	// runs it again with reads. sent: statements reached the server.
+	opt, aborted, sent bool
+	// written is the live run as the last Put left it in the store
+	// (RETURNING); created, uncacheable: what the transaction did cannot
+	// be cached without reading.
+	written              *store.Run
+	created, uncacheable bool
 
 	prefetch    store.CallRef // the call record read with the first round trip
 	prefetched  *store.Call   // nil: not found (when prefetch is set)
@@ -116,6 +154,7 @@ func (t *tx) begin() error {
 		t.prefetch, t.hasPrefetch = ref, true
 		b.Queue(qCall, t.Key, ref.ToolUseID, string(ref.Phase))
 	}
+	t.sent = true
 	br := t.conn.SendBatch(t.ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -180,6 +219,55 @@ func (t *tx) begin() error {
 	return nil
 }
 
+// beginCached starts a transaction from a cached session: the runs and
+// heads are c's, and BEGIN, the lock, the schema check and qVerify open
+// the pipeline commit sends.
+func (t *tx) beginCached(c *cachedSession) {
+	if ref, ok := store.CallPrefetch(t.ctx); ok {
+		t.prefetch, t.hasPrefetch = ref, true
+	}
+	for ch, h := range c.heads {
+		t.heads[ch] = h
+	}
+	live, last := c.live.Clone(), c.last.Clone()
+	t.read = live
+	t.Begin(live)
+	if live == nil {
+		t.BeginEnded(last)
+	}
+	run, heads := c.fingerprint(t.Key)
+	t.queue(nil, "BEGIN")
+	t.queue(func(br pgx.BatchResults) error {
+		var (
+			locked string
+			v      int
+		)
+		if err := br.QueryRow().Scan(&locked, &v); err != nil {
+			return t.s.mapErr("update "+t.Key+": lock the session", err)
+		}
+		if want := SchemaVersion(); v != want {
+			return fmt.Errorf("store: update %s %s: %w: the schema is at version %d, this process at %d (another replica migrated the store: replicas of different versions must not serve together; restart this one with a matching binary)",
+				t.Key, t.s.where, store.ErrCorrupt, v, want)
+		}
+		return nil
+	}, qLock, lockKey("session", t.s.schema, t.Key))
+	t.queue(nil, qVerify, t.Key, run, heads)
+}
+
+// abort stops a transaction from a cached session that needs a read:
+// nothing has been sent; Update runs fn again with reads.
+func (t *tx) abort() error {
+	t.aborted = true
+	return errStale
+}
+
+// queue buffers a write for the commit; read reads its result (nil: the
+// statement's tag only).
+func (t *tx) queue(read func(pgx.BatchResults) error, sql string, args ...any) {
+	t.writes.Queue(sql, args...)
+	t.results = append(t.results, read)
+}
+
 func scanOptionalRun(row pgx.Row) (*store.Run, error) {
 	r, err := backend.ScanRun(row)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -226,16 +314,15 @@ func (t *tx) rollback(conn *pgxpool.Conn) {
 // and COMMIT in one pipeline; a COMMIT that rolled back (an earlier
 // statement failed) is an error.
 func (t *tx) commit() error {
-	b := &t.writes
 	for c := range t.moved {
 		h := t.heads[c]
-		b.Queue(`INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
+		t.queue(nil, `INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
 			ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, c, h.Seq, h.Hash)
 	}
 	for _, p := range t.notify {
-		b.Queue("SELECT pg_notify($1, $2)", t.s.channel, p)
+		t.queue(nil, "SELECT pg_notify($1, $2)", t.s.channel, p)
 	}
-	b.Queue("COMMIT")
+	t.queue(nil, "COMMIT")
 	return t.flush(true)
 }
 
@@ -249,23 +336,36 @@ func (t *tx) flush(commit bool) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	defer func() { t.writes, t.events = pgx.Batch{}, nil }()
+	if t.opt && !commit {
+		return t.abort() // (the methods that read abort first)
+	}
+	results := t.results
+	defer func() { t.writes, t.results = pgx.Batch{}, nil }()
+	t.sent = true
 	br := t.conn.SendBatch(t.ctx, b)
 	defer br.Close()
-	n, ev := b.Len(), 0
+	n := b.Len()
 	if commit {
 		n--
 	}
 	for i := 0; i < n; i++ {
-		if b.QueuedQueries[i].SQL == qInsertEvent {
-			if err := br.QueryRow().Scan(&t.events[ev].Seq); err != nil {
-				return t.s.mapErr(op, err)
-			}
-			ev++
-			continue
+		var err error
+		read := results[i]
+		if read != nil {
+			err = read(br)
+		} else {
+			_, err = br.Exec()
 		}
-		if _, err := br.Exec(); err != nil {
-			return t.s.mapErr(op, err)
+		if err != nil {
+			if c := pgCode(err); t.opt && (c == "SW001" || c == "23505") {
+				// The store is not what the cached session said (or a call
+				// taken as unrecorded is recorded): run again with reads.
+				return errStale
+			}
+			if read == nil {
+				err = t.s.mapErr(op, err)
+			}
+			return err
 		}
 	}
 	if commit {
@@ -292,7 +392,16 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 		c   *store.Call
 		err error
 	)
-	if ref := (store.CallRef{ToolUseID: toolUseID, Phase: phase}); t.hasPrefetch && ref == t.prefetch {
+	if ref := (store.CallRef{ToolUseID: toolUseID, Phase: phase}); t.opt {
+		if !t.hasPrefetch || ref != t.prefetch {
+			return nil, t.abort()
+		}
+		// Taken as unrecorded (the prefetch hint says it usually is),
+		// checked with the commit.
+		t.hasPrefetch = false
+		t.queue(nil, qCallAbsent, t.Key, toolUseID, string(phase))
+		err = pgx.ErrNoRows
+	} else if t.hasPrefetch && ref == t.prefetch {
 		// Read with the first round trip; a Record of the same call
 		// since would have dropped the hint.
 		t.hasPrefetch = false
@@ -376,6 +485,10 @@ func (t *tx) insertRun(r *store.Run, c backend.RunColumns) error {
 	if t.Live != nil {
 		return fmt.Errorf("store: create run for %s: %w: the session already has a live run", t.Key, store.ErrConflict)
 	}
+	if t.opt {
+		return t.abort()
+	}
+	t.created = true
 	id, err := backend.NewID("run_", 12)
 	if err != nil {
 		return err
@@ -420,6 +533,10 @@ func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
 			rev   *int64
 			other bool
 		)
+		if t.opt {
+			return t.abort()
+		}
+		t.uncacheable = true
 		if err := t.flush(false); err != nil {
 			return err
 		}
@@ -454,12 +571,21 @@ func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
 		q += ", workflow_id = $16, workflow_source = $17, snapshot = NULL, snapshot_digest = $18"
 		args = append(args, r.WorkflowID, r.WorkflowSource, dg)
 		if dg != "" {
-			t.writes.Queue(qInsertSnapshot, dg, r.Snapshot)
+			t.queue(nil, qInsertSnapshot, dg, r.Snapshot)
 		}
 	}
-	q = "WITH u AS (" + q + " WHERE id = $13 AND session_key = $14 AND revision = $15 RETURNING 1) " +
-		"SELECT statewright_expect(count(*), 1, 'update run') FROM u"
-	t.writes.Queue(q, args...)
+	q = "WITH u AS (" + q + " WHERE id = $13 AND session_key = $14 AND revision = $15 RETURNING " + backend.RunColumnsNoSnapshot + ") " +
+		"SELECT u.* FROM (SELECT statewright_expect(count(*), 1, 'update run') FROM u) AS x, u"
+	t.queue(func(br pgx.BatchResults) error {
+		// The run as the store now holds it: what the next transaction
+		// from this replica's cache starts from.
+		w, err := backend.ScanRun(br.QueryRow())
+		if err != nil {
+			return err
+		}
+		t.written = w
+		return nil
+	}, q, args...)
 	t.s.snapshots.Put(dg, r.Snapshot)
 	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.At
 	return t.announce(r, before)
@@ -471,6 +597,10 @@ func (t *tx) head(chain string) (store.Head, error) {
 		return h, nil
 	}
 	h := store.Head{Chain: chain}
+	if t.opt {
+		return h, t.abort()
+	}
+	t.uncacheable = true // a chain outside the session's usual two
 	if err := t.flush(false); err != nil {
 		return h, err
 	}
@@ -513,9 +643,13 @@ func (t *tx) Append(events ...*store.Event) error {
 			d := string(e.Data)
 			data = &d
 		}
-		t.writes.Queue(qInsertEvent, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
+		t.queue(func(br pgx.BatchResults) error {
+			if err := br.QueryRow().Scan(&e.Seq); err != nil {
+				return t.s.mapErr("update "+t.Key, err)
+			}
+			return nil
+		}, qInsertEvent, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
 			e.Decision, e.Rule, e.Reason, e.ToolUseID, data, e.PrevHash, e.Hash, e.Chain, e.ChainSeq)
-		t.events = append(t.events, e)
 	}
 	return nil
 }
@@ -551,8 +685,11 @@ func (t *tx) Record(c *store.Call) error {
 	k := c.ToolUseID + "\x00" + string(c.Phase)
 	if t.known[k] {
 		delete(t.known, k)
-		t.writes.Queue(q+" SELECT statewright_expect(count(*), 1, 'record call') FROM i", args...)
+		t.queue(nil, q+" SELECT statewright_expect(count(*), 1, 'record call') FROM i", args...)
 		return nil
+	}
+	if t.opt {
+		return t.abort()
 	}
 	if err := t.flush(false); err != nil {
 		return err
