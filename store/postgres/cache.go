@@ -36,6 +36,16 @@ const qVerify = `SELECT statewright_expect(CASE WHEN
 	backend.LiveStatusSQL + `))), '') = $3
 	THEN 1 ELSE 0 END, 1, 'session as cached')`
 
+// qVerifyLive is qVerify for a session with a live run, by index probes:
+// the session's live run (at most one, statewright_runs_live_session) is
+// $2 at revision $3, and the heads of the session's chain and of the run's
+// are at $4 and $5 (0: no row).
+const qVerifyLive = `SELECT statewright_expect(CASE WHEN
+	(SELECT revision FROM statewright_runs WHERE session_key = $1 AND status IN ` + backend.LiveStatusSQL + ` AND id = $2) = $3
+	AND COALESCE((SELECT seq FROM statewright_heads WHERE chain = 'session:' || $1), 0) = $4
+	AND COALESCE((SELECT seq FROM statewright_heads WHERE chain = $2), 0) = $5
+	THEN 1 ELSE 0 END, 1, 'session as cached')`
+
 // qCallAbsent checks that a call the transaction took to be unrecorded is.
 const qCallAbsent = `SELECT statewright_expect((SELECT count(*) FROM statewright_calls
 	WHERE session_key = $1 AND tool_use_id = $2 AND phase = $3), 0, 'call as cached')`

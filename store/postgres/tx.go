@@ -235,7 +235,6 @@ func (t *tx) beginCached(c *cachedSession) {
 	if live == nil {
 		t.BeginEnded(last)
 	}
-	run, heads := c.fingerprint(t.Key)
 	t.queue(nil, "BEGIN")
 	t.queue(func(br pgx.BatchResults) error {
 		var (
@@ -251,6 +250,11 @@ func (t *tx) beginCached(c *cachedSession) {
 		}
 		return nil
 	}, qLock, lockKey("session", t.s.schema, t.Key))
+	if live != nil {
+		t.queue(nil, qVerifyLive, t.Key, live.ID, live.Revision, c.heads[store.ChainOf("", t.Key)].Seq, c.heads[live.ID].Seq)
+		return
+	}
+	run, heads := c.fingerprint(t.Key)
 	t.queue(nil, qVerify, t.Key, run, heads)
 }
 
