@@ -31,7 +31,8 @@ type stdinInfo struct {
 
 // codeLoadingVars are variables whose assignment changes which code runs.
 var codeLoadingVars = map[string]bool{
-	"BASH_ENV": true, "ENV": true, "PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true,
+	"BASH_ENV": true, "ENV": true, "PATH": true, "UNZIP": true, "UNZIPOPT": true, "ZIPINFO": true,
+	"ZIPINFOOPT": true, "ZIP": true, "ZIPOPT": true, "GLIBC_TUNABLES": true, "LOCPATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true,
 	"LD_AUDIT": true, "NODE_OPTIONS": true, "PERL5OPT": true, "PERL5LIB": true, "RUBYOPT": true,
 	"PYTHONSTARTUP": true, "PYTHONHOME": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true,
 	"GIT_EXEC_PATH": true, "GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true, "GIT_EDITOR": true,

@@ -306,12 +306,12 @@ func progGit(x *cmdCtx) {
 			x.c.Classes = x.c.Classes&^ClassGitWrite | ClassGitRead
 		}
 	case "format-patch":
-		if o, ok := p.get("o", "--output-directory"); ok {
-			x.c.Writes = append(x.c.Writes, Target{Path: joinPath(x.targetOf(o).Path, "*.patch"), Dynamic: true})
-		} else if !has("--stdout") {
+		switch {
+		case has("--output-directory"): // the grammar wrote DIR/*
+		case !has("--stdout"):
 			x.writeDyn("*.patch")
-		} else {
-			x.c.Classes &^= ClassWrite
+		case len(x.c.Writes) == 0:
+			x.c.Classes &^= ClassWrite // --stdout, and no --output
 		}
 	case "bundle":
 		if first == "create" && len(ops) > 1 {

@@ -107,6 +107,11 @@ func addGitGrammars(add func(*Grammar, ...string)) {
 			keys = append(keys, k) // a subcommand with its own parser
 		}
 	}
+	for k := range gitRevFamily {
+		if _, ok := gitOptionTable[k]; !ok && gitExtraOptions[k] == nil {
+			keys = append(keys, k) // it hands all its options to setup_revisions
+		}
+	}
 	sort.Strings(keys)
 	for _, key := range keys {
 		if key == "rev" {
@@ -187,6 +192,8 @@ var gitRevFamily = map[string]bool{
 	"log": true, "show": true, "whatchanged": true, "diff": true, "diff-tree": true, "diff-index": true,
 	"diff-files": true, "rev-list": true, "shortlog": true, "format-patch": true, "blame": true,
 	"annotate": true, "range-diff": true,
+	// they take log's or diff's options too
+	"stash show": true, "stash list": true, "reflog": true, "reflog show": true,
 }
 
 // gitParse parses a subcommand's arguments with its grammar ("git SUB
