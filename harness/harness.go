@@ -230,6 +230,9 @@ func (h *Hook) Session(ctx context.Context, svc *runtime.Service, harness, sessi
 			v, err = svc.Status(ctx, session)
 		}
 	}
+	if err == nil {
+		h.keepPhase(session, v)
+	}
 	return v, err
 }
 
@@ -248,6 +251,7 @@ func (h *Hook) Record(ctx context.Context, svc *runtime.Service, res runtime.Too
 	if err != nil {
 		return nil, nil
 	}
+	h.keepPhase(res.Session, v)
 	return v, nil
 }
 
@@ -256,6 +260,7 @@ func (h *Hook) Record(ctx context.Context, svc *runtime.Service, res runtime.Too
 // hook only audits.
 func (h *Hook) Stopping(ctx context.Context, svc *runtime.Service, session string) (*runtime.RunView, error) {
 	v, err := svc.Status(ctx, session)
+	h.keepPhase(session, v)
 	switch {
 	case errors.Is(err, runtime.ErrNoRun):
 		return nil, nil

@@ -38,6 +38,9 @@ type Route struct {
 	shell                bool
 	session, id, project string
 	cwd                  string
+	// root is the sandbox root whose servers the decision may stop ("":
+	// the hook does not route shell calls through the sandbox).
+	root string
 }
 
 // RouteShell prepares the route of the call tc at the tool gate; shell is
@@ -54,7 +57,48 @@ func (h *Hook) RouteShell(tc *runtime.ToolCall, shell bool) (r *Route, deny stri
 	if sh != nil {
 		tc.Sandbox, tc.Call.Sandboxed = sh.Request(r.session, r.id), true
 	}
+	if h.Sandbox || h.RequireSandbox {
+		if root, err := sandbox.DefaultRoot(); err == nil {
+			r.root = root
+		}
+	}
 	return r, ""
+}
+
+// stopStale stops the session's sandbox server when it serves another
+// phase than the one in force at this decision (any tool's): commands the
+// harness keeps running in the background do not outlive their phase
+// (docs/sandbox.md, "One sandbox per phase").
+func (r *Route) stopStale(res runtime.DecideResult) {
+	if r != nil && r.root != "" && r.session != "" {
+		state := res.State
+		sandbox.StopServerUnless(r.root, r.session, &state)
+	}
+}
+
+// keepPhase stops the session's sandbox server when it serves another
+// phase than the run's v (after a transition through a control tool, at a
+// prompt, when the agent stops). A nil v (no run, or unread) stops
+// nothing.
+func (h *Hook) keepPhase(session string, v *runtime.RunView) {
+	if v == nil || v.Run == nil || (!h.Sandbox && !h.RequireSandbox) {
+		return
+	}
+	if root, err := sandbox.DefaultRoot(); err == nil {
+		state := v.Run.State
+		sandbox.StopServerUnless(root, session, &state)
+	}
+}
+
+// EndSandbox stops the session's sandbox server and everything it runs
+// (the harness ended the session).
+func (h *Hook) EndSandbox(session string) {
+	if !h.Sandbox && !h.RequireSandbox {
+		return
+	}
+	if root, err := sandbox.DefaultRoot(); err == nil {
+		sandbox.StopServer(root, session)
+	}
 }
 
 // Rewrite returns the tool input to run instead of input, given the
@@ -63,6 +107,7 @@ func (h *Hook) RouteShell(tc *runtime.ToolCall, shell bool) (r *Route, deny stri
 // test command outside the sandbox). An error means the sandboxed call
 // cannot run: the harness's tool gate fails closed with it.
 func (r *Route) Rewrite(res runtime.DecideResult, input json.RawMessage) (rewritten json.RawMessage, why string, err error) {
+	r.stopStale(res)
 	if r == nil || !r.shell || !res.Enforced || res.Verdict != policy.Allow {
 		return nil, "", nil
 	}

@@ -151,6 +151,9 @@ func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile, co
 	if err := os.WriteFile(filepath.Join(c.Dir, argsFile), buf.Bytes(), 0o600); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
+	if err := writeServerSpec(c.Dir, c.RW, a, p); err != nil {
+		return Call{}, err
+	}
 	return c, nil
 }
 
@@ -160,7 +163,7 @@ func PrepareSession(sessionDir, cacheDir string) error {
 	if cacheDir == "" {
 		cacheDir = filepath.Join(sessionDir, "cache")
 	}
-	dirs := []string{filepath.Join(sessionDir, "tmp")}
+	dirs := []string{filepath.Join(sessionDir, "tmp"), ServerDir(filepath.Dir(sessionDir))}
 	for _, d := range CacheDirs {
 		dirs = append(dirs, filepath.Join(cacheDir, d))
 	}
@@ -171,6 +174,11 @@ func PrepareSession(sessionDir, cacheDir string) error {
 	}
 	return nil
 }
+
+// ServerDir returns the directory under root that holds the sandbox
+// servers' sockets, records and locks (server_linux.go): hidden in every
+// sandbox.
+func ServerDir(root string) string { return filepath.Join(root, "srv") }
 
 // SharedCache returns the cache directory every session under root shares.
 func SharedCache(root string) string { return filepath.Join(root, "cache") }
@@ -286,8 +294,7 @@ func launchArgs(callDir, script string, argv []string, extra [][2]string, prefix
 	args = append(appendExtra(args, extra), "--chdir", dir, "--")
 	args = append(args, prefix...)
 	if script != "" {
-		// Record where the command ends up, for ShellCommand's cd.
-		return append(args, "/bin/bash", "-c", `trap 'pwd -P 2>/dev/null >| "$`+cwdEnv+`"' EXIT`+"\n"+script), nil
+		return append(append(args, "/bin/bash"), shellArgs(script)...), nil
 	}
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
@@ -295,12 +302,27 @@ func launchArgs(callDir, script string, argv []string, extra [][2]string, prefix
 	return append(args, argv...), nil
 }
 
-// Exec is the launcher's usual path: it replaces the process with
-// bubblewrap running script (with bash -c) or argv under the call's
-// profile, in the current directory, with the environment stripped of
-// statewright's variables. It returns only when that fails (exit 126 with
-// the reason): it never runs the command unsandboxed.
+// shellArgs are the arguments after bash's name that run script and,
+// when it exits, record the directory it ended in (for ShellCommand's cd)
+// in the file $__sw_cwd_file names.
+func shellArgs(script string) []string {
+	return []string{"-c", `trap 'pwd -P 2>/dev/null >| "$` + cwdEnv + `"' EXIT` + "\n" + script}
+}
+
+// Exec is the launcher's usual path. A script goes to the sandbox server
+// of the call's profile (server_linux.go), started if none runs: the
+// launcher waits for it and exits with its status. When the server cannot
+// take the command, and for argv, the launcher replaces itself with
+// bubblewrap running the command under the call's profile, in the current
+// directory, with the environment stripped of statewright's variables. It
+// returns only when that fails (exit 126 with the reason): it never runs
+// the command unsandboxed.
 func Exec(callDir, script string, argv []string, stderr io.Writer) int {
+	if script != "" {
+		if code, ran := viaServer(callDir, script, stderr); ran {
+			return code
+		}
+	}
 	args, err := launchArgs(callDir, script, argv, nil, nil)
 	if err != nil {
 		return launchFailed(stderr, err)
@@ -518,10 +540,19 @@ func ExitStatus(err error) (code int, ok bool) {
 	case err == nil:
 		return 0, true
 	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), true
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
+			return waitStatusCode(ws), true
 		}
 		return ee.ExitCode(), true
 	}
 	return 0, false
+}
+
+// waitStatusCode is the shell's exit status for a wait status: the exit
+// code, or 128 plus the signal that killed the process.
+func waitStatusCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
 }

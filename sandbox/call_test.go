@@ -20,6 +20,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 3 && os.Args[1] == "sandbox" && os.Args[2] == "exec" {
 		os.Exit(Main(os.Args[3:], os.Stdin, os.Stdout, os.Stderr, testObserve))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "serve" {
+		os.Exit(Serve(os.Args[3:], os.Stderr))
+	}
+	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "keep" {
+		os.Exit(Keep(os.Args[3:], os.Stderr))
+	}
 	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "netinit" {
 		os.Exit(NetInit(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -45,7 +51,7 @@ func TestShellCommand(t *testing.T) {
 	p := &Profile{Phase: "implementing", Writable: []string{proj, filepath.Join(sess, "cache"), c.RW},
 		ReadOnly: []string{filepath.Join(proj, ".claude"), filepath.Dir(sess)}, Visible: []string{proj}, Tmp: filepath.Join(sess, "tmp"),
 		Env: []string{"TMPDIR=/tmp"}}
-	agent := "cd sub && echo hi > f.txt && echo \"secret=${STATEWRIGHT_OPERATOR_TOKEN:-none} phase=$STATEWRIGHT_SANDBOX_PHASE\"; tr '\\0' '\\n' < /proc/1/environ | grep -c STATEWRIGHT_OP; printf x > ../.claude/settings.json; echo 'ls $TMPDIR' > /dev/null; exit 3"
+	agent := "cd sub && echo hi > f.txt && echo \"secret=${STATEWRIGHT_OPERATOR_TOKEN:-none} phase=$STATEWRIGHT_SANDBOX_PHASE\"; cat /proc/1/environ /proc/$$/environ 2>/dev/null | tr '\\0' '\\n' | grep -c STATEWRIGHT_OP; printf x > ../.claude/settings.json; echo 'ls $TMPDIR' > /dev/null; exit 3"
 	c2, err := PrepareCall(sess, "", "toolu_1", a, p, agent)
 	if err != nil {
 		t.Fatal(err)

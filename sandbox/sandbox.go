@@ -245,7 +245,7 @@ func mounts(p *Profile) ([]string, error) {
 			args = append(args, "--bind", b.path, b.path)
 		}
 	}
-	for _, h := range resolveAll(p.Hidden) {
+	for _, h := range resolveAll(append(append([]string(nil), p.Hidden...), serverDirs(p)...)) {
 		fi, err := os.Stat(h)
 		if err != nil {
 			continue
@@ -257,6 +257,21 @@ func mounts(p *Profile) ([]string, error) {
 		}
 	}
 	return args, nil
+}
+
+// serverDirs are the directories of sandbox servers' sockets a profile
+// hides (ServerDir: the default root's, and the root of the profile's
+// session): no sandboxed command may reach a server, its own or another
+// profile's.
+func serverDirs(p *Profile) []string {
+	var out []string
+	if root, err := DefaultRoot(); err == nil {
+		out = append(out, ServerDir(root))
+	}
+	if p.Tmp != "" {
+		out = append(out, ServerDir(filepath.Dir(filepath.Dir(p.Tmp))))
+	}
+	return out
 }
 
 // appendExtra appends read-only binds (host path, path inside) to

@@ -374,7 +374,7 @@ func TestFilesystemUnprivileged(t *testing.T) {
 	if err := os.WriteFile(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run=^(TestFilesystem|TestShellCommand|TestReadOnlyProfile|TestProcessesAndNetwork|TestNetworkProxy)$", "-test.count=1", "-test.v")
+	cmd := exec.Command(bin, "-test.run=^(TestFilesystem|TestShellCommand|TestReadOnlyProfile|TestProcessesAndNetwork|TestNetworkProxy|TestServerRunsCommands|TestServerLeftoversDie|TestServerPhaseChange)$", "-test.count=1", "-test.v")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir, "HOME=" + dir, "STATEWRIGHT_REQUIRE_SANDBOX=1", "LANG=C"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -382,7 +382,8 @@ func TestFilesystemUnprivileged(t *testing.T) {
 	if err != nil {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestFilesystem", "TestShellCommand", "TestReadOnlyProfile", "TestProcessesAndNetwork", "TestNetworkProxy"} {
+	for _, name := range []string{"TestFilesystem", "TestShellCommand", "TestReadOnlyProfile", "TestProcessesAndNetwork", "TestNetworkProxy",
+		"TestServerRunsCommands", "TestServerLeftoversDie", "TestServerPhaseChange"} {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Errorf("%s did not pass as nobody:\n%s", name, out)
 		}

@@ -13,11 +13,17 @@
 // the commands n times each:
 //
 //	plain          bash -c 'true'
+//	client-exec    statewright-sandbox --version: the launcher's own exec
 //	bwrap          bwrap <the call's arguments> -- bash -c 'true'
-//	launcher       bash -c "<the rewritten command>"  (what Claude Code runs):
-//	               statewright-sandbox, which becomes bubblewrap
-//	launcher+net   the same with the phase granting Network (no network namespace)
-//	launcher-full  the same through `statewright sandbox exec` (no slim launcher)
+//	launcher       bash -c "<the rewritten command>"  (what Claude Code runs)
+//	               with one bubblewrap per command: statewright-sandbox,
+//	               which becomes bubblewrap (the fallback path; the call's
+//	               server.json removed)
+//	server         the same rewritten command as it runs now: the launcher
+//	               sends it to the phase's sandbox server (started by the
+//	               warm-up runs), which forks bash -c inside
+//	server+net     the same with the phase granting Network
+//	server-full    the same through `statewright sandbox exec` (no slim launcher)
 //	observed       a test command's path: `statewright sandbox exec` running
 //	               bubblewrap as its child, its stdout through the observer
 //	               (the command is `true`, so the observer only counts bytes)
@@ -106,8 +112,14 @@ func run(n int) error {
 	if err := os.WriteFile(filepath.Join(fakeBin, "go"), []byte("#!/bin/sh\necho '{\"Action\":\"pass\",\"Package\":\"x\",\"Test\":\"T\"}'\n"), 0o755); err != nil {
 		return err
 	}
+	// One session per profile: a session has one server, for the profile
+	// of its latest command (the rows alternate).
 	prepare := func(network bool, id, command string) (sandbox.Call, error) {
-		sess := sandbox.SessionDir(root, "bench")
+		session := "bench"
+		if network {
+			session = "bench-net"
+		}
+		sess := sandbox.SessionDir(root, session)
 		env := policy.SandboxEnv{ProjectDir: proj, Home: home, Store: store, SessionDir: sess, CacheDir: sandbox.SharedCache(root),
 			CallDir: sandbox.CallDir(sess, id).RW}
 		p, err := law.SandboxProfile("implementing", env)
@@ -125,6 +137,16 @@ func run(n int) error {
 	if err != nil {
 		return err
 	}
+	cPer, err := prepare(false, "call-4", "true")
+	if err != nil {
+		return err
+	}
+	// Without its server.json the call runs with its own bubblewrap.
+	if err := os.Remove(filepath.Join(cPer.Dir, "server.json")); err != nil {
+		return err
+	}
+	defer sandbox.StopServer(root, "bench")
+	defer sandbox.StopServer(root, "bench-net")
 	const testCmd = "go test ./..."
 	cTest, err := prepare(false, "call-3", testCmd)
 	if err != nil {
@@ -146,10 +168,12 @@ func run(n int) error {
 		env  []string
 	}{
 		{"plain", []string{"/bin/bash", "-c", "true"}, nil},
+		{"client-exec", []string{sandbox.LauncherFor(slim), "--version"}, nil},
 		{"bwrap", bargs, nil},
-		{"launcher", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, "true")}, nil},
-		{"launcher+net", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cNet, "true")}, nil},
-		{"launcher-full", []string{"/bin/bash", "-c", sandbox.ShellCommand(full, c, "true")}, nil},
+		{"launcher", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cPer, "true")}, nil},
+		{"server", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, "true")}, nil},
+		{"server+net", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cNet, "true")}, nil},
+		{"server-full", []string{"/bin/bash", "-c", sandbox.ShellCommand(full, c, "true")}, nil},
 		{"plain-test", []string{"/bin/bash", "-c", testCmd}, []string{testPath}},
 		{"observed", []string{"/bin/bash", "-c", sandbox.ShellCommand(full, cTest, testCmd)}, []string{testPath}},
 	}
@@ -173,6 +197,9 @@ func run(n int) error {
 			}
 		}
 	}
+	// The servers leave the cgroup before it is removed.
+	sandbox.StopServer(root, "bench")
+	sandbox.StopServer(root, "bench-net")
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("# go run ./bench/sandboxbench -n %d   (%s, %d CPUs, bubblewrap %s, load %s)\n", n, time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		stdruntime.NumCPU(), a.Bwrap, string(load[:min(len(load), 14)]))
@@ -189,7 +216,7 @@ func run(n int) error {
 	for j, c := range cmds[1:] {
 		ref, refName := p50[0], "plain"
 		if c.name == "observed" {
-			ref, refName = p50[5], "plain-test"
+			ref, refName = p50[len(cmds)-2], "plain-test"
 		}
 		if c.name == "plain-test" {
 			continue

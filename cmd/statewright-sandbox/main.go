@@ -28,6 +28,15 @@ func main() {
 		// the proxy (sandbox/netproxy.go).
 		os.Exit(sandbox.NetInit(a[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if len(a) > 0 && a[0] == "serve" {
+		// The phase's sandbox server, inside its bubblewrap (started by the
+		// launcher: sandbox/server_linux.go).
+		os.Exit(sandbox.Serve(a[1:], os.Stderr))
+	}
+	if len(a) > 0 && a[0] == "keep" {
+		// The keeper of a sandbox server, outside it.
+		os.Exit(sandbox.Keep(a[1:], os.Stderr))
+	}
 	if len(a) == 0 || a[0] != "exec" {
 		fmt.Fprintln(os.Stderr, "usage: statewright-sandbox exec --call DIR (-c SCRIPT | -- ARGV...)")
 		os.Exit(2)

@@ -34,6 +34,14 @@ func main() {
 	if len(a) > 3 && a[1] == "sandbox" && a[2] == "exec" && a[3] != "-h" && a[3] != "--help" {
 		os.Exit(sandboxcmd.RunExec(a[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	// The phase's sandbox server, inside its bubblewrap (started by the
+	// launcher: sandbox/server_linux.go).
+	if len(a) > 2 && a[1] == "sandbox" && a[2] == "serve" {
+		os.Exit(sandbox.Serve(a[3:], os.Stderr))
+	}
+	if len(a) > 2 && a[1] == "sandbox" && a[2] == "keep" {
+		os.Exit(sandbox.Keep(a[3:], os.Stderr))
+	}
 	// The network forwarder runs first inside a sandbox whose network goes
 	// through statewright's proxy (package sandbox, netproxy.go).
 	if len(a) > 2 && a[1] == "sandbox" && a[2] == "netinit" {

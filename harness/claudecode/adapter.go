@@ -45,7 +45,10 @@ func (adapter) Respond(ctx context.Context, h *harness.Hook, event string, input
 		return *failed
 	}
 	if ev == SessionEnd {
-		return wire.Pass() // nothing to decide or block
+		// Nothing to decide or block; the session's sandbox server and
+		// what it runs stop.
+		h.EndSandbox(SessionKey(in.SessionID))
+		return wire.Pass()
 	}
 	project := h.Project(h.Env("CLAUDE_PROJECT_DIR"), in.Cwd)
 	var protect []string
