@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/statewright-go/statewright/internal/fakemodel"
+	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/sqlite"
 )
@@ -78,7 +79,7 @@ func TestClaudeCodeSandbox(t *testing.T) {
 		fakemodel.Call(tool("toolu_py", "Bash", map[string]any{"command": pyWrite, "description": "write settings"})),
 		fakemodel.Call(tool("toolu_tok", "Bash", map[string]any{"command": pyToken, "description": "read the token"})),
 		fakemodel.Call(tool("toolu_cd", "Bash", map[string]any{"command": "mkdir -p sub && cd sub", "description": "cd"})),
-		fakemodel.Call(tool("toolu_pwd", "Bash", map[string]any{"command": "pwd && echo \"go: $(command -v go)\"", "description": "pwd"})),
+		fakemodel.Call(tool("toolu_pwd", "Bash", map[string]any{"command": "pwd && echo \"go: $(command -v go)\" && echo \"sh-pid=$$\"", "description": "pwd"})),
 		fakemodel.Call(tool("toolu_test", "Bash", map[string]any{"command": "cd .. && go test ./... 2>&1", "description": "test", "timeout": 600000})),
 		fakemodel.Say("Done."),
 	), fakemodel.WithLog(t.Logf))
@@ -112,9 +113,15 @@ func TestClaudeCodeSandbox(t *testing.T) {
 	if tok := toolResult(t, srv, "toolu_tok"); !strings.Contains(tok.Content, "entries: []") {
 		t.Errorf("token read: %+v; want an empty directory", tok)
 	}
-	// cd carries over between calls.
-	if pwd := toolResult(t, srv, "toolu_pwd"); !strings.Contains(pwd.Content, p.path("sub")) {
-		t.Errorf("pwd after cd: %+v; want %s", pwd, p.path("sub"))
+	// cd carries over between calls, which ran in the phase's sandbox (a
+	// command with a bubblewrap of its own is PID 1 there).
+	if pwd := toolResult(t, srv, "toolu_pwd"); !strings.Contains(pwd.Content, p.path("sub")) || !strings.Contains(pwd.Content, "sh-pid=") || strings.Contains(pwd.Content, "sh-pid=1\n") {
+		t.Errorf("pwd after cd: %+v; want %s, run by the phase's sandbox", pwd, p.path("sub"))
+	}
+	// The session's end stopped the phase's sandbox.
+	root := filepath.Join(sandboxCacheHome(t), "statewright", "sandbox")
+	if b, err := os.ReadFile(filepath.Join(sandbox.ServerDir(root), filepath.Base(sandbox.SessionDir(root, "claude-code:"+e2eSession))+".json")); err == nil {
+		t.Errorf("the phase's sandbox still runs after the session ended: %s", b)
 	}
 	if res := toolResult(t, srv, "toolu_test"); res.IsError || !strings.Contains(res.Content, "ok") || !strings.Contains(res.Content, "calc") {
 		t.Errorf("go test: %+v", res)
