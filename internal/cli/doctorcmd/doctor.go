@@ -36,6 +36,7 @@ const MinClaudeCodeVersion = claudecode.MinVersion
 
 type doctorOptions struct {
 	project, claude, codex string
+	asJSON                 bool
 }
 
 // NewCmdDoctor returns `statewright doctor`.
@@ -59,34 +60,63 @@ opencode and Pi. It reports what the harness records itself: Codex's hook trust 
 codex app-server), the permission mode Claude Code sessions start in, Claude Code's version, the
 MCP server. It then lists which protections are in force.
 It exits 1 when something essential is wrong, or when nothing is installed.`,
-		Args: cobra.NoArgs,
+		Example: "  statewright doctor\n  statewright doctor --project ~/src/app --json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd.Context(), f, &o, cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the checks as JSON ({ok, checks: [{section, level, check, message}]})")
 	cmd.Flags().StringVar(&o.project, "project", "", "the project directory (default: the working directory)")
 	cmd.Flags().StringVar(&o.claude, "claude", "", "the claude binary (default: claude on $PATH)")
 	cmd.Flags().StringVar(&o.codex, "codex", "", "the codex binary, asked about hook trust (default: codex on $PATH)")
 	return cmd
 }
 
-// doctorReport collects check results.
+// doctorReport collects check results: printed as they come, or kept for
+// one JSON document (--json).
 type doctorReport struct {
-	w     io.Writer
-	fails int
+	w       io.Writer
+	fails   int
+	asJSON  bool
+	section string // the install the checks are about ("" after the last)
+	checks  []doctorCheck
 }
 
-func (r *doctorReport) ok(check, format string, args ...any) {
-	fmt.Fprintf(r.w, "ok    %-11s %s\n", check, fmt.Sprintf(format, args...))
+// doctorCheck is one result of `doctor --json`.
+type doctorCheck struct {
+	Section string `json:"section,omitempty"` // "Claude Code (project: …)"
+	Level   string `json:"level"`             // ok, warn or fail
+	Check   string `json:"check"`
+	Message string `json:"message"`
 }
+
+// heading starts the checks of one install ("" ends the last).
+func (r *doctorReport) heading(title string) {
+	r.section = title
+	if !r.asJSON {
+		fmt.Fprintln(r.w, strings.TrimSpace("== "+title))
+	}
+}
+
+func (r *doctorReport) add(level, label, check, format string, args []any) {
+	msg := fmt.Sprintf(format, args...)
+	if r.asJSON {
+		r.checks = append(r.checks, doctorCheck{Section: r.section, Level: level, Check: check, Message: msg})
+		return
+	}
+	fmt.Fprintf(r.w, "%-5s %-11s %s\n", label, check, msg)
+}
+
+func (r *doctorReport) ok(check, format string, args ...any) { r.add("ok", "ok", check, format, args) }
 
 func (r *doctorReport) warn(check, format string, args ...any) {
-	fmt.Fprintf(r.w, "warn  %-11s %s\n", check, fmt.Sprintf(format, args...))
+	r.add("warn", "warn", check, format, args)
 }
 
 func (r *doctorReport) fail(check, format string, args ...any) {
 	r.fails++
-	fmt.Fprintf(r.w, "FAIL  %-11s %s\n", check, fmt.Sprintf(format, args...))
+	r.add("fail", "FAIL", check, format, args)
 }
 
 func (r *doctorReport) finding(f harness.Finding) {
@@ -110,7 +140,7 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, o *doctorOptions, out io
 		project = wd
 	}
 	project, _ = filepath.Abs(project)
-	r := &doctorReport{w: out}
+	r := &doctorReport{w: out, asJSON: o.asJSON}
 	binaries := map[string]string{"claude-code": o.claude, "codex": o.codex}
 	gates := 0
 	var (
@@ -121,7 +151,7 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, o *doctorOptions, out io
 		info := a.Info()
 		installs, err := a.Inspect(ctx, harness.InspectQuery{Project: project, Binary: binaries[info.Name]})
 		if err != nil {
-			fmt.Fprintf(out, "== %s\n", info.Title)
+			r.heading(info.Title)
 			r.fail("install", "%v", err)
 			continue
 		}
@@ -130,7 +160,7 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, o *doctorOptions, out io
 			if in.File != "" {
 				where += ": " + in.File
 			}
-			fmt.Fprintf(out, "== %s (%s)\n", info.Title, where)
+			r.heading(info.Title + " (" + where + ")")
 			if checkInstall(ctx, r, f, info, project, in) {
 				gates++
 				if sandboxFlags == nil {
@@ -144,7 +174,7 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, o *doctorOptions, out io
 			"(run `statewright init HARNESS`: %s)", project, strings.Join(adapters.Names(), ", "))
 		return r.finish()
 	}
-	fmt.Fprintln(out, "==")
+	r.heading("")
 	checkHookSandbox(ctx, r, sandboxHarness, sandboxFlags)
 	checkAgentSandbox(ctx, r)
 	return r.finish()
@@ -298,6 +328,18 @@ func canary(ctx context.Context, r *doctorReport, project string, g *harness.Gat
 }
 
 func (r *doctorReport) finish() error {
+	if r.asJSON {
+		if err := cmdutil.PrintJSON(r.w, struct {
+			OK     bool          `json:"ok"`
+			Checks []doctorCheck `json:"checks"`
+		}{r.fails == 0, r.checks}); err != nil {
+			return err
+		}
+		if r.fails > 0 {
+			return cmdutil.Failure("")
+		}
+		return nil
+	}
 	if r.fails > 0 {
 		return cmdutil.Failure(fmt.Sprintf("doctor: %d problem(s) found", r.fails))
 	}
