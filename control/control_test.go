@@ -103,3 +103,34 @@ func TestTransitionIsIdempotentOnTheCallID(t *testing.T) {
 		t.Fatalf("run = %+v, %v; want b (GO applied once)", run, err)
 	}
 }
+
+// TestStateAfterCompletion checks that get_state after the run reached its
+// final state says the work is done and does not invite the agent to
+// start another workflow (issue 18 item 3).
+func TestStateAfterCompletion(t *testing.T) {
+	c, _ := fixture(t)
+	ctx := context.Background()
+	const s = "test:done"
+	for _, call := range []struct{ tool, args string }{
+		{"statewright_start", `{"name":"gate"}`},
+		{"statewright_transition", `{"event":"GO"}`},
+		{"statewright_transition", `{"event":"DONE"}`},
+	} {
+		if _, err := c.Call(ctx, s, call.tool, json.RawMessage(call.args), "", agent); err != nil {
+			t.Fatalf("%s %s: %v", call.tool, call.args, err)
+		}
+	}
+	_, err := c.Call(ctx, s, "statewright_get_state", json.RawMessage(`{}`), "", agent)
+	if err == nil {
+		t.Fatal("get_state after completion: no error; want the completed run named")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "completed in state 'end'") || !strings.Contains(msg, "report the outcome to the user") {
+		t.Errorf("get_state after completion = %q; want the completed run and what to do", msg)
+	}
+	for _, bad := range []string{"statewright_start", "Start one", "workflows you may start"} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("get_state after completion invites a new run (%q): %q", bad, msg)
+		}
+	}
+}

@@ -292,6 +292,12 @@ func (c *Control) explain(ctx context.Context, session string, err error) error 
 	case errors.Is(err, runtime.ErrNoRun):
 		ended := ""
 		if r := c.lastRun(ctx, session); r != nil {
+			if r.Status == store.StatusCompleted {
+				// The work the run was for is done: say so, and do not
+				// send the agent into another workflow.
+				return fmt.Errorf("no active workflow for this session (%s): its run of workflow %s completed in state '%s'. "+
+					"The workflow is finished; report the outcome to the user", session, r.Workflow, r.State)
+			}
 			ended = fmt.Sprintf(" Its last run (workflow %s) ended in state '%s' (%s).", r.Workflow, r.State, r.Status)
 		}
 		return fmt.Errorf("no active workflow for this session (%s).%s Start one with statewright_start; workflows you may start: %s",

@@ -62,10 +62,14 @@ func TestCodexWorkflow(t *testing.T) {
 			!strings.Contains(out, "LOCALIZED") || !strings.Contains(out, "Read") {
 			t.Errorf("%s: output %q; want Codex's hook block naming the phase, the allowed tools and the next event", id, out)
 		}
+		// Codex puts a period after the reason: the reason has none of its own.
+		if reason, _, _ := strings.Cut(out, " Command: "); strings.Contains(reason, "..") {
+			t.Errorf("%s: the model read a double period: %q", id, out)
+		}
 	}
 	// SessionStart / UserPromptSubmit put the phase into the model's context.
 	if reqs := srv.MainRequests(); len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), `phase: localizing`) ||
-		!strings.Contains(string(reqs[0].Body), `Allowed tools: Read, Grep, Glob, Bash`) {
+		!strings.Contains(string(reqs[0].Body), `Allowed tools: Read, Grep, Glob, exec_command`) {
 		t.Errorf("the first model request does not carry the phase context\n%s", srv.Summary())
 	}
 	// The Stop hook kept the agent working once (non-final phase).

@@ -37,12 +37,13 @@ func TestPiWorkflow(t *testing.T) {
 	for _, id := range []string{"call_write1", "call_bash1"} {
 		res := mustResult(t, srv, id, r)
 		if !strings.Contains(res.Content, "statewright") || !strings.Contains(res.Content, "localizing") ||
-			!strings.Contains(res.Content, "LOCALIZED") || !strings.Contains(res.Content, "Read") {
-			t.Errorf("%s: the model was told %q; want a deny naming the phase, the allowed tools and the next event", id, res.Content)
+			!strings.Contains(res.Content, "LOCALIZED") || !strings.Contains(res.Content, "Allowed here: read, grep, find, bash.") {
+			t.Errorf("%s: the model was told %q; want a deny naming the phase, the allowed tools in the harness's own names and the next event", id, res.Content)
 		}
 	}
 	reqs := srv.MainRequests()
-	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), "phase: localizing") {
+	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), "phase: localizing") ||
+		!strings.Contains(string(reqs[0].Body), "Allowed tools: read, grep, find, bash.") {
 		t.Errorf("the first model request does not carry the phase context\n%s", srv.Summary())
 	}
 	// The extension offers the control tools, Pi having no MCP client.

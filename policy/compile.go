@@ -162,17 +162,19 @@ type compiledState struct {
 	allowed     toolList
 	disallowed  toolList
 	caps        capSet // shell capabilities granted (after disallowed_tools)
-	toolsText   string // "Read, Grep, Glob" for messages
 	allowedList []string
 	allowReason string
 	metaReason  string
 	// lessonTail is what every teaching deny in the phase ends with (the
-	// allowed tools, shell capabilities and commands); transitionNow the
-	// max_iterations lesson.
-	lessonTail, transitionNow string
+	// allowed tools in each harness's names, index harnessIndex; shell
+	// capabilities and commands); transitionNow the max_iterations lesson.
+	lessonTail    [numHarnesses]string
+	transitionNow string
 	// cands are the one-step transitions a deny may suggest, in order
-	// (suggestionCandidates).
+	// (suggestionCandidates); far the phases further away, nearest first
+	// (farCandidates).
 	cands       []suggestCand
+	far         []farPath
 	commands    [][]string // allowed_commands, tokenised; nil when absent
 	blockedEnv  map[string]struct{}
 	allowedPath []pathGlob
@@ -263,6 +265,9 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 	}
 	for _, cs := range l.states {
 		cs.cands = l.suggestionCandidates(cs)
+	}
+	for _, cs := range l.states {
+		cs.far = farCandidates(cs)
 	}
 	for name, in := range def.Interrupts {
 		if in == nil {
@@ -390,18 +395,12 @@ func compileState(name string, st *workflow.State) (*compiledState, error) {
 	if cs.anyTool {
 		cs.caps = allCaps
 		cs.allowedList = anyList
-		cs.toolsText = "any tool"
 	} else {
 		cs.caps = cs.allowed.caps
 		if cs.allowed.tools&editTools != 0 {
 			cs.caps |= capWrite
 		}
 		cs.allowedList = append([]string{}, st.AllowedTools...)
-		if len(st.AllowedTools) == 0 {
-			cs.toolsText = "no tools"
-		} else {
-			cs.toolsText = strings.Join(st.AllowedTools, ", ")
-		}
 	}
 	cs.caps &^= cs.disallowed.caps
 	// Disallowing every granted edit tool takes the shell's write capability away too.
@@ -453,14 +452,25 @@ func compileState(name string, st *workflow.State) (*compiledState, error) {
 		cs.events = append(cs.events, ev)
 	}
 	sort.Strings(cs.events)
-	cs.lessonTail = " Allowed here: " + cs.toolsText + "."
+	var rest string
 	if cs.caps != 0 && !cs.anyTool {
 		if c := (cs.caps &^ capWrite).names(); len(c) > 0 {
-			cs.lessonTail += " Shell capabilities: " + strings.Join(c, ", ") + "."
+			rest += " Shell capabilities: " + strings.Join(c, ", ") + "."
 		}
 	}
 	if cs.commands != nil {
-		cs.lessonTail += " Allowed commands: " + strings.Join(st.AllowedCommands, ", ") + "."
+		rest += " Allowed commands: " + strings.Join(st.AllowedCommands, ", ") + "."
+	}
+	for i, h := range Harnesses {
+		tools := "any tool"
+		switch {
+		case cs.anyTool:
+		case len(st.AllowedTools) == 0:
+			tools = "no tools"
+		default:
+			tools = strings.Join(LessonTools(h, st.AllowedTools), ", ")
+		}
+		cs.lessonTail[i] = " Allowed here: " + tools + "." + rest
 	}
 	var parts []string
 	for _, ev := range cs.events {
@@ -608,6 +618,48 @@ func (l *Law) suggestionCandidates(cs *compiledState) []suggestCand {
 			evc[i].more = i < len(evc)-1
 		}
 		out = append(out, evc...)
+	}
+	return out
+}
+
+// farPath is a phase more than one transition away: the events that lead
+// there, the phases on the way, and what stands in the way (notes).
+type farPath struct {
+	events, via []string
+	ts          *compiledState
+	notes       []string
+}
+
+// farCandidates lists the phases two or more transitions from cs, each by
+// its shortest path (breadth first over the one-step candidates, event
+// order), for the deny whose call no single transition allows.
+func farCandidates(cs *compiledState) []farPath {
+	seen := map[*compiledState]bool{cs: true}
+	var out []farPath
+	level := []farPath{{ts: cs}}
+	for depth := 1; len(level) > 0; depth++ {
+		var next []farPath
+		for _, fp := range level {
+			for _, c := range fp.ts.cands {
+				if c.ts == nil || seen[c.ts] {
+					continue
+				}
+				seen[c.ts] = true
+				np := farPath{events: append(append([]string{}, fp.events...), c.event), ts: c.ts,
+					notes: append([]string{}, fp.notes...)}
+				if depth > 1 {
+					np.via = append(append([]string{}, fp.via...), fp.ts.name)
+				}
+				if c.note != "" {
+					np.notes = append(np.notes, c.event+" "+c.note)
+				}
+				next = append(next, np)
+				if depth > 1 {
+					out = append(out, np)
+				}
+			}
+		}
+		level = next
 	}
 	return out
 }

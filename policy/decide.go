@@ -750,6 +750,23 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) suggLis
 	return out
 }
 
+// farther returns the index in cs.far of the nearest phase more than one
+// transition away whose law allows the call (-1 when none does). Only a
+// deny of the phase's tools or shell capabilities looks further than one
+// transition: a limit (edit size, files, paths) is kept by doing the work
+// differently here, not by walking the workflow elsewhere.
+func (l *Law) farther(cs *compiledState, run *RunState, p *prepared, rule Rule) int {
+	if !implicitRules[rule] {
+		return -1
+	}
+	for i := range cs.far {
+		if l.simulate(run, p, cs.far[i].ts.name).Verdict == Allow {
+			return i
+		}
+	}
+	return -1
+}
+
 // simulate decides p in phase target, with run's history, for a
 // suggestion: its denies carry no lesson.
 func (l *Law) simulate(run *RunState, p *prepared, target string) Decision {
@@ -815,14 +832,17 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 	}
 	// The suggestions first: an implicit transition answers instead.
 	var ss suggList
+	far := -1
 	if cs != nil && suggest && !cs.final && rule != RuleMaxIterations {
 		if ss = l.suggestions(cs, run, p); ss.n > 0 {
 			if auto, ok := l.implicit(cs, run, p, rule, &ss); ok {
 				return auto
 			}
+		} else {
+			far = l.farther(cs, run, p, rule)
 		}
 	}
-	l.lesson(&d, cs, rule, what, suggest, &ss)
+	l.lesson(&d, cs, rule, what, suggest, &ss, harnessIndex(p.call.Harness), far)
 	return d
 }
 
@@ -832,6 +852,11 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 type lessonKey struct {
 	tool string
 	mask uint64
+	// harness is the harness's index (its tool names), far the phase
+	// further away that allows the call (an index into the phase's far
+	// candidates; -1 for none).
+	harness uint8
+	far     int16
 }
 
 // lessonCacheSize bounds the lessons a phase keeps.
@@ -853,14 +878,18 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 	d.Effects.CountIteration = run.Active && !cs.final &&
 		p.info.kind != kControl && p.info.kind != kMeta && p.info.kind != kTask
 	var ss suggList
+	far := -1
 	if !cs.final {
 		if ss = l.suggestions(cs, run, p); ss.n > 0 {
 			if auto, ok := l.implicit(cs, run, p, RuleToolNotAllowed, &ss); ok {
 				return auto
 			}
+		} else {
+			far = l.farther(cs, run, p, RuleToolNotAllowed)
 		}
 	}
-	key := lessonKey{p.info.canon, ss.mask}
+	h := harnessIndex(p.call.Harness)
+	key := lessonKey{tool: p.info.canon, mask: ss.mask, harness: uint8(h), far: int16(far)}
 	if !ss.dynamic {
 		if v, ok := cs.lessons.Load(key); ok {
 			cl := v.(*cachedLesson)
@@ -868,7 +897,7 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 			return d
 		}
 	}
-	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", true, &ss)
+	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", true, &ss, h, far)
 	if !ss.dynamic && cs.nLessons.Add(1) <= lessonCacheSize {
 		cs.lessons.Store(key, &cachedLesson{d.Reason, d.NextEvents})
 	}
@@ -879,7 +908,7 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 // was denied and why, the rule, the allowed tools, and the suggestions ss
 // (computed by the caller), once, into a buffer on the stack, copied out
 // at its exact size.
-func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, suggest bool, ss *suggList) {
+func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, suggest bool, ss *suggList, h, far int) {
 	var arr [768]byte
 	b := arr[:0]
 	if cs != nil {
@@ -892,7 +921,7 @@ func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, sug
 		b = append(b, rule...)
 		b = append(b, ")."...)
 		if !cs.final && rule != RuleSelfProtect && rule != RuleControlHumanOnly && rule != RuleControlUnknown {
-			b = append(b, cs.lessonTail...)
+			b = append(b, cs.lessonTail[h]...)
 		}
 	} else {
 		b = append(b, "Denied: "...)
@@ -936,6 +965,20 @@ func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, sug
 				}
 				b = append(b, "."...)
 			}
+		} else if far >= 0 {
+			fp := &cs.far[far]
+			d.NextEvents = []string{fp.events[0]}
+			b = fmt.Appendf(b, " This call is allowed in '%s', %d transitions away: %s (through '%s')",
+				fp.ts.name, len(fp.events), strings.Join(fp.events, " → "), strings.Join(fp.via, "', '"))
+			if len(fp.notes) > 0 {
+				b = append(b, "; "...)
+				b = append(b, strings.Join(fp.notes, "; ")...)
+			}
+			b = append(b, "."...)
+		} else if implicitRules[rule] {
+			b = append(b, " No phase reachable from '"...)
+			b = append(b, cs.name...)
+			b = append(b, "' allows this call."...)
 		} else {
 			b = append(b, " No single transition from '"...)
 			b = append(b, cs.name...)

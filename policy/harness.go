@@ -19,8 +19,11 @@ const (
 	Pi         Harness = "pi"
 )
 
-// Harnesses lists the supported harnesses.
+// Harnesses lists the supported harnesses, in harnessIndex order.
 var Harnesses = []Harness{ClaudeCode, Codex, Cursor, OpenCode, Pi}
+
+// numHarnesses is len(Harnesses), for arrays indexed by harnessIndex.
+const numHarnesses = 5
 
 // ParseHarness maps a harness name (or a common alias such as "claude") to a Harness.
 func ParseHarness(s string) (Harness, error) {
@@ -124,10 +127,12 @@ func table(entries map[kind][]string) harnessTools {
 	return t
 }
 
-// The alias tables, one per harness (docs/architecture.md, decision pipeline step 3). Names are
-// the raw names each harness reports to its hooks or plugins.
-var harnessTables = map[Harness]harnessTools{
-	ClaudeCode: table(map[kind][]string{
+// harnessAliases are the raw names each harness reports to its hooks or
+// plugins, per canonical tool (docs/architecture.md, decision pipeline
+// step 3). The first name of a list is the one the harness's model calls,
+// which lessons name (LessonTools).
+var harnessAliases = map[Harness]map[kind][]string{
+	ClaudeCode: {
 		kRead:         {"Read", "NotebookRead", "ReadMcpResourceTool", "ListMcpResourcesTool"},
 		kWrite:        {"Write"},
 		kEdit:         {"Edit"},
@@ -142,15 +147,15 @@ var harnessTables = map[Harness]harnessTools{
 		kWebSearch:    {"WebSearch"},
 		kTask:         {"Task", "Agent"},
 		kMeta:         {"TodoWrite", "TodoRead", "AskUserQuestion", "ExitPlanMode", "EnterPlanMode", "Skill", "SlashCommand", "ToolSearch", "SendMessage"},
-	}),
+	},
 	// Codex reports its shell (exec_command, shell_command) to hooks as
 	// "Bash" and the patch tool as "apply_patch"; the model-facing names
 	// are listed too, for `statewright check` and plugins. The goal and
 	// multi-agent bookkeeping tools are what Codex 0.169 offers.
-	Codex: table(map[kind][]string{
+	Codex: {
 		kRead:       {"read_file", "view_image", "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"},
 		kApplyPatch: {"apply_patch"},
-		kBash:       {"shell", "exec_command", "shell_command", "local_shell", "container.exec", "unified_exec", "Bash"},
+		kBash:       {"exec_command", "shell", "shell_command", "local_shell", "container.exec", "unified_exec", "Bash"},
 		kWriteStdin: {"write_stdin"},
 		kGrep:       {"grep_files"},
 		kLS:         {"list_dir"},
@@ -158,8 +163,8 @@ var harnessTables = map[Harness]harnessTools{
 		kWebFetch:   {"web.run"},
 		kTask:       {"spawn_agent", "send_input", "wait_agent", "resume_agent", "close_agent", "list_agents", "interrupt_agent"},
 		kMeta:       {"update_plan", "request_user_input", "get_goal", "create_goal", "update_goal", "tool_search"},
-	}),
-	Cursor: table(map[kind][]string{
+	},
+	Cursor: {
 		kRead:       {"Read", "ReadFile"},
 		kWrite:      {"Write"},
 		kEdit:       {"Edit", "StrReplace", "MultiStrReplace"},
@@ -173,8 +178,8 @@ var harnessTables = map[Harness]harnessTools{
 		kWebSearch:  {"WebSearch"},
 		kTask:       {"Task"},
 		kMeta:       {"TodoWrite", "UpdateTodos"},
-	}),
-	OpenCode: table(map[kind][]string{
+	},
+	OpenCode: {
 		kRead:       {"read", "lsp"},
 		kWrite:      {"write"},
 		kEdit:       {"edit"},
@@ -188,8 +193,8 @@ var harnessTables = map[Harness]harnessTools{
 		kWebSearch:  {"websearch", "codesearch"},
 		kTask:       {"task"},
 		kMeta:       {"todowrite", "todoread", "skill", "question"},
-	}),
-	Pi: table(map[kind][]string{
+	},
+	Pi: {
 		kRead:  {"read"},
 		kWrite: {"write"},
 		kEdit:  {"edit"},
@@ -197,8 +202,18 @@ var harnessTables = map[Harness]harnessTools{
 		kGrep:  {"grep"},
 		kGlob:  {"find"},
 		kLS:    {"ls"},
-	}),
+	},
 }
+
+// harnessTables are the alias tables, one per harness: raw tool name →
+// canonical tool.
+var harnessTables = func() map[Harness]harnessTools {
+	m := map[Harness]harnessTools{}
+	for h, a := range harnessAliases {
+		m[h] = table(a)
+	}
+	return m
+}()
 
 // Direct references to the busiest tables (no map lookup on the hot path).
 var (
@@ -356,5 +371,69 @@ func AliasTable(h Harness) [][2]string {
 		out = append(out, [2]string{n, c})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// harnessIndex is h's place in Harnesses ("" and unknown names are Claude
+// Code, as in lookupTool).
+func harnessIndex(h Harness) int {
+	switch h {
+	case Codex:
+		return 1
+	case Cursor:
+		return 2
+	case OpenCode:
+		return 3
+	case Pi:
+		return 4
+	}
+	return 0
+}
+
+// canonicalIn are the tools a harness's lessons name canonically: Codex's
+// model (0.169) has no read, search or list tool of its own; it reads with
+// read-only shell commands, which the law admits as Read, Grep, Glob and
+// LS, so its lessons keep those names.
+var canonicalIn = map[Harness]toolBits{Codex: bit(kRead) | bit(kGrep) | bit(kGlob) | bit(kLS)}
+
+// LessonTools returns tools (a phase's allowed_tools) as harness h's model
+// knows them: a name that grants a canonical tool becomes the harness's own
+// name for it (opencode's read, Pi's find for Glob, Codex's apply_patch for
+// Write and Edit, Cursor's Shell for Bash); capability words, MCP tools and
+// names the harness has no tool for stay as written. Duplicates are
+// dropped; nil stays nil.
+func LessonTools(h Harness, tools []string) []string {
+	if tools == nil {
+		return nil
+	}
+	h = Harnesses[harnessIndex(h)]
+	a := harnessAliases[h]
+	out := make([]string, 0, len(tools))
+	seen := map[string]bool{}
+	for _, t := range tools {
+		n := t
+		if k, ok := workflowNames[strings.ToLower(t)]; ok && !strings.HasSuffix(t, "*") {
+			names := a[k]
+			if canonicalIn[h]&bit(k) != 0 {
+				names = []string{canonicalNames[k]}
+			}
+			if len(names) == 0 && (k == kWrite || k == kEdit || k == kMultiEdit || k == kNotebookEdit) {
+				names = a[kApplyPatch] // the harness edits through its patch tool
+			}
+			if len(names) > 0 {
+				n = names[0]
+			}
+		} else {
+			for _, m := range a[kMeta] { // TodoWrite is opencode's todowrite
+				if strings.EqualFold(m, t) {
+					n = m
+				}
+			}
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
 	return out
 }

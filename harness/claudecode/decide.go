@@ -77,7 +77,9 @@ func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
 
 // PhaseContext renders what the agent must know about its run at session
 // start and on every prompt. Nil (no run) renders "".
-func PhaseContext(v *runtime.RunView) string { return wire.PhaseContext(v, TransitionTool) }
+func PhaseContext(v *runtime.RunView) string {
+	return wire.PhaseContext(v, policy.ClaudeCode, TransitionTool)
+}
 
 // StopReason returns why the agent may not stop yet, or "" when it may: a
 // live, enforced run in a non-final phase blocks stopping once; when

@@ -307,3 +307,20 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDenyEndsWithoutPeriod checks that no deny ends with a period: Codex
+// shows "Command blocked by PreToolUse hook: <reason>. Command: …", adding
+// its own, and the model read ".." (issue 18 item 3).
+func TestDenyEndsWithoutPeriod(t *testing.T) {
+	in := &Input{HookInput: wire.HookInput{SessionID: "s1", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "c"}}
+	for name, a := range map[string]harness.Answer{
+		"deny":    PreToolAnswer(in, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Deny, Reason: "Denied in phase 'p': no (rule r)."}}),
+		"ask":     PreToolAnswer(in, runtime.DecideResult{Enforced: true, Decision: policy.Decision{Verdict: policy.Ask, Reason: "ask."}}),
+		"failure": Failure(PreToolUse, "open store: no store"),
+	} {
+		line := strings.TrimSuffix(a.Stderr, "\n")
+		if a.Exit != wire.ExitBlock || line == "" || strings.HasSuffix(line, ".") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 with a reason that does not end in a period", name, a.Exit, a.Stderr)
+		}
+	}
+}

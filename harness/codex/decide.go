@@ -86,7 +86,7 @@ func exitFromText(s string) (int, bool) {
 func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
 	stamped, err := in.StampControl(IsControlTool(in.ToolName), ErrMalformed)
 	if err != nil {
-		return wire.Deny(wire.Prefixed(err.Error()))
+		return deny(wire.Prefixed(err.Error()))
 	}
 	switch outcome, reason := wire.Verdict(res); outcome {
 	case wire.Allowed:
@@ -95,11 +95,16 @@ func PreToolAnswer(in *Input, res runtime.DecideResult) harness.Answer {
 		}
 		return wire.Pass()
 	case wire.Asked:
-		return wire.Deny(AskDenied(in.SessionID, res.Reason))
+		return deny(AskDenied(in.SessionID, res.Reason))
 	default:
-		return wire.Deny(reason)
+		return deny(reason)
 	}
 }
+
+// deny blocks a call: exit 2 with the reason. Codex shows it to the model
+// as "Command blocked by PreToolUse hook: <reason>. Command: …", adding a
+// period of its own, so the reason loses its final one.
+func deny(reason string) harness.Answer { return wire.Deny(strings.TrimSuffix(reason, ".")) }
 
 // AskDenied renders the deny an "ask" becomes in Codex: the reason, why it
 // is a deny, and what a person can do.
@@ -112,7 +117,9 @@ func AskDenied(sessionID, reason string) string {
 // PhaseContext renders what the agent must know about its run at session
 // start and on every prompt (the control tools have the same names as in
 // Claude Code). Nil renders "".
-func PhaseContext(v *runtime.RunView) string { return wire.PhaseContext(v, TransitionTool) }
+func PhaseContext(v *runtime.RunView) string {
+	return wire.PhaseContext(v, policy.Codex, TransitionTool)
+}
 
 // StopReason returns why the agent may not stop yet, or "" when it may:
 // once per stop, never in a loop (stop_hook_active lets it stop).
@@ -126,4 +133,10 @@ func StopReason(in *Input, v *runtime.RunView) string {
 // Failure is the answer when the hook cannot do its job for event (bad
 // input, an unreadable or foreign store, a deadline), failing closed as
 // the events table says; an unknown event denies.
-func Failure(event Event, msg string) harness.Answer { return events.Failure(string(event), msg) }
+func Failure(event Event, msg string) harness.Answer {
+	a := events.Failure(string(event), msg)
+	if a.Exit == wire.ExitBlock {
+		return deny(strings.TrimSuffix(a.Stderr, "\n"))
+	}
+	return a
+}

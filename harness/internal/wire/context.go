@@ -13,8 +13,9 @@ import (
 // PhaseContext renders what the agent must know about its run at session
 // start and on every prompt: workflow, phase, iterations, allowed tools,
 // instructions and the events that lead on, and how to move on (the
-// harness's name of the transition tool). Nil (no run) renders "".
-func PhaseContext(v *runtime.RunView, transitionTool string) string {
+// harness's name of the transition tool). The allowed tools carry h's own
+// names (policy.LessonTools). Nil (no run) renders "".
+func PhaseContext(v *runtime.RunView, h policy.Harness, transitionTool string) string {
 	if v == nil || v.Run == nil {
 		return ""
 	}
@@ -38,7 +39,7 @@ func PhaseContext(v *runtime.RunView, transitionTool string) string {
 	case r.Status == store.StatusPaused:
 		b.WriteString("The run is paused by a person.\n")
 	}
-	b.WriteString("Allowed tools: " + toolList(v.AllowedTools) + ".\n")
+	b.WriteString("Allowed tools: " + toolList(policy.LessonTools(h, v.AllowedTools)) + ".\n")
 	if s := strings.TrimSpace(v.Instructions); s != "" {
 		b.WriteString("Instructions: " + s + "\n")
 	}

@@ -194,7 +194,7 @@ type PluginModel struct {
 
 // phase answers with the phase context of v and the phase's model.
 func (p *Plugin) phase(v *runtime.RunView) PluginAnswer {
-	a := done(PhaseContext(v, p.TransitionTool))
+	a := done(PhaseContext(v, p.Harness, p.TransitionTool))
 	a.Model = phaseModel(v)
 	return a
 }
