@@ -27,24 +27,24 @@ import (
 // (store.ErrBusy, store.ErrStoreMismatch, ...) pass through wrapped.
 var (
 	// ErrNoRun: the session has no live run.
-	ErrNoRun = errors.New("runtime: no active run for this session")
+	ErrNoRun = errors.New("no active run for this session")
 	// ErrRunActive: a run is already live for the session.
-	ErrRunActive = errors.New("runtime: a run is already active for this session")
+	ErrRunActive = errors.New("a run is already active for this session")
 	// ErrNotAllowed: the actor may not do this (an agent asking for a
 	// human-only operation, a workflow the project does not allow).
-	ErrNotAllowed = errors.New("runtime: not allowed")
+	ErrNotAllowed = errors.New("not allowed")
 	// ErrNoApproval: no approval is pending, or the id does not match, or it expired.
-	ErrNoApproval = errors.New("runtime: no such pending approval")
+	ErrNoApproval = errors.New("no such pending approval")
 	// ErrApprovalPending: a transition was requested while an approval is pending.
-	ErrApprovalPending = errors.New("runtime: a transition is awaiting approval")
+	ErrApprovalPending = errors.New("a transition is awaiting approval")
 	// ErrPaused: the run is paused by a person; only Resume or Deactivate move it.
-	ErrPaused = errors.New("runtime: the run is paused")
+	ErrPaused = errors.New("the run is paused")
 	// ErrTransition: the engine refused the event (no such event, guard
 	// failed, ambiguous, final state); the wrapped engine error says why.
-	ErrTransition = errors.New("runtime: transition refused")
+	ErrTransition = errors.New("transition refused")
 	// ErrWorkflow: the workflow cannot be loaded, does not validate, or a
 	// run's snapshot no longer compiles.
-	ErrWorkflow = errors.New("runtime: workflow")
+	ErrWorkflow = errors.New("workflow")
 )
 
 // ActorKind says who asks for an operation.

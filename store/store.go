@@ -23,34 +23,35 @@ import (
 	"time"
 )
 
-// Errors. Backends wrap them with context; test with errors.Is.
+// Errors. Backends wrap them with context ("store: open PATH: ..."), so
+// their own text carries no "store: " prefix; test with errors.Is.
 var (
 	// ErrNotFound: no such run, no live run for the session, no such call record.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = errors.New("not found")
 	// ErrConflict: a compare-and-swap failed (the run's revision moved on), or
 	// a second live run for a session was about to be created.
-	ErrConflict = errors.New("store: conflict")
+	ErrConflict = errors.New("conflict")
 	// ErrDuplicate: a call record for this (session, tool_use_id, phase) exists already.
-	ErrDuplicate = errors.New("store: duplicate call record")
+	ErrDuplicate = errors.New("duplicate call record")
 	// ErrStoreMismatch: the store's id is not the one the caller expected
 	// (the store was deleted and recreated, or another store was named).
-	ErrStoreMismatch = errors.New("store: store id mismatch")
+	ErrStoreMismatch = errors.New("store id mismatch")
 	// ErrNoStore: the store does not exist (or was never initialised) and
 	// the caller asked not to create it.
-	ErrNoStore = errors.New("store: no store")
+	ErrNoStore = errors.New("no store")
 	// ErrCorrupt: the store file is not a statewright store, is damaged, or
 	// has a schema newer than this binary understands.
-	ErrCorrupt = errors.New("store: corrupt or unknown store")
+	ErrCorrupt = errors.New("corrupt or unknown store")
 	// ErrBusy: the store stayed locked by other writers for longer than the
 	// busy timeout.
-	ErrBusy = errors.New("store: busy")
+	ErrBusy = errors.New("busy")
 	// ErrClosed: the store was closed.
-	ErrClosed = errors.New("store: closed")
+	ErrClosed = errors.New("store closed")
 	// ErrChainBroken: the event log's hash chain does not verify.
-	ErrChainBroken = errors.New("store: event chain broken")
+	ErrChainBroken = errors.New("event chain broken")
 	// ErrInvalid: the caller passed a value the store refuses (a run without
 	// a session key, an event with invalid JSON data, ...).
-	ErrInvalid = errors.New("store: invalid argument")
+	ErrInvalid = errors.New("invalid argument")
 )
 
 // Status is a run's lifecycle status.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite" // the "sqlite" driver corruptpage opens store files with
 
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
 	"github.com/statewright-go/statewright/internal/cli/root"
@@ -29,13 +32,19 @@ func TestMain(m *testing.M) {
 //	exits CODE statewright ARGS...
 //
 // which runs the command and fails unless it exits with exactly CODE; its
-// output is available to stdout/stderr assertions as usual.
+// output is available to stdout/stderr assertions as usual, and
+//
+//	corruptpage FILE TABLE
+//
+// which damages the SQLite store FILE for real: it moves the WAL's pages
+// into the file, then overwrites the root page of TABLE with garbage.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:   "testdata/script",
 		Setup: setup,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
+			"exits":       cmdExits,
+			"corruptpage": cmdCorruptPage,
 		},
 	})
 }
@@ -102,4 +111,24 @@ func shareGoCache(env *testscript.Env) error {
 	}
 	env.Setenv("GOCACHE", cache)
 	return nil
+}
+
+func cmdCorruptPage(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: corruptpage FILE TABLE")
+	}
+	p := ts.MkAbs(args[0])
+	db, err := sql.Open("sqlite", "file:"+p)
+	ts.Check(err)
+	var page, size int64
+	_, err = db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	ts.Check(err)
+	ts.Check(db.QueryRow("SELECT rootpage FROM sqlite_schema WHERE name = ?", args[1]).Scan(&page))
+	ts.Check(db.QueryRow("PRAGMA page_size").Scan(&size))
+	ts.Check(db.Close())
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	ts.Check(err)
+	defer f.Close()
+	_, err = f.WriteAt(bytes.Repeat([]byte{0xA5}, int(size)), (page-1)*size)
+	ts.Check(err)
 }

@@ -247,8 +247,11 @@ func openStore(ctx context.Context, env Env, f *Flags) (store.Store, error) {
 		return nil, errors.New("the hook command names no store id (--store-id); run `statewright init` for the harness to install the hooks")
 	}
 	st, err := env.OpenStore(ctx, loc, id, BusyTimeout(f.Deadline))
+	if errors.Is(err, store.ErrCorrupt) && !store.IsPostgresURL(loc) {
+		return nil, fmt.Errorf("%w. A person %s", err, install.RecoverHint(loc))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, err // the store's errors name the operation and the store
 	}
 	return st, nil
 }

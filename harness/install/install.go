@@ -251,16 +251,32 @@ func (p *Plan) ensureStore() (id string, created bool, err error) {
 	st, err := p.env.OpenStore(p.ctx, p.Store, false)
 	if errors.Is(err, store.ErrNoStore) {
 		if p.DryRun {
+			if !store.IsPostgresURL(p.Store) {
+				if err := canCreate(p.Store); err != nil {
+					return "", false, failure{fmt.Sprintf("init: the store %s cannot be created: %v", p.Store, err)}
+				}
+			}
 			return "NEW-STORE-ID", true, nil
 		}
 		created = true
 		st, err = p.env.OpenStore(p.ctx, p.Store, true)
 	}
+	if errors.Is(err, store.ErrCorrupt) && !store.IsPostgresURL(p.Store) {
+		return "", false, failure{fmt.Sprintf("init: %v. A person %s", err, RecoverHint(p.Store))}
+	}
 	if err != nil {
-		return "", false, failure{fmt.Sprintf("init: open store: %v", err)}
+		return "", false, failure{fmt.Sprintf("init: %v", err)}
 	}
 	defer st.Close()
 	return st.StoreID(), created, nil
+}
+
+// RecoverHint says what a person does about the corrupt SQLite store at
+// loc (after "A person "): `statewright store recover` keeps its readable
+// log and moves it aside, and init makes a fresh store.
+func RecoverHint(loc string) string {
+	return "keeps its readable log and moves it aside with `statewright store recover --store " + loc +
+		"`, then runs `statewright init` again for a fresh store"
 }
 
 // Usage marks err as the caller's (bad flags or arguments: exit 2).

@@ -58,8 +58,9 @@ func AddStoreFlag(cmd *cobra.Command) {
 // else $STATEWRIGHT_STORE, else the store of the statewright install that
 // governs the working directory (install.FindStore: the project's hooks or
 // plugin name it; found from any subdirectory), else the XDG state
-// directory (store.ResolvePath). A store found through the install is
-// named on stderr, so a person always knows which store a command used.
+// directory (store.ResolvePath). Unless --store named it, the store and
+// where it comes from are named on stderr, so a person always knows which
+// store a command used.
 func StoreLocation(cmd *cobra.Command) (string, error) {
 	var flag string
 	if f := cmd.Flag(StoreFlag); f != nil {
@@ -69,10 +70,24 @@ func StoreLocation(cmd *cobra.Command) (string, error) {
 	if err != nil {
 		return "", Usage(err)
 	}
-	if from != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "statewright: store %s (the project's install, %s)\n", p, from)
+	if why := storeSource(flag, from); why != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "statewright: store %s (%s)\n", store.Display(p), why)
 	}
 	return p, nil
+}
+
+// storeSource says where a resolved store comes from, for StoreLocation's
+// note ("" when --store named it on the command line).
+func storeSource(flag, from string) string {
+	switch {
+	case flag != "":
+		return ""
+	case from != "":
+		return "the project's install, " + from
+	case os.Getenv(store.EnvStore) != "":
+		return "$" + store.EnvStore
+	}
+	return "the default location: no statewright install governs this directory and $" + store.EnvStore + " is unset"
 }
 
 // resolveStore resolves a --store flag's value as StoreLocation does; from
@@ -107,14 +122,17 @@ func (f *Factory) OpenStore(ctx context.Context, cmd *cobra.Command, opts store.
 	st, err := f.OpenStoreAt(ctx, p, opts)
 	if err != nil && os.Getenv(sandbox.EnvPhase) != "" {
 		// Inside the OS sandbox the store is hidden (docs/sandbox.md).
-		return nil, fmt.Errorf("open store: this command runs inside statewright's OS sandbox, where the store is hidden; "+
+		return nil, fmt.Errorf("this command runs inside statewright's OS sandbox, where the store is hidden; "+
 			"the agent reads its run through statewright's control tools (statewright_get_state), a person runs statewright outside: %w", err)
 	}
 	if errors.Is(err, store.ErrNoStore) {
-		return nil, fmt.Errorf("open store: %w (start a run with `statewright start`, or name the store with --store / $%s)", err, store.EnvStore)
+		return nil, fmt.Errorf("%w (start a run with `statewright start`, or name the store with --store / $%s)", err, store.EnvStore)
+	}
+	if errors.Is(err, store.ErrCorrupt) && !store.IsPostgresURL(p) {
+		return nil, fmt.Errorf("%w. A person %s", err, install.RecoverHint(p))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, err // the store's errors name the operation and the store
 	}
 	return st, nil
 }

@@ -4,6 +4,7 @@
 package root
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,7 @@ import (
 	"github.com/statewright-go/statewright/internal/cli/runscmd"
 	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
 	"github.com/statewright-go/statewright/internal/cli/servecmd"
+	"github.com/statewright-go/statewright/internal/cli/storecmd"
 	"github.com/statewright-go/statewright/internal/cli/testruncmd"
 	"github.com/statewright-go/statewright/internal/cli/tokenscmd"
 	"github.com/statewright-go/statewright/internal/cli/trustcmd"
@@ -79,6 +81,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root.AddCommand(retentioncmd.NewCmdRetention(f))
 	root.AddCommand(auditcmd.NewCmdVerify(f))
 	root.AddCommand(auditcmd.NewCmdCheckpoint(f))
+	root.AddCommand(storecmd.NewCmdStore(f))
 
 	// Servers and human surfaces.
 	root.AddCommand(mcpcmd.NewCmdMCP(f))
@@ -105,5 +108,14 @@ func Run(f *cmdutil.Factory, args []string, stdin io.Reader, stdout, stderr io.W
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetArgs(args)
-	return cmdutil.ExitCode(root.Execute(), stderr)
+	cmd, err := root.ExecuteC()
+	code := cmdutil.ExitCode(err, stderr)
+	if code == cmdutil.ExitUsage && cmd != nil && cmd.Runnable() {
+		// A usage error shows how the command is called.
+		fmt.Fprintf(stderr, "usage: %s\n", cmd.UseLine())
+		if cmd.Example != "" {
+			fmt.Fprintf(stderr, "examples:\n%s\n", cmd.Example)
+		}
+	}
+	return code
 }
