@@ -101,6 +101,9 @@ func (e *TransitionError) Error() string {
 		if len(e.Candidates) == 0 {
 			b.WriteString("; the state has no events")
 		} else {
+			if s := workflow.Suggest(e.Event, e.Candidates); s != "" && e.Event != "" {
+				fmt.Fprintf(&b, " (did you mean '%s'?)", s)
+			}
 			fmt.Fprintf(&b, "; valid events: %s", strings.Join(e.Candidates, ", "))
 		}
 	case ErrAmbiguousEvent:

@@ -46,7 +46,11 @@ func (d defaultSource) Load(name string) ([]byte, string, error) {
 	src, err := os.ReadFile(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(name, `/\.`) {
-			return nil, "", fmt.Errorf("no bundled workflow or file named %q (bundled: %s)", name, strings.Join(workflow.TemplateNames(), ", "))
+			msg := fmt.Sprintf("no bundled workflow or file named %q", name)
+			if s := workflow.Suggest(name, workflow.TemplateNames()); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return nil, "", fmt.Errorf("%s (bundled: %s)", msg, strings.Join(workflow.TemplateNames(), ", "))
 		}
 		return nil, "", fmt.Errorf("load workflow: %w", err)
 	}

@@ -151,6 +151,18 @@ func (v *validator) exists(name string) bool {
 	return ok
 }
 
+// didYouMean suggests the state a nonexistent target likely meant
+// (" (did you mean 'x'?)"), or "".
+func (v *validator) didYouMean(name string) string {
+	if len(name) < 4 { // one- to three-letter names are one edit from most others
+		return ""
+	}
+	if s := suggest(name, v.states); s != "" {
+		return " (did you mean '" + s + "'?)"
+	}
+	return ""
+}
+
 // state returns the named state; nil entries (hand-built definitions) read
 // as an empty state.
 func (v *validator) state(name string) *State {
@@ -221,7 +233,7 @@ func (v *validator) structural() {
 	// Rules 3 and 4, and the same checks for every branch (gap).
 	v.forEachTransition(func(sn, ev string, s *State, t *Transition) {
 		if pt := primaryTarget(t); pt != ReturnTarget && !v.exists(pt) {
-			v.errorf(targetPos(t), CodeUnknownTarget, "state '%s' event '%s' targets nonexistent state '%s'", sn, ev, pt)
+			v.errorf(targetPos(t), CodeUnknownTarget, "state '%s' event '%s' targets nonexistent state '%s'%s", sn, ev, pt, v.didYouMean(pt))
 		}
 		for i, g := range t.GuardNames() {
 			if _, ok := def.Guards[g]; !ok {
@@ -236,7 +248,7 @@ func (v *validator) structural() {
 				continue
 			}
 			if i > 0 && b.Target != ReturnTarget && !v.exists(b.Target) {
-				v.errorf(b.fp.at("target", b.Pos), CodeUnknownTarget, "state '%s' event '%s' branch %d targets nonexistent state '%s'", sn, ev, i+1, b.Target)
+				v.errorf(b.fp.at("target", b.Pos), CodeUnknownTarget, "state '%s' event '%s' branch %d targets nonexistent state '%s'%s", sn, ev, i+1, b.Target, v.didYouMean(b.Target))
 			}
 			for j, g := range b.GuardNames() {
 				if _, ok := def.Guards[g]; !ok {
@@ -249,7 +261,7 @@ func (v *validator) structural() {
 	for _, name := range sortedKeys(def.Interrupts) {
 		in := def.Interrupts[name]
 		if in != nil && !v.exists(in.Target) {
-			v.errorf(in.fp.at("target", in.Pos), CodeUnknownInterruptTarget, "interrupt '%s' targets nonexistent state '%s'", name, in.Target)
+			v.errorf(in.fp.at("target", in.Pos), CodeUnknownInterruptTarget, "interrupt '%s' targets nonexistent state '%s'%s", name, in.Target, v.didYouMean(in.Target))
 		}
 	}
 	// Rule 6.

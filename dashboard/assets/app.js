@@ -205,6 +205,13 @@ async function decide(approve) {
   const b = approve ? $("approve") : $("reject");
   const id = b.dataset.approvalId;
   if (!currentRun || !id) return;
+  // Approving moves a governed agent on: ask, as the CLI and the TUI do.
+  const what = `${approve ? "Approve" : "Reject"} ${id} for ${currentRun.session || currentRun.id}?`;
+  if (!window.confirm(what)) {
+    $("action-result").className = "";
+    $("action-result").textContent = "not confirmed; nothing changed";
+    return;
+  }
   b.disabled = true;
   try {
     const res = await api(`api/runs/${encodeURIComponent(currentRun.id)}/${approve ? "approve" : "reject"}`,

@@ -90,6 +90,8 @@ try {
   // Not signed in: the API refuses, the page asks for a token.
   await page.goto(url);
   await page.locator("#login").waitFor({ state: "visible" });
+  check((await page.textContent("#token-help")).includes("statewright tokens create --role operator"),
+    "the sign-in says where a token comes from");
   const anon = await page.evaluate(async () => (await fetch("api/runs")).status);
   check(anon === 401, `api/runs without a session answered ${anon}, want 401`);
 
@@ -146,6 +148,14 @@ try {
   check(await page.isEnabled("#approve"), "the approve button is enabled for an operator");
   check((await page.getAttribute("#approve", "data-approval-id")) === id, "approve is bound to " + id);
   await shot(page, "dashboard-approval.png");
+  // Approve asks first, as the CLI and the TUI do: dismissed, nothing moves.
+  let asked = "";
+  page.once("dialog", (d) => { asked = d.message(); d.dismiss(); });
+  await page.click("#approve");
+  await page.locator("#action-result", { hasText: "not confirmed; nothing changed" }).waitFor();
+  check(asked.includes(`Approve ${id}`), "approve asked for confirmation naming " + id + ": " + asked);
+  check(cli("status", "--session", session).includes("awaiting_approval"), "a dismissed approval left the run parked");
+  page.once("dialog", (d) => d.accept());
   await page.click("#approve");
   await page.locator("#action-result", { hasText: `approved ${id}: implementing → done` }).waitFor();
   await page.locator('#graph svg .node.current[data-state="done"]').waitFor();

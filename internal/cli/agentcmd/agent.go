@@ -47,8 +47,9 @@ type AgentOptions struct {
 func NewCmdAgent(f *cmdutil.Factory, runF func(*cobra.Command, *AgentOptions) error) *cobra.Command {
 	o := &AgentOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "agent --workflow NAME --task TEXT --model URL#MODEL [--workspace DIR]",
-		Short: "Run a model in a loop under a workflow (OpenAI-compatible or Ollama)",
+		Use:     "agent --workflow NAME --task TEXT --model URL#MODEL [--workspace DIR]",
+		Example: "  statewright agent --workflow bugfix --task 'make the tests pass' --model http://127.0.0.1:11434#qwen3 --workspace .",
+		Short:   "Run a model in a loop under a workflow (OpenAI-compatible or Ollama)",
 		Long: `agent drives a model through a workflow: each phase offers the model only that
 phase's tools (read_file, list_dir, grep, edit_file, write_file, run_command,
 run_test, statewright_transition); every call is decided by the same runtime as

@@ -25,8 +25,9 @@ func NewCmdEval(f *cmdutil.Factory) *cobra.Command {
 		maxSteps                                                         int
 	)
 	cmd := &cobra.Command{
-		Use:   "eval --suite DIR --model URL#MODEL",
-		Short: "Run a suite of buggy-repo tasks with and without the workflow; report pass rates",
+		Use:     "eval --suite DIR --model URL#MODEL",
+		Example: "  statewright eval --suite evals/ --model http://127.0.0.1:11434#qwen3 --json results.json",
+		Short:   "Run a suite of buggy-repo tasks with and without the workflow; report pass rates",
 		Long: `eval runs every task of a suite (DIR/<id>/task.json and DIR/<id>/repo/) twice with
 statewright agent: under the suite's workflow (DIR/workflow.json, else bugfix, or --workflow)
 and unguarded (one phase, every tool). A run passes when the task's test command passes in the

@@ -23,8 +23,9 @@ func NewCmdGenerate(f *cmdutil.Factory) *cobra.Command {
 		force                bool
 	)
 	cmd := &cobra.Command{
-		Use:   "generate --task TEXT --model URL#MODEL [--out FILE]",
-		Short: "Have a model draft a workflow for a task; validated, errors fed back (at most 3 rounds)",
+		Use:     "generate --task TEXT --model URL#MODEL [--out FILE]",
+		Example: "  statewright generate --task 'fix a bug test-first' --model http://127.0.0.1:11434#qwen3 --out fix.yaml",
+		Short:   "Have a model draft a workflow for a task; validated, errors fed back (at most 3 rounds)",
 		Long: `generate asks the model to draft a workflow for the task, validates the draft (the format's
 errors, plus a final "failed" state and events in every working state), sends the errors back for
 another draft (at most --rounds, 3), writes the first valid draft to --out (default ID.json) and

@@ -25,8 +25,9 @@ func NewCmdVerify(f *cmdutil.Factory) *cobra.Command {
 		trust               []string
 	)
 	cmd := &cobra.Command{
-		Use:   "verify [--store LOC | --export FILE.jsonl] [--checkpoints FILE.jsonl] [--trust PUBKEY]",
-		Short: "Verify the event log: every run's hash chain, and the log against the signed checkpoints",
+		Use:     "verify [--store LOC | --export FILE.jsonl] [--checkpoints FILE.jsonl] [--trust PUBKEY]",
+		Example: "  statewright verify\n  statewright verify --export log.jsonl --checkpoints ~/checkpoints.jsonl",
+		Short:   "Verify the event log: every run's hash chain, and the log against the signed checkpoints",
 		Long: `verify checks every chain of the event log (each run's events, a session's events outside any
 run, the store's own, and the legacy chain of stores older than per-run chains): each event's hash
 and its link to the one before it, and that each chain ends where the store says. Then it checks
@@ -115,8 +116,9 @@ func NewCmdCheckpoint(f *cmdutil.Factory) *cobra.Command {
 		rotate bool
 	)
 	cmd := &cobra.Command{
-		Use:   "checkpoint [--export FILE.jsonl] [--rotate]",
-		Short: "Sign a checkpoint of the event log now (people only)",
+		Use:     "checkpoint [--export FILE.jsonl] [--rotate]",
+		Example: "  statewright checkpoint\n  statewright checkpoint --export ~/checkpoints.jsonl",
+		Short:   "Sign a checkpoint of the event log now (people only)",
 		Long: `checkpoint verifies the event log against the previous checkpoint, then signs, with the
 signing key kept beside the operator token (created on first use, mode 0600), where every chain of
 the log stands, and appends the checkpoint to the store. 'statewright serve' signs one periodically

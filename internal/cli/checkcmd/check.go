@@ -38,8 +38,9 @@ type CheckOptions struct {
 func NewCmdCheck(f *cmdutil.Factory, runF func(*cobra.Command, *CheckOptions, []string) error) *cobra.Command {
 	o := &CheckOptions{}
 	cmd := &cobra.Command{
-		Use:   "check --workflow FILE --state STATE [--harness NAME] [--run-state JSON|@FILE] TOOL [INPUT_JSON]",
-		Short: "Decide one tool call against a workflow and print the decision as one line of JSON",
+		Use:     "check --workflow FILE --state STATE [--harness NAME] [--run-state JSON|@FILE] TOOL [INPUT_JSON]",
+		Example: "  statewright check --workflow wf.yaml --state planning Write '{\"file_path\":\"a.go\",\"content\":\"x\"}'\n  statewright check --workflow wf.yaml --state planning --harness opencode read '{\"filePath\":\"a.go\"}'",
+		Short:   "Decide one tool call against a workflow and print the decision as one line of JSON",
 		Long: `check decides a tool call exactly as the hooks do, and prints one line of JSON:
 
   {"decision":"allow"|"deny"|"ask","rule":"…","reason":"…","allowed_tools":[…],"next_events":[…]}

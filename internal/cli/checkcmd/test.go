@@ -16,8 +16,9 @@ func NewCmdTest(f *cmdutil.Factory) *cobra.Command {
 	var verbose bool
 	var cwd string
 	cmd := &cobra.Command{
-		Use:   "test WORKFLOW [CASES]",
-		Short: "Check a workflow's decisions: its inline examples and a file of expected decisions",
+		Use:     "test WORKFLOW [CASES]",
+		Example: "  statewright test .statewright/workflows/release.yaml\n  statewright test bugfix cases.yaml",
+		Short:   "Check a workflow's decisions: its inline examples and a file of expected decisions",
 		Long: `test decides the workflow's inline examples (the "examples" of the workflow and
 of each phase) and every case in CASES against WORKFLOW, and reports the ones whose
 decision differs from the expected one, so a team can check its law in CI.

@@ -38,8 +38,14 @@ func OperatorTokenPath() (string, error) {
 }
 
 // StdinIsTerminal reports whether cmd's stdin is a terminal.
-func StdinIsTerminal(cmd *cobra.Command) bool {
-	f, ok := cmd.InOrStdin().(*os.File)
+func StdinIsTerminal(cmd *cobra.Command) bool { return isTerminal(cmd.InOrStdin()) }
+
+// StdoutIsTerminal reports whether cmd's stdout is a terminal.
+func StdoutIsTerminal(cmd *cobra.Command) bool { return isTerminal(cmd.OutOrStdout()) }
+
+// isTerminal reports whether s is a terminal's file (not /dev/null).
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
 	if !ok {
 		return false
 	}
@@ -79,7 +85,7 @@ func ProveHuman(cmd *cobra.Command, prompt string, accept ...string) (runtime.Ac
 	user := os.Getenv("USER")
 	if tok != "" {
 		// An operator token of `statewright tokens` (stored hashed) proves a person.
-		if ok, err := operatorFromTokens(tok); err != nil {
+		if ok, err := OperatorFromTokens(tok); err != nil {
 			return runtime.Actor{}, Failure("read the token file: " + err.Error())
 		} else if ok {
 			return runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli-token", Name: user}, nil
@@ -102,7 +108,7 @@ func ProveHuman(cmd *cobra.Command, prompt string, accept ...string) (runtime.Ac
 		return runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli-token", Name: user}, nil
 	}
 	noPerson := Failure("`statewright " + cmd.Name() + "` needs a person: run it in a terminal and confirm at the prompt, " +
-		"or pass an operator token with --token or $" + EnvOperatorToken + " (see `statewright token create`)")
+		"or pass an operator token with --token or $" + EnvOperatorToken + " (`statewright tokens create --role operator` prints one)")
 	if !StdinIsTerminal(cmd) {
 		return runtime.Actor{}, noPerson
 	}
@@ -163,9 +169,9 @@ func OpenTokens(path string) (*tokens.File, error) {
 	return tokens.Open(path), nil
 }
 
-// operatorFromTokens reports whether tok is a valid operator token in the
+// OperatorFromTokens reports whether tok is a valid operator token in the
 // default token file (the hashed store `statewright tokens` manages).
-func operatorFromTokens(tok string) (bool, error) {
+func OperatorFromTokens(tok string) (bool, error) {
 	f, err := OpenTokens("")
 	if err != nil {
 		return false, err

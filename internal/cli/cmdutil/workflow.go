@@ -50,7 +50,7 @@ func LoadWorkflow(nameOrPath string, strict bool) (*workflow.Definition, workflo
 		src, err := os.ReadFile(nameOrPath)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && LooksLikeTemplateName(nameOrPath) {
-				return nil, nil, Usagef("no bundled workflow or file named %q (bundled: %s)", nameOrPath, strings.Join(workflow.TemplateNames(), ", "))
+				return nil, nil, Usagef("no bundled workflow or file named %q%s (bundled: %s)", nameOrPath, DidYouMean(nameOrPath, workflow.TemplateNames()), strings.Join(workflow.TemplateNames(), ", "))
 			}
 			return nil, nil, Usage(fmt.Errorf("read workflow: %w", err))
 		}
@@ -137,4 +137,13 @@ func lintTools(def *workflow.Definition, diags workflow.Diagnostics) workflow.Di
 		diags = append(diags, policy.CheckExamples(def)...)
 	}
 	return diags
+}
+
+// DidYouMean returns ` (did you mean "x"?)` naming the candidate name is a
+// likely typo of (workflow.Suggest), or "".
+func DidYouMean(name string, candidates []string) string {
+	if s := workflow.Suggest(name, candidates); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
 }

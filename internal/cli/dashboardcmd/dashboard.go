@@ -6,9 +6,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/subtle"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -25,12 +23,18 @@ import (
 	"github.com/statewright-go/statewright/store"
 )
 
-// operatorTokenVerifier checks tokens against the operator token file
-// (`statewright token create`), read on every check so a replaced token
-// takes effect at once. It is the dashboard's minimal authentication
-// until `statewright serve` mounts it with its agent and operator tokens.
+// operatorTokenVerifier checks tokens: an operator token of `statewright
+// tokens` (stored hashed), or the older operator token file (`statewright
+// token create`), both read on every check so a new or revoked token takes
+// effect at once. It is the dashboard's minimal authentication until
+// `statewright serve` mounts it with its agent and operator tokens.
 func operatorTokenVerifier() func(string) (dashboard.Principal, error) {
 	return func(tok string) (dashboard.Principal, error) {
+		if ok, err := cmdutil.OperatorFromTokens(strings.TrimSpace(tok)); err != nil {
+			return dashboard.Principal{}, err
+		} else if ok {
+			return dashboard.Principal{Role: dashboard.RoleOperator, Name: os.Getenv("USER")}, nil
+		}
 		p, err := cmdutil.OperatorTokenPath()
 		if err != nil {
 			return dashboard.Principal{}, err
@@ -65,10 +69,12 @@ func hostGuard(addr string, next http.Handler) http.Handler {
 func NewCmdDashboard(f *cmdutil.Factory) *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
-		Use:   "dashboard [--listen 127.0.0.1:8378]",
-		Short: "Serve the local web dashboard: runs, graphs, decisions, approvals, a workflow editor",
-		Long: "dashboard serves the web dashboard on a loopback address until interrupted. Sign in with the operator token " +
-			"(`statewright token create`; the page asks for it once and keeps a session cookie). Approve and reject need that " +
+		Use:     "dashboard [--listen 127.0.0.1:8378]",
+		Example: "  statewright tokens create --role operator   # the token to sign in with\n  statewright dashboard --listen 127.0.0.1:0",
+		Short:   "Serve the local web dashboard: runs, graphs, decisions, approvals, a workflow editor",
+		Long: "dashboard serves the web dashboard on a loopback address until interrupted. Sign in with an operator token " +
+			"(`statewright tokens create --role operator` prints one; the older `statewright token create` token works too; " +
+			"the page asks for it once and keeps a session cookie). Approve and reject need that " +
 			"token, a same-origin request and the page's CSRF token. It prints the URL on stdout. When `statewright serve` " +
 			"is available it mounts the same dashboard next to the MCP endpoint, with its agent and operator tokens.",
 		Args: cobra.NoArgs,
@@ -80,11 +86,7 @@ func NewCmdDashboard(f *cmdutil.Factory) *cobra.Command {
 			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 				return cmdutil.Usagef("--listen %s: the dashboard binds loopback addresses only (127.0.0.1, ::1, localhost)", listen)
 			}
-			if p, err := cmdutil.OperatorTokenPath(); err == nil {
-				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: no operator token at %s yet: create one with `statewright token create` to sign in\n", p)
-				}
-			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "dashboard: sign in with an operator token: `statewright tokens create --role operator` prints one")
 			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
 				dash, err := dashboard.New(dashboard.Options{Service: svc, Store: st, Verify: operatorTokenVerifier(),
 					TrustedKeys: func() ([]ed25519.PublicKey, error) { return cmdutil.TrustedKeys(nil) }})

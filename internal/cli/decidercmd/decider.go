@@ -58,9 +58,10 @@ func NewCmdDecider(f *cmdutil.Factory) *cobra.Command {
 	}
 	var o decider.Options
 	serve := &cobra.Command{
-		Use:   "serve",
-		Short: "Run the decider (the thin hook client starts it)",
-		Args:  cobra.NoArgs,
+		Use:     "serve",
+		Example: "  statewright decider serve --store .statewright/state.db",
+		Short:   "Run the decider (the thin hook client starts it)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if o.Dir, o.Binary, err = target(); err != nil {
@@ -78,9 +79,10 @@ func NewCmdDecider(f *cmdutil.Factory) *cobra.Command {
 	}
 	serve.Flags().DurationVar(&o.Idle, "idle", decider.DefaultIdle, "exit after this long without a hook")
 	status := &cobra.Command{
-		Use:   "status",
-		Short: "Show the decider of this binary, or that none runs",
-		Args:  cobra.NoArgs,
+		Use:     "status",
+		Example: "  statewright decider status",
+		Short:   "Show the decider of this binary, or that none runs",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, bin, err := target()
 			if err != nil {
@@ -96,9 +98,10 @@ func NewCmdDecider(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	stop := &cobra.Command{
-		Use:   "stop",
-		Short: "Stop the decider of this binary (the next hook starts a fresh one)",
-		Args:  cobra.NoArgs,
+		Use:     "stop",
+		Example: "  statewright decider stop",
+		Short:   "Stop the decider of this binary (the next hook starts a fresh one)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, bin, err := target()
 			if err != nil {

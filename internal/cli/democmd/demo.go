@@ -70,8 +70,9 @@ func NewCmdDemo(f *cmdutil.Factory) *cobra.Command {
 	var storePath string
 	var keep bool
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run a scripted agent through the bundled bugfix workflow on a real SQLite store",
+		Use:     "demo",
+		Example: "  statewright demo\n  statewright demo --keep",
+		Short:   "Run a scripted agent through the bundled bugfix workflow on a real SQLite store",
 		Long: `demo puts a scripted agent under the bundled bugfix workflow and shows every
 decision statewright makes. It creates a small Go project with a bug in a temporary
 directory and a SQLite store (a fresh one in the same directory unless --store is given),

@@ -22,11 +22,12 @@ import (
 // NewCmdEngine returns `statewright engine`.
 func NewCmdEngine(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "engine",
-		Short: "Run the workflow engine by hand",
-		Long:  "Low-level access to the pure workflow engine, for debugging workflows and scripting.",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Use:     "engine",
+		Short:   "Run the workflow engine by hand",
+		Example: "  statewright engine step bugfix --event LOCALIZED",
+		Long:    "Low-level access to the pure workflow engine, for debugging workflows and scripting.",
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newEngineStepCmd(f))
 	return cmd
@@ -54,8 +55,9 @@ type engineErrorBody struct {
 func newEngineStepCmd(f *cmdutil.Factory) *cobra.Command {
 	var state, event, dataJSON, contextJSON, historyJSON string
 	cmd := &cobra.Command{
-		Use:   "step NAME|FILE --event E [--state S] [--data JSON] [--context JSON] [--history JSON]",
-		Short: "Resolve one event in one state and print the outcome as JSON",
+		Use:     "step NAME|FILE --event E [--state S] [--data JSON] [--context JSON] [--history JSON]",
+		Example: "  statewright engine step bugfix --event LOCALIZED\n  statewright engine step wf.yaml --state testing --event TESTS_PASS --context '{\"runtime\":{\"last_test\":{\"passed\":true}}}'",
+		Short:   "Resolve one event in one state and print the outcome as JSON",
 		Long: `Resolve an event the way a run would, without a store: print the engine's outcome
 (from, to, match, context, history, approval, invoke/fork, final) as one JSON object and exit 0.
 

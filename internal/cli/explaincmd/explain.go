@@ -19,9 +19,10 @@ import (
 // sees its inputs. Today it has one subcommand: bash.
 func NewCmdExplain(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "explain",
-		Short: "Show how statewright analyses its inputs",
-		Args:  cobra.NoArgs,
+		Use:     "explain",
+		Short:   "Show how statewright analyses its inputs",
+		Example: "  statewright explain bash 'git push --force origin main'",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmdutil.Usagef("explain needs a subcommand (bash)")
 		},
@@ -33,8 +34,9 @@ func NewCmdExplain(f *cmdutil.Factory) *cobra.Command {
 func newExplainBashCmd(f *cmdutil.Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "bash 'COMMAND'",
-		Short: "Analyse a shell command: its commands, classes, write targets and env references",
+		Use:     "bash 'COMMAND'",
+		Example: "  statewright explain bash 'cat > a.go <<EOF'\n  statewright explain bash 'curl https://example.com | sh' --json",
+		Short:   "Analyse a shell command: its commands, classes, write targets and env references",
 		Long: "explain bash parses COMMAND as bash and prints every simple command it contains (through\n" +
 			"pipelines, lists, substitutions, wrappers and nested bash -c strings) with its argv,\n" +
 			"wrappers, classes, write and read targets, and the line's environment references.\n" +

@@ -37,8 +37,9 @@ func NewCmdHook(f *cmdutil.Factory) *cobra.Command {
 func newHookHarnessCmd(f *cmdutil.Factory, a harness.Adapter) *cobra.Command {
 	info := a.Info()
 	return &cobra.Command{
-		Use:   info.Name + " EVENT [flags]",
-		Short: "Answer a " + info.Title + " hook: " + strings.Join(info.Events, ", "),
+		Use:     info.Name + " EVENT [flags]",
+		Example: "  statewright hook " + info.Name + " " + info.Events[0] + " --store .statewright/state.db --store-id-file .statewright/store-id < input.json   # as `statewright init` writes it; the harness runs it",
+		Short:   "Answer a " + info.Title + " hook: " + strings.Join(info.Events, ", "),
 		Long: "Answer a " + info.Title + " hook event. Flags:\n" + hook.FlagSet(new(hook.Flags)).FlagUsages() +
 			"\n" + info.HookHelp + " See " + info.Doc + ".",
 		// Flags are parsed by the hook runner itself, so that even a bad

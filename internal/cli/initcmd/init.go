@@ -37,10 +37,11 @@ func newInitHarnessCmd(f *cmdutil.Factory, a harness.Adapter) *cobra.Command {
 	info := a.Info()
 	var o install.Options
 	cmd := &cobra.Command{
-		Use:   info.Name,
-		Short: info.InstallShort,
-		Long:  info.InstallLong,
-		Args:  cobra.NoArgs,
+		Use:     info.Name,
+		Short:   info.InstallShort,
+		Example: "  statewright init " + info.Name + " --dry-run\n  statewright init " + info.Name + "\n  statewright init " + info.Name + " --uninstall",
+		Long:    info.InstallLong,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return install.Run(cmd.Context(), info.Name, o, installEnv(f, cmd.ErrOrStderr()), a.Install, cmd.OutOrStdout())
 		},

@@ -41,8 +41,9 @@ func NewCmdMCP(f *cmdutil.Factory) *cobra.Command {
 		gw         cmdutil.GatewayFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve the statewright control tools, and upstream MCP servers behind the workflow, over MCP (stdio)",
+		Use:     "mcp",
+		Example: "  statewright mcp --store .statewright/state.db --harness claude-code   # what init registers; the harness starts it",
+		Short:   "Serve the statewright control tools, and upstream MCP servers behind the workflow, over MCP (stdio)",
 		Long: `mcp serves statewright's control tools to an agent over the Model Context
 Protocol on stdin/stdout: statewright_list_workflows, statewright_start (alias
 statewright_load_workflow), statewright_get_state, statewright_transition,

@@ -23,8 +23,9 @@ func NewCmdRetention(f *cmdutil.Factory) *cobra.Command {
 		prune  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "retention [--max-age DURATION] [--keep N] [--prune]",
-		Short: "Show or set the event log's retention, and prune it (changing it: people only)",
+		Use:     "retention [--max-age DURATION] [--keep N] [--prune]",
+		Example: "  statewright retention\n  statewright retention --max-age 720h --prune",
+		Short:   "Show or set the event log's retention, and prune it (changing it: people only)",
 		Long: `retention without flags prints the store's retention setting. --max-age and --keep set it
 (an event is pruned when it is older than --max-age, or not among the newest --keep events;
 0 means no bound); --prune removes the events the setting no longer keeps, anchoring the hash

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/statewright-go/statewright/sandbox"
 	"io"
@@ -31,12 +32,14 @@ func NewCmdStart(f *cmdutil.Factory) *cobra.Command {
 	var session string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "start WORKFLOW --session ID",
-		Short: "Start a workflow run for a harness session",
+		Use:     "start WORKFLOW --session ID",
+		Example: "  statewright start bugfix --session abc\n  statewright start .statewright/workflows/release.yaml --session codex:abc --json",
+		Short:   "Start a workflow run for a harness session",
 		Long: "start starts WORKFLOW (a bundled template name or a workflow file) for the harness session ID. " +
 			"The session key is HARNESS:ID (default harness claude-code, so --session abc governs claude-code:abc); " +
 			"a full key such as codex:abc is accepted as well. The store is created when it does not exist.",
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cmdutil.CompleteWorkflows,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if session == "" {
 				return cmdutil.Usagef("start needs --session ID (the harness's session id)")
@@ -72,13 +75,16 @@ func NewCmdStart(f *cmdutil.Factory) *cobra.Command {
 // NewCmdTransition returns `statewright transition`.
 func NewCmdTransition(f *cmdutil.Factory) *cobra.Command {
 	var data string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "transition SESSION EVENT [--data JSON]",
-		Short: "Send an event to a session's run, as the agent's transition tool does",
+		Use:     "transition SESSION EVENT [--data JSON]",
+		Example: "  statewright transition claude-code:abc LOCALIZED\n  statewright transition abc TESTS_PASS --data '{\"note\":\"green\"}' --json",
+		Short:   "Send an event to a session's run, as the agent's transition tool does",
 		Long: "transition resolves EVENT in the run's state through the engine, exactly like the agent's transition " +
 			"control tool: guards, approval gates and evidence still apply (it is not a way to force a state). " +
 			"--data is event data, which lands under data.* in the context.",
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: cmdutil.CompleteSessionEvent,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, err := cmdutil.SessionArg(cmd, args[0])
 			if err != nil {
@@ -104,6 +110,9 @@ func NewCmdTransition(f *cmdutil.Factory) *cobra.Command {
 					return cmdutil.RunErr(err)
 				}
 				out := cmd.OutOrStdout()
+				if asJSON {
+					return cmdutil.PrintJSON(out, res)
+				}
 				if res.Parked {
 					fmt.Fprintf(out, "awaiting approval %s: %s → %s: %s\n", res.ApprovalID, res.From, res.To, res.Message)
 					return nil
@@ -117,6 +126,7 @@ func NewCmdTransition(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "", "event data, a JSON object (lands under data.*)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the transition's result as JSON")
 	cmdutil.AddTokenFlag(cmd)
 	cmdutil.AddHarnessFlag(cmd)
 	cmdutil.AddStoreFlag(cmd)
@@ -128,9 +138,10 @@ func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
 	var session string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status [--session ID]",
-		Short: "Show a session's live run, or list the live runs",
-		Args:  cobra.NoArgs,
+		Use:     "status [--session ID]",
+		Example: "  statewright status\n  statewright status --session abc --json",
+		Short:   "Show a session's live run, or list the live runs",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
 				out := cmd.OutOrStdout()
@@ -149,6 +160,13 @@ func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
 					return err
 				}
 				v, err := svc.Status(ctx, key)
+				if errors.Is(err, runtime.ErrNoRun) {
+					// No live run: report the session's last one (completed,
+					// deactivated, failed) when there is one.
+					if runs, rerr := svc.Runs(ctx, store.RunFilter{SessionKey: key, Limit: 1}); rerr == nil && len(runs) == 1 {
+						return printEnded(out, key, runs[0], asJSON)
+					}
+				}
 				if err != nil {
 					return cmdutil.RunErr(err)
 				}
@@ -171,7 +189,25 @@ func NewCmdStatus(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmdutil.AddHarnessFlag(cmd)
 	cmdutil.AddStoreFlag(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("session", cmdutil.CompleteSessions)
 	return cmd
+}
+
+// printEnded reports a session whose last run has ended: its workflow,
+// final state and status (as JSON: live false and the run).
+func printEnded(w io.Writer, key string, r *store.Run, asJSON bool) error {
+	if asJSON {
+		return cmdutil.PrintJSON(w, struct {
+			Session string     `json:"session"`
+			Live    bool       `json:"live"`
+			LastRun *store.Run `json:"last_run"`
+		}{key, false, cmdutil.DisplayRun(r)})
+	}
+	fmt.Fprintf(w, "session:    %s (no live run)\n", key)
+	fmt.Fprintf(w, "last run:   %s (%s)\n", r.ID, r.WorkflowID)
+	fmt.Fprintf(w, "state:      %s\n", r.State)
+	fmt.Fprintf(w, "status:     %s (%s)\n", r.Status, r.UpdatedAt.Format(time.RFC3339))
+	return nil
 }
 
 // printSandbox says whether shell commands can run under the OS sandbox
@@ -267,9 +303,10 @@ func printRuns(w io.Writer, runs []*store.Run, asJSON bool) error {
 func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 	var all, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "runs [--all]",
-		Short: "List runs (live ones unless --all)",
-		Args:  cobra.NoArgs,
+		Use:     "runs [--all]",
+		Example: "  statewright runs\n  statewright runs --all --json",
+		Short:   "List runs (live ones unless --all)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, st store.Store) error {
 				runs, err := svc.Runs(ctx, store.RunFilter{LiveOnly: !all})
@@ -294,12 +331,14 @@ func NewCmdHistory(f *cmdutil.Factory) *cobra.Command {
 	var asJSON bool
 	var export string
 	cmd := &cobra.Command{
-		Use:   "history SESSION [--json] [--export jsonl]",
-		Short: "Show a session's transitions and decisions, or export the event log",
+		Use:     "history SESSION [--json] [--export jsonl]",
+		Example: "  statewright history claude-code:abc\n  statewright history --export jsonl > log.jsonl",
+		Short:   "Show a session's transitions and decisions, or export the event log",
 		Long: "history lists a session's events: runs started and ended, transitions, decisions with their rule and reason, " +
 			"results, approvals and operator actions. --export jsonl instead writes the store's whole hash-chained event log, " +
 			"one JSON event per line (the whole log, so that the chain verifies; SESSION may be omitted).",
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: cmdutil.CompleteSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if export != "" && export != "jsonl" {
 				return cmdutil.Usagef("--export: unknown format %q (want jsonl)", export)
@@ -369,14 +408,17 @@ func pendingApproval(ctx context.Context, svc *runtime.Service, key, id string) 
 // NewCmdApprove returns `statewright approve`.
 func NewCmdApprove(f *cmdutil.Factory) *cobra.Command {
 	var id, call string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "approve SESSION [--id APPROVAL | --call ASK_ID] [--token TOKEN]",
-		Short: "Approve a run's pending transition, or a tool call an ask rule parked (people only)",
+		Use:     "approve SESSION [--id APPROVAL | --call ASK_ID] [--token TOKEN]",
+		Example: "  statewright approve claude-code:abc\n  statewright approve abc --call ask_1a2b --token \"$OPERATOR_TOKEN\"",
+		Short:   "Approve a run's pending transition, or a tool call an ask rule parked (people only)",
 		Long: "approve grants the transition a run is parked on, or with --call a tool call that a permission ask rule " +
 			"parked where no person answers the harness's prompts: the same call, made again within " + runtime.GrantTTL.String() +
 			", then runs once (docs/permissions.md). A person must prove themselves: on a terminal, confirm by " +
 			"typing yes or the approval id; elsewhere pass the operator token (--token or $" + cmdutil.EnvOperatorToken + ").",
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cmdutil.CompleteSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, err := cmdutil.SessionArg(cmd, args[0])
 			if err != nil {
@@ -402,6 +444,12 @@ func NewCmdApprove(f *cmdutil.Factory) *cobra.Command {
 				if err != nil {
 					return cmdutil.RunErr(err)
 				}
+				if asJSON {
+					return cmdutil.PrintJSON(cmd.OutOrStdout(), struct {
+						Approved string `json:"approved"`
+						runtime.TransitionResult
+					}{ap.ID, res})
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "approved %s: %s → %s\n", ap.ID, res.From, res.To)
 				if res.Final {
 					fmt.Fprintf(cmd.OutOrStdout(), "the run is complete\n")
@@ -412,6 +460,7 @@ func NewCmdApprove(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&id, "id", "", "the approval id to grant (default: the pending one, which the prompt shows)")
 	cmd.Flags().StringVar(&call, "call", "", "grant the parked tool call with this id (ask_…, named in the deny the agent saw and in status)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the approved transition as JSON")
 	cmdutil.AddTokenFlag(cmd)
 	cmdutil.AddHarnessFlag(cmd)
 	cmdutil.AddStoreFlag(cmd)
@@ -458,9 +507,11 @@ func grantCall(ctx context.Context, cmd *cobra.Command, svc *runtime.Service, ke
 func NewCmdReject(f *cmdutil.Factory) *cobra.Command {
 	var id, reason string
 	cmd := &cobra.Command{
-		Use:   "reject SESSION [--reason R] [--token TOKEN]",
-		Short: "Refuse a run's pending transition (people only)",
-		Args:  cobra.ExactArgs(1),
+		Use:               "reject SESSION [--reason R] [--token TOKEN]",
+		Example:           "  statewright reject claude-code:abc --reason 'tests first'",
+		Short:             "Refuse a run's pending transition (people only)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cmdutil.CompleteSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, err := cmdutil.SessionArg(cmd, args[0])
 			if err != nil {
@@ -494,9 +545,11 @@ func NewCmdReject(f *cmdutil.Factory) *cobra.Command {
 // newAdminCmd builds pause, resume and deactivate.
 func newAdminCmd(f *cmdutil.Factory, name, short, done string, op func(*runtime.Service, context.Context, string, runtime.Actor) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   name + " SESSION [--token TOKEN]",
-		Short: short + " (people only)",
-		Args:  cobra.ExactArgs(1),
+		Use:               name + " SESSION [--token TOKEN]",
+		Short:             short + " (people only)",
+		Example:           "  statewright " + name + " claude-code:abc\n  statewright " + name + " abc --harness codex --token \"$OPERATOR_TOKEN\"",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cmdutil.CompleteSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, err := cmdutil.SessionArg(cmd, args[0])
 			if err != nil {
@@ -543,9 +596,10 @@ func NewCmdDeactivate(f *cmdutil.Factory) *cobra.Command {
 // NewCmdOff returns `statewright off`.
 func NewCmdOff(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "off [--token TOKEN]",
-		Short: "Emergency stop: deactivate every live run (people only)",
-		Args:  cobra.NoArgs,
+		Use:     "off [--token TOKEN]",
+		Example: "  statewright off",
+		Short:   "Emergency stop: deactivate every live run (people only)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.WithService(cmd, true, func(ctx context.Context, svc *runtime.Service, _ store.Store) error {
 				runs, err := svc.Runs(ctx, store.RunFilter{LiveOnly: true})
@@ -573,16 +627,29 @@ func NewCmdOff(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// NewCmdToken returns `statewright token`.
+// tokenDeprecated is what `statewright token` and its subcommands say
+// when used: the one token system is `statewright tokens`.
+const tokenDeprecated = "use `statewright tokens create --role operator` (stored hashed; approve, reject, pause, resume, " +
+	"deactivate, off and serve accept it); the single-file token keeps working"
+
+// NewCmdToken returns `statewright token`, the older single-file operator
+// token: it keeps working, says it is deprecated, and is hidden from help.
 func NewCmdToken(f *cmdutil.Factory) *cobra.Command {
 	tok := &cobra.Command{
-		Use:   "token",
-		Short: "Manage the single-file operator token (older form; see `statewright tokens`)",
+		Use:    "token",
+		Short:  "Manage the single-file operator token (deprecated: `statewright tokens`)",
+		Hidden: true,
+		// cobra's Deprecated notice goes to stdout, where token create
+		// prints the token: say it on stderr instead.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.ErrOrStderr(), "statewright: `statewright token` is deprecated, "+tokenDeprecated)
+		},
 	}
 	var force bool
 	create := &cobra.Command{
-		Use:   "create [--force]",
-		Short: "Create the operator token file (mode 0600) and print the token",
+		Use:     "create [--force]",
+		Short:   "Create the operator token file (mode 0600) and print the token",
+		Example: "  statewright tokens create --role operator   # instead",
 		Long: "token create writes a new random operator token to $XDG_CONFIG_HOME/statewright/operator-token " +
 			"(else ~/.config/statewright/operator-token), mode 0600, and prints it once. Pass it to approve, reject, pause, " +
 			"resume, deactivate and off with --token or $" + cmdutil.EnvOperatorToken + " where no terminal is available. " +
@@ -622,9 +689,10 @@ func NewCmdToken(f *cmdutil.Factory) *cobra.Command {
 	}
 	create.Flags().BoolVar(&force, "force", false, "replace an existing token")
 	path := &cobra.Command{
-		Use:   "path",
-		Short: "Print where the operator token file is",
-		Args:  cobra.NoArgs,
+		Use:     "path",
+		Short:   "Print where the operator token file is",
+		Example: "  statewright token path",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := cmdutil.OperatorTokenPath()
 			if err != nil {

@@ -33,8 +33,9 @@ func NewCmdSandbox() *cobra.Command {
 
 func newCmdExec() *cobra.Command {
 	return &cobra.Command{
-		Use:   "exec --call DIR (-c SCRIPT | -- ARGV...)",
-		Short: "Run one command under the profile a hook prepared in DIR (harnesses run this, not people)",
+		Use:     "exec --call DIR (-c SCRIPT | -- ARGV...)",
+		Example: "  statewright sandbox exec --call \"$CALL_DIR\" -c 'go test ./...'   # what a hook's rewritten shell call runs",
+		Short:   "Run one command under the profile a hook prepared in DIR (harnesses run this, not people)",
 		Long: "exec is the launcher: a hook that lets a shell call through rewrites it to run " +
 			"`statewright sandbox exec --call DIR -c SCRIPT`. It reads the profile in force at the decision from DIR, " +
 			"runs the command under bubblewrap in the current directory, records its exit status in DIR, and exits " +
@@ -61,9 +62,10 @@ func RunExec(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func newCmdStatus() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Say whether shell commands can run sandboxed here, and why not",
-		Args:  cobra.NoArgs,
+		Use:     "status",
+		Example: "  statewright sandbox status",
+		Short:   "Say whether shell commands can run sandboxed here, and why not",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a := sandbox.Probe(cmd.Context())
 			out := cmd.OutOrStdout()

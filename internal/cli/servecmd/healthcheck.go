@@ -19,8 +19,9 @@ func NewCmdHealthcheck(_ *cmdutil.Factory) *cobra.Command {
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "healthcheck [--listen HOST:PORT]",
-		Short: "Exit 0 when the serve listening at --listen answers /healthz",
+		Use:     "healthcheck [--listen HOST:PORT]",
+		Example: "  statewright healthcheck --listen 127.0.0.1:8377",
+		Short:   "Exit 0 when the serve listening at --listen answers /healthz",
 		Long: `healthcheck asks a running "statewright serve" for /healthz and exits 0
 when it answers "ok", 1 otherwise: the health check of the container image,
 which has no curl. --listen takes serve's own --listen value; an unspecified

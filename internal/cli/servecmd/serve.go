@@ -44,8 +44,9 @@ func NewCmdServe(f *cmdutil.Factory) *cobra.Command {
 		checkpointExport                                     string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--listen 127.0.0.1:PORT]",
-		Short: "Serve MCP (streamable HTTP), the hook decision endpoint and operator actions over HTTP",
+		Use:     "serve [--listen 127.0.0.1:PORT]",
+		Example: "  statewright serve\n  statewright serve --listen 127.0.0.1:8377 --checkpoint-every 10m",
+		Short:   "Serve MCP (streamable HTTP), the hook decision endpoint and operator actions over HTTP",
 		Long: `serve is statewright's long-lived HTTP server, for many sessions at once:
 
   POST|GET|DELETE /mcp                 streamable-HTTP MCP: the control tools and the

@@ -18,8 +18,9 @@ import (
 // NewCmdTestrun returns `statewright testrun`.
 func NewCmdTestrun() *cobra.Command {
 	return &cobra.Command{
-		Use:   "testrun --call DIR -c COMMAND",
-		Short: "Run a test command so that it also writes a structured report (harness hooks run this, not people)",
+		Use:     "testrun --call DIR -c COMMAND",
+		Example: "  statewright testrun --call \"$CALL_DIR\" -c 'go test ./...'   # what a hook's rewritten test command runs",
+		Short:   "Run a test command so that it also writes a structured report (harness hooks run this, not people)",
 		Long: "testrun is what a hook rewrites an allowed test command to where no sandbox launcher runs it: " +
 			"`statewright testrun --call DIR -c COMMAND`. It runs COMMAND with bash in the current directory, " +
 			"adding the runner's report option (go test -json rendered back to text, pytest --junitxml, jest --json, " +

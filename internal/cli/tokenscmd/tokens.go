@@ -26,9 +26,10 @@ func NewCmdTokens(f *cmdutil.Factory) *cobra.Command {
 	}
 	var file, role, name, session string
 	create := &cobra.Command{
-		Use:   "create --role agent|hook|operator|metrics [--name NAME] [--session KEY]",
-		Short: "Create a token and print it once",
-		Args:  cobra.NoArgs,
+		Use:     "create --role agent|hook|operator|metrics [--name NAME] [--session KEY]",
+		Example: "  statewright tokens create --role operator --name me\n  statewright tokens create --role agent --session claude-code:abc",
+		Short:   "Create a token and print it once",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := tokens.ParseRole(role)
 			if err != nil {
@@ -54,9 +55,10 @@ func NewCmdTokens(f *cmdutil.Factory) *cobra.Command {
 
 	var asJSON bool
 	list := &cobra.Command{
-		Use:   "list [--json]",
-		Short: "List tokens (ids, roles, names; never the tokens)",
-		Args:  cobra.NoArgs,
+		Use:     "list [--json]",
+		Example: "  statewright tokens list",
+		Short:   "List tokens (ids, roles, names; never the tokens)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := cmdutil.OpenTokens(file)
 			if err != nil {
@@ -92,9 +94,10 @@ func NewCmdTokens(f *cmdutil.Factory) *cobra.Command {
 	cmdutil.AddTokensFileFlag(list, &file)
 
 	revoke := &cobra.Command{
-		Use:   "revoke ID",
-		Short: "Revoke a token (it stops working at a running server's next request)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "revoke ID",
+		Example: "  statewright tokens revoke tok_1a2b3c",
+		Short:   "Revoke a token (it stops working at a running server's next request)",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := cmdutil.OpenTokens(file)
 			if err != nil {

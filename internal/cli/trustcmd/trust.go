@@ -23,8 +23,9 @@ func NewCmdTrust(f *cmdutil.Factory) *cobra.Command {
 	var trustPath string
 	var revoke, list, yes bool
 	cmd := &cobra.Command{
-		Use:   "trust [CONFIG | PROJECT_DIR] [--revoke] [--list]",
-		Short: "Consent to start the upstream MCP servers a gateway.yaml names (its exact bytes)",
+		Use:     "trust [CONFIG | PROJECT_DIR] [--revoke] [--list]",
+		Example: "  statewright trust .statewright/gateway.yaml\n  statewright trust --list",
+		Short:   "Consent to start the upstream MCP servers a gateway.yaml names (its exact bytes)",
 		Long: "trust records that you reviewed a gateway configuration (default ./.statewright/gateway.yaml; a directory means " +
 			"its .statewright/gateway.yaml) and consent to statewright starting the upstream MCP servers it names. The record " +
 			"holds the file's sha256: any change to the file needs a new `statewright trust`. `statewright mcp` and `statewright " +

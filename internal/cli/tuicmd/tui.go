@@ -25,8 +25,9 @@ func NewCmdTUI(f *cmdutil.Factory) *cobra.Command {
 	var print bool
 	var width, height int
 	cmd := &cobra.Command{
-		Use:   "tui [-] [--session ID] [--token TOKEN]",
-		Short: "Watch runs, decisions and approvals in the terminal; approve or reject (people only)",
+		Use:     "tui [-] [--session ID] [--token TOKEN]",
+		Example: "  statewright tui\n  statewright tui --session abc --print\n  statewright agent --events jsonl ... | statewright tui -",
+		Short:   "Watch runs, decisions and approvals in the terminal; approve or reject (people only)",
 		Long: "tui shows the store's runs; Enter opens one: its workflow graph with the current phase highlighted, the phase's " +
 			"allowed tools and next events, the live decision stream, the pending approval and the transition history. " +
 			"a approves and r rejects the pending approval after you type yes (or the approval id), as `statewright approve` " +
@@ -57,6 +58,9 @@ func NewCmdTUI(f *cmdutil.Factory) *cobra.Command {
 				}
 				if err := bindApprovals(cmd, svc, &opts); err != nil {
 					return err
+				}
+				if !cmdutil.StdoutIsTerminal(cmd) {
+					return cmdutil.Usagef("tui needs a terminal, and stdout is not one: `statewright tui --print` renders one screen as plain text")
 				}
 				_, err := tea.NewProgram(tui.New(opts), tea.WithContext(ctx)).Run()
 				return cmdutil.RunErr(err)

@@ -15,8 +15,9 @@ import (
 func NewCmdVersion(_ *cmdutil.Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print the statewright version (the same line as --version)",
+		Use:     "version",
+		Example: "  statewright version\n  statewright version --json",
+		Short:   "Print the statewright version (the same line as --version)",
 		Long: `version prints the version, commit and commit date a release build
 stamped into the binary (scripts/release.sh), the Go toolchain and the
 platform. A build from a checkout says "devel".`,

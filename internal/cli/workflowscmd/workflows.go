@@ -26,6 +26,7 @@ func NewCmdWorkflows(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "workflows",
 		Aliases: []string{"workflow"},
+		Example: "  statewright workflows list\n  statewright workflows show bugfix",
 		Short:   "List, show, validate and graph workflows",
 		Long: "Work with workflow definitions: the bundled templates and your own files.\n\n" +
 			"Commands that take NAME|FILE accept a bundled template name (see 'workflows list') or a path to a JSON or YAML workflow file.",
@@ -50,9 +51,10 @@ type templateSummary struct {
 func newWorkflowsListCmd(f *cmdutil.Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the bundled workflow templates",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Example: "  statewright workflows list",
+		Short:   "List the bundled workflow templates",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var rows []templateSummary
 			for _, name := range workflow.TemplateNames() {
@@ -89,11 +91,13 @@ func newWorkflowsListCmd(f *cmdutil.Factory) *cobra.Command {
 func newWorkflowsShowCmd(f *cmdutil.Factory) *cobra.Command {
 	var asJSON, strict bool
 	cmd := &cobra.Command{
-		Use:   "show NAME|FILE",
-		Short: "Show a workflow's states, tools, instructions and transitions",
+		Use:     "show NAME|FILE",
+		Example: "  statewright workflows show bugfix\n  statewright workflows show .statewright/workflows/release.yaml --json",
+		Short:   "Show a workflow's states, tools, instructions and transitions",
 		Long: "Show a workflow: each state's allowed tools and limits, its instructions, and which events lead where.\n" +
 			"Diagnostics go to stderr; a workflow with validation errors is still shown, and the command exits 1.",
-		Args: cmdutil.ExactArgs(1, "a bundled template name or a workflow file"),
+		Args:              cmdutil.ExactArgs(1, "a bundled template name or a workflow file"),
+		ValidArgsFunction: cmdutil.CompleteWorkflows,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			def, loadErr := cmdutil.LoadForCommand(cmd.ErrOrStderr(), args[0], strict, true)
 			if def == nil {
@@ -133,8 +137,9 @@ func newWorkflowsValidateCmd(f *cmdutil.Factory) *cobra.Command {
 	var asJSON, strict bool
 	var harness string
 	cmd := &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Parse and validate workflow files",
+		Use:     "validate FILE...",
+		Example: "  statewright workflows validate .statewright/workflows/*.yaml",
+		Short:   "Parse and validate workflow files",
 		Long: "Parse and validate each workflow file (or bundled template name) and print every finding as\n" +
 			"file:line:col: severity: message. Exits 1 when any file has an error, a warning under --strict,\n" +
 			"or cannot be read; 0 otherwise. --harness NAME also warns about the fields that have no effect under\n" +
@@ -256,12 +261,14 @@ func plural(n int, word string) string {
 func newWorkflowsGraphCmd(f *cmdutil.Factory) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "graph NAME|FILE",
-		Short: "Draw a workflow as a Mermaid state diagram or a Graphviz digraph",
+		Use:     "graph NAME|FILE",
+		Example: "  statewright workflows graph bugfix\n  statewright workflows graph wf.yaml --format dot",
+		Short:   "Draw a workflow as a Mermaid state diagram or a Graphviz digraph",
 		Long: "Print a workflow's state machine as a Mermaid stateDiagram-v2 (--format mermaid, the default) or a\n" +
 			"Graphviz digraph (--format dot). Every transition is labelled with its event, [guards], (approval),\n" +
 			"invoke and fork marks; final states are marked; interrupts are dashed. The output is sorted, so it is stable.",
-		Args: cmdutil.ExactArgs(1, "a bundled template name or a workflow file"),
+		Args:              cmdutil.ExactArgs(1, "a bundled template name or a workflow file"),
+		ValidArgsFunction: cmdutil.CompleteWorkflows,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var render func(io.Writer, *workflow.Definition)
 			switch format {
