@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/statewright-go/statewright/store"
@@ -287,6 +288,15 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 		if w.conn, err = w.s.db.Conn(ctx); err != nil {
 			return nil, mapErr(op, err)
 		}
+		if !w.s.oneShot {
+			// A long-lived writer checkpoints every walCheckpointPages
+			// (SQLite's default is 1000): the pages a checkpoint copies
+			// are the distinct ones, and the hot ones (heads, the runs,
+			// the ends of the indexes) repeat in every batch.
+			if _, err := w.conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint="+strconv.Itoa(walCheckpointPages)); err != nil {
+				return nil, mapErr(op, err)
+			}
+		}
 	}
 	if w.wl == nil { // opened on first write: read-only uses need no lock file
 		if w.wl, err = openWriteLock(w.s.path); err != nil {
@@ -372,6 +382,13 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 	}
 	return results, nil
 }
+
+// walCheckpointPages is how many WAL pages a long-lived store's writer
+// lets pile up before its commit checkpoints them (servebench at 50
+// sessions: 4000 against SQLite's 1000 took 7-12 % off serve's CPU per
+// decision; the WAL then peaks near 16 MiB, cut back to 4 MiB at each
+// restart).
+const walCheckpointPages = 4000
 
 // walTruncateBytes bounds the WAL that oneShot processes leave behind.
 // Each process that opens the store while no other has it open rebuilds
