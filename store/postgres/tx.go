@@ -136,6 +136,7 @@ type tx struct {
 	written              *store.Run
 	created, uncacheable bool
 
+	assumed     store.CallRef // the call a transaction from the cache took as unrecorded
 	prefetch    store.CallRef // the call record read with the first round trip
 	prefetched  *store.Call   // nil: not found (when prefetch is set)
 	hasPrefetch bool
@@ -318,6 +319,9 @@ func (t *tx) rollback(conn *pgxpool.Conn) {
 // and COMMIT in one pipeline; a COMMIT that rolled back (an earlier
 // statement failed) is an error.
 func (t *tx) commit() error {
+	if a := t.assumed; a.ToolUseID != "" && t.known[a.ToolUseID+"\x00"+string(a.Phase)] {
+		t.queue(nil, qCallAbsent, t.Key, a.ToolUseID, string(a.Phase))
+	}
 	for c := range t.moved {
 		h := t.heads[c]
 		t.queue(nil, `INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
@@ -401,9 +405,10 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 			return nil, t.abort()
 		}
 		// Taken as unrecorded (the prefetch hint says it usually is),
-		// checked with the commit.
+		// checked with the commit: by its Record's insert, which expects
+		// one new row, or else by qCallAbsent.
 		t.hasPrefetch = false
-		t.queue(nil, qCallAbsent, t.Key, toolUseID, string(phase))
+		t.assumed = ref
 		err = pgx.ErrNoRows
 	} else if t.hasPrefetch && ref == t.prefetch {
 		// Read with the first round trip; a Record of the same call
