@@ -46,7 +46,7 @@ const (
 var goBuildFlags = []string{
 	"a", "n", "p=", "race", "msan", "asan", "cover", "covermode=", "coverpkg=", "v", "work", "x",
 	"buildmode=", "buildvcs=", "compiler=", "gccgoflags= :x", "installsuffix=",
-	"linkshared", "modcacherw", "modfile= :x", "overlay= :x", "pgo=", "pkgdir= :wd", "tags=",
+	"linkshared", "modcacherw", "modfile= :x", "overlay= :x", "pgo= :r", "pkgdir= :wd", "tags=",
 	"trimpath", "toolexec= :x", "json", "debug-actiongraph= :w", "debug-runtime-trace= :w", "debug-trace= :w",
 }
 
@@ -366,7 +366,7 @@ var vitestEntries = []string{
 	"coverage.include=", "coverage.exclude=", "coverage.all", "coverage.reporter=", "coverage.clean",
 	"coverage.thresholds.lines=", "coverage.thresholds.branches=", "coverage.thresholds.functions=",
 	"coverage.thresholds.statements=", "coverage.thresholds.100", "coverage.reportOnFailure", "ui :n", "api? :n",
-	"open", "browser? :x", "browser.name= :x", "browser.headless", "browser.provider= :x", "pool=", "poolOptions= :x",
+	"open", "browser? :x", "browser.name= :x", "browser.headless", "browser.provider= :x", "poolOptions= :x",
 	"environment= :x", "globals", "dom", "isolate", "no-isolate", "fileParallelism", "maxWorkers=", "minWorkers=",
 	"testTimeout=", "hookTimeout=", "bail=", "retry=", "passWithNoTests", "allowOnly", "hideSkippedTests",
 	"shard= :f", "changed? :f", "sequence.shuffle", "sequence.concurrent", "sequence.seed=", "project= :f",
@@ -653,7 +653,14 @@ func grammarTable() map[string]*Grammar {
 	add(G("vitest", StyleJS, vitestEntries...).with(
 		Opt{Names: []string{"r", "root", "dir"}, Arg: RequiredArg, Check: checkProjectDir},
 		Opt{Names: []string{"environment"}, Arg: RequiredArg, Check: checkJSEnvironment},
-		Opt{Names: []string{"reporter"}, Arg: RequiredArg, Check: checkJSReporter}))
+		Opt{Names: []string{"reporter"}, Arg: RequiredArg, Check: checkJSReporter},
+		Opt{Names: []string{"pool"}, Arg: RequiredArg, Check: func(v string) (Effect, string) {
+			switch v {
+			case "threads", "forks", "vmThreads", "vmForks", "typescript":
+				return 0, ""
+			}
+			return EffExec, "" // a custom pool is a module
+		}}))
 	add(G("mocha", StyleJS, append(append([]string{}, nodeEntries...), mochaEntries...)...).with(
 		Opt{Names: []string{"reporter", "R"}, Arg: RequiredArg, Check: checkJSReporter},
 		Opt{Names: []string{"reporter-option", "reporter-options", "O"}, Arg: RequiredArg, Check: checkReporterOption},

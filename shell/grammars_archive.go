@@ -244,6 +244,19 @@ var unzipLetters = map[byte]string{
 // directory. A letter unzip does not have is exec and unknown.
 func progUnzip(x *cmdCtx) {
 	args := x.rest()
+	if x.c.Program == "zipinfo" || len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].val, "-Z") {
+		// ZipInfo mode: every option only changes the listing
+		x.add(ClassRead)
+		for _, a := range args {
+			if !a.lit && a.dash {
+				x.add(ClassExec | ClassUnknown)
+			}
+			if !a.lit || !strings.HasPrefix(a.val, "-") {
+				x.read(a)
+			}
+		}
+		return
+	}
 	var ops []word
 	var dir *word
 	readOnly, modify, anywhere := false, false, false

@@ -428,6 +428,10 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 				}
 			}
 			switch {
+			case eq && g.Style == StyleJS && ok && o.Arg != RequiredArg && (val == "false" || val == "0"):
+				po.Negated = true // --coverage=false turns a flag off
+				p.add(po)
+				continue
 			case eq:
 				po.Value, po.HasValue = Arg{Value: val, Literal: true, Index: i}, true
 			case !ok || neg:

@@ -448,6 +448,10 @@ func progSysPkg(x *cmdCtx) {
 		return
 	}
 	pkgVerb(x, "sys", []string{"-o", "-c", "-t", "--option", "--config-file", "--target-release", "--root", "-R", "--installroot"})
+	switch x.c.Program + " " + x.c.Subcommand {
+	case "brew search", "snap find", "snap info", "flatpak remote-ls", "flatpak remote-info":
+		x.add(ClassNetwork) // asks the package server
+	}
 }
 
 func progCargo(x *cmdCtx) {

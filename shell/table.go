@@ -473,6 +473,7 @@ func programTable() map[string]spec {
 		"zcat":         rdF,
 		"zgrep":        grepSpec,
 		"zip":          withFn(progZip),
+		"zipinfo":      withFn(progUnzip),
 		"zless":        rdF,
 		"zmore":        rdF,
 		"zsh":          withFn(progShell),

@@ -96,8 +96,12 @@ func splittable(wd *syntax.Word) bool {
 // (src/*.py, ./*, data/*.csv) cannot.
 func mayDash(wd *syntax.Word) bool {
 	for _, p := range wd.Parts {
-		switch p.(type) {
-		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ExtGlob:
+		switch x := p.(type) {
+		case *syntax.CmdSubst:
+			if !hashSubst(x) {
+				return true
+			}
+		case *syntax.ParamExp, *syntax.ArithmExp, *syntax.ExtGlob:
 			return true // unquoted: split or (at the start) any first character
 		}
 	}
@@ -126,8 +130,13 @@ func mayDash(wd *syntax.Word) bool {
 			return v[0] == '-'
 		case *syntax.ProcSubst:
 			return false // /dev/fd/N
+		case *syntax.CmdSubst:
+			return false // hashSubst: an object name or an absolute path
 		case *syntax.DblQuoted:
 			for _, dp := range x.Parts {
+				if cs, ok := dp.(*syntax.CmdSubst); ok && hashSubst(cs) {
+					return false
+				}
 				l, ok := dp.(*syntax.Lit)
 				if !ok {
 					return true
@@ -399,4 +408,69 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// hashSubst reports whether a command substitution prints only object
+// names or absolute paths, which cannot start with "-": git merge-base,
+// git rev-parse with options that print hashes or paths (not the flags
+// it is given, nor ref names), git rev-list with options that print
+// hashes. git diff $(git merge-base main HEAD) is then an operand.
+func hashSubst(cs *syntax.CmdSubst) bool {
+	if len(cs.Stmts) != 1 || cs.Stmts[0].Negated || cs.Stmts[0].Background {
+		return false
+	}
+	for _, r := range cs.Stmts[0].Redirs {
+		if r.N == nil || r.N.Value != "2" {
+			return false
+		}
+	}
+	ce, ok := cs.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Assigns) > 0 || len(ce.Args) < 2 {
+		return false
+	}
+	args := make([]string, len(ce.Args))
+	for i, a := range ce.Args {
+		v, lit := wordValue(a)
+		if !lit {
+			return false
+		}
+		args[i] = v
+	}
+	if args[0] != "git" {
+		return false
+	}
+	var safe func(string) bool
+	switch args[1] {
+	case "merge-base":
+		safe = func(string) bool { return true } // prints commit hashes (or nothing)
+	case "rev-parse":
+		safe = func(o string) bool {
+			switch o {
+			case "--verify", "-q", "--quiet", "--short", "--symbolic-full-name", "--show-toplevel",
+				"--absolute-git-dir", "--end-of-options":
+				return true
+			}
+			return strings.HasPrefix(o, "--short=")
+		}
+	case "rev-list":
+		safe = func(o string) bool {
+			switch o {
+			case "--first-parent", "--reverse", "--no-merges", "--merges", "--count", "--all", "--topo-order",
+				"--date-order", "-n":
+				return true
+			}
+			return strings.HasPrefix(o, "--max-count=") || strings.Trim(o, "-0123456789") == "" && len(o) > 1
+		}
+	default:
+		return false
+	}
+	for i, a := range args[2:] {
+		if strings.HasPrefix(a, "-") && !safe(a) {
+			return false
+		}
+		if a == "-n" && (i+3 >= len(args) || strings.Trim(args[i+3], "0123456789") != "") {
+			return false
+		}
+	}
+	return true
 }
