@@ -2,6 +2,7 @@ package wfgraph
 
 import (
 	"encoding/xml"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -94,5 +95,81 @@ func TestBuildNilAndEmpty(t *testing.T) {
 	svg := SVG(Build(&workflow.Definition{}), "")
 	if !strings.HasPrefix(svg, "<svg") {
 		t.Fatal("empty graph drew no svg")
+	}
+}
+
+// TestSVGLabelsDoNotOverlapOrClip draws a workflow with long event names,
+// parallel edges, self-loops and back edges, then reads the SVG back: no
+// edge label covers another label or a state's box, and everything lies
+// inside the view box (issue 18 item 5).
+func TestSVGLabelsDoNotOverlapOrClip(t *testing.T) {
+	def := parse(t, `{"id":"x","initial":"a","states":{
+	  "a":{"on":{"A_VERY_LONG_EVENT_NAME_THAT_NEEDS_ROOM":"b","SECOND_LONG_EVENT_TO_THE_SAME_STATE":"b",
+	             "RETRY_ONE":"a","RETRY_TWO":"a","RETRY_THREE":"a","SKIP":{"target":"c","requires_approval":true}}},
+	  "b":{"on":{"BACK_TO_THE_START_WITH_A_LONG_NAME":"a","ALSO_BACK":"a","DONE":"c"}},
+	  "c":{"on":{"REOPEN_EVERYTHING_FROM_THE_END":"a","FINISH":"d"}},
+	  "d":{"type":"final"}}}`)
+	svg := SVG(Build(def), "b")
+	var doc struct {
+		ViewBox string `xml:"viewBox,attr"`
+		G       []struct {
+			Class     string `xml:"class,attr"`
+			RectAttrs struct {
+				X float64 `xml:"x,attr"`
+				Y float64 `xml:"y,attr"`
+				W float64 `xml:"width,attr"`
+				H float64 `xml:"height,attr"`
+			} `xml:"rect"`
+			Text struct {
+				X    float64 `xml:"x,attr"`
+				Y    float64 `xml:"y,attr"`
+				Body string  `xml:",chardata"`
+			} `xml:"text"`
+		} `xml:"g"`
+	}
+	if err := xml.Unmarshal([]byte(svg), &doc); err != nil {
+		t.Fatalf("the SVG does not parse: %v", err)
+	}
+	var vb rect
+	var w, h float64
+	if _, err := fmt.Sscanf(doc.ViewBox, "%f %f %f %f", &vb.x0, &vb.y0, &w, &h); err != nil {
+		t.Fatalf("viewBox %q: %v", doc.ViewBox, err)
+	}
+	vb.x1, vb.y1 = vb.x0+w, vb.y0+h
+	var boxes, labels []rect
+	var names []string
+	for _, g := range doc.G {
+		switch {
+		case strings.HasPrefix(g.Class, "node"):
+			r := g.RectAttrs
+			boxes = append(boxes, rect{r.X, r.Y, r.X + r.W, r.Y + r.H})
+		case strings.HasPrefix(g.Class, "edge"):
+			labels = append(labels, labelRect(g.Text.X, g.Text.Y, g.Text.Body))
+			names = append(names, g.Text.Body)
+		}
+	}
+	if len(boxes) != 4 || len(labels) != 11 {
+		t.Fatalf("read %d boxes and %d labels from\n%s", len(boxes), len(labels), svg)
+	}
+	inside := func(r rect) bool { return r.x0 >= vb.x0 && r.y0 >= vb.y0 && r.x1 <= vb.x1 && r.y1 <= vb.y1 }
+	for i, l := range labels {
+		if !inside(l) {
+			t.Errorf("label %q %+v is clipped by the view box %+v", names[i], l, vb)
+		}
+		for j := i + 1; j < len(labels); j++ {
+			if l.overlaps(labels[j]) {
+				t.Errorf("labels %q and %q overlap", names[i], names[j])
+			}
+		}
+		for _, b := range boxes {
+			if l.overlaps(b) {
+				t.Errorf("label %q covers a state's box %+v", names[i], b)
+			}
+		}
+	}
+	for _, b := range boxes {
+		if !inside(b) {
+			t.Errorf("box %+v is clipped by the view box %+v", b, vb)
+		}
 	}
 }
