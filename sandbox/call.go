@@ -195,12 +195,13 @@ func Quote(s string) string {
 // shell, outside the sandbox, the exit status written into the call's
 // directory, a cd to the directory the command ended in (so that `cd`
 // carries over between calls as it does unsandboxed), and the command's
-// exit status. It is POSIX shell: bash, zsh and dash run it alike.
+// exit status (a function's return: `(exit N)` would fork a subshell). It
+// is POSIX shell: bash, zsh and dash run it alike.
 func ShellCommand(launcher string, c Call, command string) string {
 	cwd := Quote(filepath.Join(c.RW, "cwd"))
 	return Quote(launcher) + " sandbox exec --call " + Quote(c.Dir) + " -c " + Quote(command) +
 		"; __sw_rc=$?; { printf '%s\\n' \"$__sw_rc\" >| " + Quote(filepath.Join(c.Dir, statusFile)) + "; } 2>/dev/null" +
-		"; { IFS= read -r __sw_d < " + cwd + " && cd -- \"$__sw_d\"; } 2>/dev/null; (exit $__sw_rc)"
+		"; { IFS= read -r __sw_d < " + cwd + " && cd -- \"$__sw_d\"; } 2>/dev/null; __sw_x() { return \"$1\"; }; __sw_x \"$__sw_rc\""
 }
 
 // Result is what was recorded about a call outside the sandbox.
