@@ -140,7 +140,15 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 // (DECISIONS 11), as the command's output names them, resolved against
 // cwd: "" when the call was not sandboxed or nothing was refused.
 func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.ToolResult, cwd string) string {
-	c := sandbox.CallDir(sandbox.SessionDir(s.Root, tr.Session), tr.ToolUseID)
+	sess := sandbox.SessionDir(s.Root, tr.Session)
+	c := sandbox.CallDir(sess, tr.ToolUseID)
+	// Names of the law the command created where the sandbox could not
+	// bind them (they did not exist): moved out before anything else, and
+	// whatever the harness reports about the call.
+	var out []string
+	if l := quarantineLesson(sess, tr.ToolUseID, c.Planted()); l != "" {
+		out = append(out, l)
+	}
 	r, ok := sandbox.ReadResult(c)
 	if _, err := os.Stat(c.Dir); err == nil {
 		_ = c.Remove()
@@ -149,7 +157,7 @@ func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.Too
 		// Not sandboxed, or not what the tool gate rewrote the call to: a
 		// record planted for a call the hook never rewrote counts for
 		// nothing (as for testrun, TestRunAfter).
-		return ""
+		return strings.Join(out, "\n")
 	}
 	code := r.ExitCode
 	tr.ExitCode = &code
@@ -160,7 +168,6 @@ func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.Too
 			tr.TestReport = &ev
 		}
 	}
-	var out []string
 	for _, p := range sandbox.RefusedPaths(outputText(tr.Output), 3) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(cwd, p)
@@ -170,6 +177,33 @@ func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.Too
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// quarantineLesson moves the planted paths out of the person's tree
+// (sandbox.Quarantine) and says what happened ("" for none).
+func quarantineLesson(sessionDir, id string, planted []string) string {
+	if len(planted) == 0 {
+		return ""
+	}
+	moved, failed := sandbox.Quarantine(sessionDir, id, planted)
+	var parts []string
+	for _, p := range planted {
+		switch dst, ok := moved[p]; {
+		case ok && dst != "":
+			parts = append(parts, p+" (moved to "+dst+")")
+		case ok:
+			parts = append(parts, p+" (removed)")
+		}
+	}
+	msg := "[statewright] The command created " + strings.Join(parts, ", ") +
+		": names of the law (git configuration and hooks, harness settings, rc files, PATH directories) that did not exist, so the OS sandbox could not keep them read-only. They make git, your shell or your tools run code later, outside every wall, so statewright took them out. A person creates them, outside the agent."
+	if len(parts) == 0 {
+		msg = "[statewright]"
+	}
+	if len(failed) > 0 {
+		msg += " Could not move or remove " + strings.Join(failed, ", ") + ": a person must look at them before running git or a shell here."
+	}
+	return msg
 }
 
 // ranRewritten reports whether the harness ran the command Rewrite gave it

@@ -150,6 +150,39 @@ var homeLaw = []struct{ rel, what string }{
 	{".vimrc", "an editor rc file"}, {".vim", "editor plugins"}, {".emacs", "an editor rc file"}, {".emacs.d", "editor plugins"},
 	{".local/bin", "a directory on the user's PATH"}, {"bin", "a directory on the user's PATH"},
 	{"go/bin", "a directory on the user's PATH (go install)"}, {".cargo/bin", "a directory on the user's PATH (cargo install)"},
+	// Files and directories the person's login, desktop, terminal
+	// multiplexer, interpreters, debuggers and database shells run code
+	// from, later and unconfined (docs/threat-model.md). The PATH
+	// directories under home that are not listed here come from the
+	// environment (runtime.DiscoverHost).
+	{".bash_aliases", "a shell rc file (sourced by Debian's .bashrc)"}, {".bash_completion", "a shell rc file (sourced by bash-completion)"},
+	{".local/share/bash-completion", "bash completions (sourced on tab)"},
+	{".cshrc", "a shell rc file"}, {".tcshrc", "a shell rc file"}, {".login", "a shell rc file"}, {".logout", "a shell rc file"},
+	{".kshrc", "a shell rc file"}, {".mkshrc", "a shell rc file"}, {".shrc", "a shell rc file"},
+	{".oh-my-zsh", "zsh plugins (sourced by .zshrc)"},
+	{".pam_environment", "the login environment"}, {".xprofile", "a login script"}, {".xinitrc", "a login script"},
+	{".xsession", "a login script"}, {".xsessionrc", "a login script"},
+	{".local/share/systemd", "systemd user units (started at login, by timers or by path watches)"},
+	{".local/share/dbus-1", "D-Bus session services (started when a program asks for their name)"},
+	{".local/share/applications", "desktop entries and MIME handlers (run when a file is opened)"},
+	{".local/lib", "the user's Python site-packages (a .pth file or usercustomize runs in every python)"},
+	{".tmux.conf", "tmux configuration (run-shell runs programs)"}, {".screenrc", "screen configuration (it runs programs)"},
+	{".psqlrc", "psql's rc file (\\! runs programs)"}, {".sqliterc", "sqlite3's rc file (.shell runs programs)"},
+	{".my.cnf", "the MySQL client's configuration (pager runs a program)"},
+	{".mongoshrc.js", "mongosh's rc file (JavaScript)"}, {".mongorc.js", "the mongo shell's rc file (JavaScript)"},
+	{".Rprofile", "R's profile (run by every R session)"}, {".Renviron", "R's environment (R_PROFILE_USER names code)"},
+	{".irbrc", "irb's rc file (Ruby code)"}, {".pryrc", "pry's rc file (Ruby code)"}, {".perldb", "the Perl debugger's rc file (Perl code)"},
+	{".pdbrc", "pdb's rc file (Python code)"}, {".ipython", "IPython profiles and startup scripts (Python code)"},
+	{".jupyter", "Jupyter configuration (Python code)"}, {".julia/config", "Julia's startup file (Julia code)"},
+	{".ghci", "GHCi's rc file (:! runs programs)"}, {".octaverc", "Octave's rc file (system runs programs)"},
+	{".gdbinit", "gdb's rc file (shell commands)"}, {".lldbinit", "lldb's rc file (shell commands)"},
+	{".mailcap", "MIME handlers (they run programs)"}, {".hgrc", "Mercurial configuration (hooks run programs)"},
+	{".sbt", "sbt plugins and global settings (Scala code in every build)"},
+	{".rustup/settings.toml", "rustup's settings (a linked toolchain runs as cargo and rustc)"},
+	{".kube/config", "Kubernetes configuration (exec credential plugins run programs)"},
+	{".aws/config", "AWS configuration (credential_process runs a program)"},
+	{".gnupg/gpg-agent.conf", "gpg-agent configuration (pinentry-program runs a program)"},
+	{".vscode/extensions", "VS Code extensions (code run by the editor)"},
 }
 
 // configLaw are the law's paths relative to the configuration directory
@@ -164,6 +197,21 @@ var configLaw = []struct{ rel, what string }{
 	{"direnv", "direnv configuration (sourced on every cd)"},
 	{"nvim", "editor configuration and plugins"},
 	{"Code/User", "VS Code user settings and tasks"},
+	{"systemd", "systemd user units (started at login, by timers or by path watches)"},
+	{"autostart", "desktop autostart entries (run at login)"},
+	{"environment.d", "the login environment (PATH, LD_PRELOAD)"},
+	{"mimeapps.list", "the default applications (run when a file is opened)"},
+	{"tmux", "tmux configuration (run-shell runs programs)"},
+	{"gdb", "gdb's configuration (shell commands)"},
+	{"hg", "Mercurial configuration (hooks run programs)"},
+	{"nix", "Nix configuration (post-build-hook runs a program)"},
+	{"nixpkgs", "Nix configuration (Nix code)"},
+	{"starship.toml", "the prompt's configuration (custom modules run on every prompt)"},
+	{"emacs", "editor configuration and plugins"},
+	{"i3", "a window manager's configuration (exec runs programs at login)"},
+	{"sway", "a window manager's configuration (exec runs programs at login)"},
+	{"hypr", "a window manager's configuration (exec runs programs at login)"},
+	{"openbox", "a window manager's configuration (autostart runs programs at login)"},
 }
 
 // gitLaw are the law's paths inside a git directory.
@@ -199,6 +247,10 @@ var protectedNames = []string{
 	"**/.config/go/env", "**/.config/pip/pip.conf", "**/.pip/pip.conf", "**/.config/direnv", "**/.config/direnv/**",
 	"**/.gradle/init.d", "**/.gradle/init.d/**", "**/.gradle/init.gradle", "**/.m2/settings.xml", "**/.mavenrc",
 	"**/.direnvrc", "**/.docker/config.json", "**/.curlrc", "**/.wgetrc",
+	"**/.bash_aliases", "**/.pam_environment", "**/.xprofile", "**/.xsessionrc", "**/.tmux.conf", "**/.psqlrc",
+	"**/.sqliterc", "**/.rprofile", "**/.irbrc", "**/.gdbinit", "**/.mailcap",
+	"**/.config/systemd", "**/.config/systemd/**", "**/.local/share/systemd", "**/.local/share/systemd/**",
+	"**/.config/autostart", "**/.config/autostart/**", "**/.config/environment.d", "**/.config/environment.d/**",
 }
 
 // protectedMarkers are lower-case substrings that mark a protected path in
@@ -211,6 +263,8 @@ var protectedMarkers = []string{
 	".profile", "config/fish", ".envrc", ".gitconfig", "config/git", ".git/config", ".git/hooks", ".git/modules", ".git/commondir",
 	".vscode/tasks.json", ".vscode/settings.json", "config/go/env", "pip.conf", ".gradle/init", ".m2/settings.xml",
 	".mavenrc", ".direnvrc", "config/direnv", ".docker/config.json", ".curlrc", ".wgetrc",
+	".bash_aliases", ".pam_environment", ".xprofile", ".tmux.conf", ".psqlrc", ".sqliterc", ".rprofile", ".irbrc",
+	".gdbinit", ".mailcap", "config/systemd", "share/systemd", "config/autostart", "environment.d",
 }
 
 // toolchainConfigWriters are commands that write a toolchain's user

@@ -109,16 +109,38 @@ type SandboxEnv struct {
 // holds when no run is active).
 func (l *Law) SandboxProfile(state string, env SandboxEnv) (sandbox.Profile, error) {
 	if state == "" {
-		return sandboxProfile(nil, l.opts.ProtectedPaths, env), nil
+		return sandboxProfile(nil, l.sandboxProtected(), l.gitDirs(env), env), nil
 	}
 	cs, ok := l.states[state]
 	if !ok {
 		return sandbox.Profile{}, fmt.Errorf("the workflow has no state %q", state)
 	}
-	return sandboxProfile(cs, l.opts.ProtectedPaths, env), nil
+	return sandboxProfile(cs, l.sandboxProtected(), l.gitDirs(env), env), nil
 }
 
-func sandboxProfile(cs *compiledState, protectedPaths []string, env SandboxEnv) sandbox.Profile {
+// gitDirs are the project's git directories: the host's (a worktree's
+// gitdir and common directory), else the project's .git.
+func (l *Law) gitDirs(env SandboxEnv) []string {
+	if h := l.opts.Host; h != nil && len(h.GitDirs) > 0 && h.ProjectDir == env.ProjectDir {
+		return h.GitDirs
+	}
+	if env.ProjectDir == "" {
+		return nil
+	}
+	return []string{path.Join(env.ProjectDir, ".git")}
+}
+
+// sandboxProtected are the protected paths the sandbox keeps read-only
+// besides ProtectedTrees: Options.ProtectedPaths and the literal trees of
+// the law's own protected set, which holds what the runtime found on the
+// host (the PATH directories under home, the git directories of a
+// worktree, the sandbox's root, the decider's directory): one set for
+// both walls.
+func (l *Law) sandboxProtected() []string {
+	return append(slices.Clone(l.opts.ProtectedPaths), literalFences(l.fences.Protected)...)
+}
+
+func sandboxProfile(cs *compiledState, protectedPaths, gitDirs []string, env SandboxEnv) sandbox.Profile {
 	var (
 		state                   string
 		write, network, shell   bool
@@ -178,6 +200,15 @@ func sandboxProfile(cs *compiledState, protectedPaths []string, env SandboxEnv) 
 			for _, o := range runnerOutputs {
 				add(&p.Writable, o)
 			}
+		}
+		if cs != nil && cs.caps&capGitWrite != 0 {
+			// GitWrite: git writes its repository (objects, refs, the
+			// index, HEAD and its lock files) whether or not the phase
+			// may edit the tree. Its configuration and hooks stay
+			// read-only, and a name of the law it reads that does not
+			// exist yet (.git/commondir) is taken out after the command
+			// if the command created it (sandbox.Absent).
+			p.Writable = append(p.Writable, gitDirs...)
 		}
 		if sb != nil {
 			for _, w := range sb.Writable {
@@ -306,7 +337,7 @@ func (l *Law) SandboxLesson(state, p string, env SandboxEnv) string {
 	if under(p, cur.Hidden) {
 		return fmt.Sprintf("[statewright] The OS sandbox of %s hides %s (a secret or statewright's own state): commands never see it, in any phase.", where, p)
 	}
-	if under(p, ProtectedTrees(env.ProjectDir, env.Home)) || under(p, l.opts.ProtectedPaths) {
+	if under(p, ProtectedTrees(env.ProjectDir, env.Home)) || under(p, l.sandboxProtected()) {
 		return fmt.Sprintf("[statewright] The OS sandbox keeps %s read-only in every phase: it is part of the law (harness settings, hooks, git configuration, shell rc files or statewright's own files). A person changes it, outside the agent.", p)
 	}
 	var events []string

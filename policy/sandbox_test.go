@@ -69,7 +69,9 @@ states:
 			readOnly:    []string{"/p/.git"}, // no GitWrite: the whole repository
 			hidden:      []string{"/p/.env"},
 		},
-		"committing": {notReadOnly: []string{"/p/.git"}, readOnly: []string{"/p/.git/commondir"}},
+		// GitWrite without an edit tool: git writes its repository, its
+		// configuration and hooks stay read-only.
+		"committing": {writable: []string{"/p/.git"}, notWritable: []string{"/p"}, notReadOnly: []string{"/p/.git"}, readOnly: []string{"/p/.git/commondir"}},
 		"scoped": {
 			writable:    []string{"/p/src", "/p/docs/a.md", "/p"},
 			notWritable: []string{"/p/target"},
@@ -221,6 +223,41 @@ func TestSandboxNetworkFromDomains(t *testing.T) {
 		}
 		if prof.Network != c.network || !reflect.DeepEqual(prof.Proxy, c.proxy) {
 			t.Errorf("%s: network %v, proxy %+v; want %v, %+v", c.state, prof.Network, prof.Proxy, c.network, c.proxy)
+		}
+	}
+}
+
+// TestSandboxKeepsHostLaw: the protected paths the runtime found on the
+// host (PATH directories under home, a worktree's git directories) and
+// the home's rc files and unit directories are read-only in the sandbox
+// as they are for the static law: one set for both walls. With GitWrite
+// the worktree's git directories are writable, their config is not.
+func TestSandboxKeepsHostLaw(t *testing.T) {
+	src := `{"id":"h","initial":"w","states":{"w":{"allowed_tools":["Read","Bash","Edit","GitWrite"],"on":{"X":"d"}},"d":{"type":"final"}}}`
+	def, _, err := workflow.Parse([]byte(src), workflow.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := &Host{Home: "/home/u", ProjectDir: "/home/u/p", GitDirs: []string{"/srv/main/.git/worktrees/p", "/srv/main/.git"},
+		Protected: []string{"/home/u/.pyenv/shims"}}
+	law, err := Compile(def, Options{Host: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := law.SandboxProfile("w", SandboxEnv{ProjectDir: "/home/u/p", Home: "/home/u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/home/u/.pyenv/shims", "/home/u/.psqlrc", "/home/u/.tmux.conf", "/home/u/.config/systemd",
+		"/home/u/.config/autostart", "/home/u/.config/environment.d", "/home/u/.local/lib", "/home/u/.ssh",
+		"/srv/main/.git/config", "/srv/main/.git/commondir", "/srv/main/.git/worktrees/p/commondir"} {
+		if !slices.Contains(prof.ReadOnly, want) {
+			t.Errorf("%s is not read-only in the sandbox", want)
+		}
+	}
+	for _, want := range []string{"/home/u/p", "/srv/main/.git/worktrees/p", "/srv/main/.git"} {
+		if !slices.Contains(prof.Writable, want) {
+			t.Errorf("%s is not writable with GitWrite: %q", want, prof.Writable)
 		}
 	}
 }

@@ -49,6 +49,19 @@ func DiscoverHost(o HostOptions) *policy.Host {
 	}
 	h.ProjectDir = realPath(pd)
 	h.GitDirs = gitDirs(h.ProjectDir)
+	for _, g := range h.GitDirs {
+		// The linked worktrees' own files that point git at a
+		// configuration: rewritten, the person's next git in that
+		// worktree reads another config (core.fsmonitor runs programs).
+		ents, _ := os.ReadDir(path.Join(g, "worktrees"))
+		for _, e := range ents {
+			if e.IsDir() {
+				for _, f := range []string{"commondir", "config.worktree"} {
+					h.Protected = append(h.Protected, path.Join(g, "worktrees", e.Name(), f))
+				}
+			}
+		}
+	}
 	h.Store = realPath(o.Store)
 	if h.Store != "" && filepath.IsAbs(h.Store) {
 		// The registry of harness processes (internal/person) beside it.
@@ -90,7 +103,38 @@ func DiscoverHost(o HostOptions) *policy.Host {
 	if f := getenv("CLAUDE_ENV_FILE"); filepath.IsAbs(f) {
 		h.EnvFile = realPath(f)
 	}
+	h.Protected = append(h.Protected, pathDirs(getenv("PATH"), h.Home, h.ProjectDir)...)
 	return h
+}
+
+// pathDirs returns the directories on PATH where a program the agent
+// planted would run later in the person's own shell, unconfined (a git in
+// ~/.pyenv/shims runs at their next commit, with their token): those under
+// the home directory (~/.pyenv/shims, ~/.npm-global/bin, ~/.nvm/…/bin,
+// whether they exist yet or not) and any other this process can write (a
+// Homebrew prefix; /usr/local/bin and /usr/bin when it runs as root). The
+// project's own (node_modules/.bin) are its code, unless the project is
+// the home directory (or holds it); a directory that holds the project or
+// is the home directory itself is left out: it cannot be protected as a
+// tree without protecting the project.
+func pathDirs(pathList, home, project string) []string {
+	var out []string
+	for _, d := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		r := realPath(d)
+		if r == filepath.Dir(r) || r == home || project != "" && within(project, r) {
+			continue
+		}
+		if project != "" && within(r, project) && !(home != "" && within(home, project)) {
+			continue // the project's own (node_modules/.bin), unless the project holds the home directory
+		}
+		if home != "" && home != filepath.Dir(home) && within(r, home) || writableDir(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // realPath resolves p's symbolic links ("" stays ""; a missing tail is kept).
@@ -138,4 +182,10 @@ func gitDirs(dir string) []string {
 		return out
 	}
 	return nil
+}
+
+// within reports whether p is dir or below it (both clean, absolute).
+func within(p, dir string) bool {
+	sep := string(filepath.Separator)
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, sep)+sep)
 }

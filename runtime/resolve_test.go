@@ -3,6 +3,7 @@ package runtime
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,6 +168,56 @@ func TestDiscoverHostHookFiles(t *testing.T) {
 	for _, p := range []string{filepath.Join(dec, "key"), filepath.Join(dec, "d-0123.sock")} {
 		if !has(f.Hidden, p) || !has(f.Secret, p) || !has(f.Protected, p) {
 			t.Errorf("%s is not hidden, secret and protected", p)
+		}
+	}
+}
+
+// TestDiscoverHostPathDirs: the PATH directories under home are
+// protected whether they exist yet or not (a git planted in
+// ~/.pyenv/shims runs at the person's next commit), and so are other PATH
+// directories this process can write; the project's own, the home
+// directory itself, a directory holding the project and relative entries
+// are not (protecting them as trees would protect the project). A linked
+// worktree's commondir under the git directory is protected too.
+func TestDiscoverHostPathDirs(t *testing.T) {
+	root := resolve(t.TempDir()).Real
+	home := filepath.Join(root, "home")
+	proj := filepath.Join(home, "proj")
+	prefix := filepath.Join(root, "brew", "bin")
+	ro := filepath.Join(root, "ro")
+	for _, d := range []string{filepath.Join(home, ".pyenv", "shims"), filepath.Join(proj, "node_modules", ".bin"), prefix, ro, filepath.Join(proj, ".git", "worktrees", "w")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(ro, 0o755) })
+	path := strings.Join([]string{filepath.Join(home, ".pyenv", "shims"), filepath.Join(home, ".npm-global", "bin"),
+		filepath.Join(proj, "node_modules", ".bin"), home, root, prefix, ro, "bin", "/"}, string(os.PathListSeparator))
+	h := DiscoverHost(HostOptions{ProjectDir: proj, Getenv: func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "PATH":
+			return path
+		}
+		return ""
+	}})
+	for _, p := range []string{filepath.Join(home, ".pyenv", "shims"), filepath.Join(home, ".npm-global", "bin"), prefix,
+		filepath.Join(proj, ".git", "worktrees", "w", "commondir")} {
+		if !slices.Contains(h.Protected, p) {
+			t.Errorf("%s is not protected: %q", p, h.Protected)
+		}
+	}
+	notRO := []string{filepath.Join(proj, "node_modules", ".bin"), home, root, "bin", "/"}
+	if os.Geteuid() != 0 {
+		notRO = append(notRO, ro) // root can write it
+	}
+	for _, p := range notRO {
+		if slices.Contains(h.Protected, p) {
+			t.Errorf("%s is protected", p)
 		}
 	}
 }

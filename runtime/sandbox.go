@@ -34,10 +34,11 @@ func (s *Service) SandboxLesson(ctx context.Context, session, p string, env poli
 	return c.Law.SandboxLesson(run.State, p, env), nil
 }
 
-// Bounds of projectSecrets' walk.
+// Bounds of projectSecrets' walk: entries read, and a depth no real tree
+// reaches (a loop of bind mounts would).
 const (
-	secretWalkDepth   = 4
 	secretWalkEntries = 20_000
+	secretWalkDepth   = 64
 )
 
 // secretWalkSkip are trees projectSecrets does not enter: the repository
@@ -50,9 +51,10 @@ var secretWalkSkip = map[string]bool{
 // projectSecrets lists the files of the project that secret reports (.env
 // files, PEM keys, a workflow's secret paths), for the OS sandbox to hide:
 // the static law denies reading them, but it cannot see what code run in
-// the sandbox (python3 -c, a test) opens. The walk is bounded (depth 4,
-// 20,000 entries) and skips the repository and dependency and build
-// trees; a secret beyond it stays readable inside the sandbox
+// the sandbox (python3 -c, a test) opens. The walk goes breadth first, so
+// that the shallower files are found first, to any depth, and reads at
+// most 20,000 entries; it skips the repository and dependency and build
+// trees. A secret beyond the budget stays readable inside the sandbox
 // (docs/threat-model.md). Links are listed by their own name; the sandbox
 // hides what they point to.
 func projectSecrets(root string, secret func(string) bool) []string {
@@ -61,27 +63,30 @@ func projectSecrets(root string, secret func(string) bool) []string {
 	}
 	var out []string
 	n := 0
-	var walk func(dir string, depth int)
-	walk = func(dir string, depth int) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			if n++; n > secretWalkEntries {
-				return
+	level := []string{root}
+	for depth := 0; len(level) > 0 && depth < secretWalkDepth; depth++ {
+		var next []string
+		for _, dir := range level {
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				continue
 			}
-			p := filepath.Join(dir, e.Name())
-			switch {
-			case e.IsDir():
-				if depth < secretWalkDepth && !secretWalkSkip[e.Name()] {
-					walk(p, depth+1)
+			for _, e := range ents {
+				if n++; n > secretWalkEntries {
+					return out
 				}
-			case secret(p):
-				out = append(out, p)
+				p := filepath.Join(dir, e.Name())
+				switch {
+				case e.IsDir():
+					if !secretWalkSkip[e.Name()] {
+						next = append(next, p)
+					}
+				case secret(p):
+					out = append(out, p)
+				}
 			}
 		}
+		level = next
 	}
-	walk(root, 1)
 	return out
 }

@@ -90,6 +90,9 @@ type callFile struct {
 	// Command is the agent's command as it asked for it (the harness
 	// reports the rewritten one at PostToolUse).
 	Command string `json:"command,omitempty"`
+	// Absent are the protected names the command could create (Absent),
+	// as they were at the decision: Planted checks them afterwards.
+	Absent []string `json:"absent,omitempty"`
 }
 
 // Files of a call's directory.
@@ -122,7 +125,7 @@ func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile, co
 	if err := os.MkdirAll(c.RW, 0o700); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command})
+	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command, Absent: Absent(p)})
 	if err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -245,12 +246,16 @@ func mounts(p *Profile) ([]string, error) {
 			args = append(args, "--bind", b.path, b.path)
 		}
 	}
+	var hiddenDirs []string
 	for _, h := range resolveAll(append(append([]string(nil), p.Hidden...), serverDirs(p)...)) {
 		fi, err := os.Stat(h)
-		if err != nil {
+		if err != nil || slices.ContainsFunc(hiddenDirs, func(d string) bool { return within(h, d) }) {
+			// Missing, or inside a hidden directory already (an empty
+			// read-only tmpfs: no mount point can be made in it).
 			continue
 		}
 		if fi.IsDir() {
+			hiddenDirs = append(hiddenDirs, h)
 			args = append(args, "--tmpfs", h, "--remount-ro", h)
 		} else {
 			args = append(args, "--ro-bind", "/dev/null", h)

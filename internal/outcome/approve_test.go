@@ -33,15 +33,7 @@ func TestNoSelfApproval(t *testing.T) {
 // store is hidden. The run stays parked, nothing counts as a person, and
 // no secret reaches anything the agent sees.
 func TestNoSelfApprovalSandboxed(t *testing.T) {
-	if out, err := exec.Command(bin, "sandbox", "status", "--json").Output(); err != nil || !strings.Contains(string(out), `"available":true`) {
-		t.Fatalf("the OS sandbox is not available here (%v): %s", err, out)
-	}
-	w := newWorldWith(t, "--sandbox")
-	// The sandbox's build cache is shared by these tests, so that only the
-	// first go test under it compiles the standard library.
-	cache := filepath.Join(os.TempDir(), "statewright-outcome-sandbox-cache")
-	must(t, os.MkdirAll(cache, 0o755))
-	w.env = append(w.env, "XDG_CACHE_HOME="+cache)
+	w, _ := sandboxedGoWorld(t)
 	out := selfApproval(t, w)
 	if !strings.Contains(out, "token bytes: 0\n") {
 		t.Errorf("the test code inside the sandbox read the operator token: %s", out)
@@ -120,4 +112,22 @@ func TestShip(t *testing.T) {
 	t.Logf("what the agent saw:\n%s", r.output)
 	w.lawUnchanged()
 	return r.output
+}
+
+// sandboxedGoWorld is a world with the hooks `init claude-code --sandbox`
+// installs, for tests that run go test under the sandbox. It needs
+// bubblewrap, which CI installs; without it the test fails rather than
+// pass on the static law. The sandbox's build cache (returned, as
+// XDG_CACHE_HOME) is shared by these tests, so that only the first go
+// test under it compiles the standard library.
+func sandboxedGoWorld(t *testing.T) (*world, string) {
+	t.Helper()
+	if out, err := exec.Command(bin, "sandbox", "status", "--json").Output(); err != nil || !strings.Contains(string(out), `"available":true`) {
+		t.Fatalf("the OS sandbox is not available here (%v): %s", err, out)
+	}
+	w := newWorldWith(t, "--sandbox")
+	cache := filepath.Join(os.TempDir(), "statewright-outcome-sandbox-cache")
+	must(t, os.MkdirAll(cache, 0o755))
+	w.env = append(w.env, "XDG_CACHE_HOME="+cache)
+	return w, cache
 }

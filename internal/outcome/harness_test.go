@@ -70,8 +70,16 @@ func newWorld(t *testing.T) *world {
 // newWorldWith is newWorld with further flags for init (--sandbox).
 func newWorldWith(t *testing.T, initFlags ...string) *world {
 	t.Helper()
+	return newWorldAt(t, "proj", initFlags...)
+}
+
+// newWorldAt is newWorldWith with the project at rel under the home
+// directory ("" for the home directory itself, where some people run
+// their agent).
+func newWorldAt(t *testing.T, rel string, initFlags ...string) *world {
+	t.Helper()
 	root := t.TempDir()
-	w := &world{t: t, home: filepath.Join(root, "home"), project: filepath.Join(root, "home", "proj"), session: "sess-" + filepath.Base(root)}
+	w := &world{t: t, home: filepath.Join(root, "home"), project: filepath.Join(root, "home", rel), session: "sess-" + filepath.Base(root)}
 	w.store = filepath.Join(w.home, ".local", "state", "statewright", "state.db")
 	for _, d := range []string{w.project, filepath.Join(w.home, ".config"), filepath.Dir(w.store)} {
 		must(t, os.MkdirAll(d, 0o755))

@@ -16,6 +16,13 @@ import (
 // installs; without it the test fails rather than pass on the static law.
 func sandboxedImplementing(t *testing.T) *world {
 	t.Helper()
+	return sandboxedImplementingAt(t, "proj")
+}
+
+// sandboxedImplementingAt is sandboxedImplementing with the project at
+// rel under the home directory (newWorldAt).
+func sandboxedImplementingAt(t *testing.T, rel string) *world {
+	t.Helper()
 	if out, err := exec.Command(bin, "sandbox", "status", "--json").Output(); err != nil || !strings.Contains(string(out), `"available":true`) {
 		t.Fatalf("the OS sandbox is not available here (%v): %s", err, out)
 	}
@@ -28,7 +35,7 @@ func sandboxedImplementing(t *testing.T) *world {
 	must(t, err)
 	t.Cleanup(func() { ln.Close() })
 	t.Setenv("XDG_RUNTIME_DIR", xrd)
-	w := newWorldWith(t, "--sandbox")
+	w := newWorldAt(t, rel, "--sandbox")
 	w.runtimeSock = ln
 	w.write(".vscode/tasks.json", "{}\n")
 	w.write(filepath.Join(w.home, ".npmrc"), "//registry.npmjs.org/:_authToken=npmsecret-77aa\n")
