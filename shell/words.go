@@ -350,6 +350,13 @@ func getopt(args []word, short string, long []string, posix bool) parsed {
 			if a.dash {
 				p.dyn = true
 			}
+			if name, val, ok := dynamicLongOpt(a); ok {
+				// --output=$X, "--output=$(…)": a long option whose name is
+				// literal and whose value is not known statically (a
+				// write to an unknown file, for git log).
+				p.opts = append(p.opts, opt{name: name, val: val, hasVal: true})
+				continue
+			}
 			p.ops = append(p.ops, a)
 			if posix {
 				p.ops = append(p.ops, args[i+1:]...)
@@ -399,6 +406,26 @@ func getopt(args []word, short string, long []string, posix bool) parsed {
 		}
 	}
 	return p
+}
+
+// dynamicLongOpt splits a dynamic word written as a long option with a
+// literal name and "=" ("--output=$X", "--output="$(cmd)"", quoted as a
+// whole or not) into the option's name and its value, a dynamic word.
+func dynamicLongOpt(a word) (string, word, bool) {
+	src := strings.TrimLeft(a.val, `"'`)
+	if !strings.HasPrefix(src, "--") {
+		return "", word{}, false
+	}
+	eq := strings.IndexByte(src, '=')
+	if eq < 3 {
+		return "", word{}, false
+	}
+	for _, c := range src[2:eq] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return "", word{}, false
+		}
+	}
+	return src[:eq], word{val: src[eq+1:], split: a.split, dash: a.dash}, true
 }
 
 func contains(list []string, s string) bool {

@@ -157,32 +157,97 @@ for p in base64.b64decode('` + enc + `').decode().split('\n'):
 	w.noSecretShown()
 }
 
-// TestGitWritePhaseKeepsGitConfig: the bundled release template with the
-// hooks `init claude-code --sandbox` installs. In preparing the agent
-// writes ordinary project files that look like a git directory (config
-// with core.fsmonitor, objects/, refs/) and commits nothing; a person
-// approves SHIP; in committing (GitWrite, git commands only) it makes git
-// itself write .git/commondir pointing at the project (git log --output,
-// with a computed path the static law cannot read), so that every later
-// git — the person's included — would read that config and run the
-// monitor. The name is taken out after the command: the person's git
-// status afterwards runs nothing. Ordinary commits and tags in committing
-// still work under the sandbox.
+// TestGitWritePhaseKeepsGitConfig: a phase that grants GitWrite and lets
+// code run in the OS sandbox (a workflow of the project's, with the hooks
+// `init claude-code --sandbox` installs), where the repository's git
+// directories are writable. Code the agent runs writes a config with
+// core.fsmonitor, objects/ and refs/ into the project and .git/commondir
+// pointing at it (spelled so that the static law sees no protected name),
+// so that every later git — the person's included — would read that
+// config and run the monitor. The name is taken out after the command:
+// the person's git status afterwards runs nothing. Ordinary commits,
+// branches and stashes in the same phase work under the sandbox.
 func TestGitWritePhaseKeepsGitConfig(t *testing.T) {
 	w, cache := sandboxedGoWorld(t)
+	w.write(filepath.Join(w.home, "ship.yaml"), `id: ship
+initial: shipping
+states:
+  shipping:
+    allowed_tools: [Read, Edit, Write, Bash, GitWrite]
+    sandbox: {exec: true}
+    on: {DONE: done}
+  done: {type: final}
+`)
+	w.run("git", "add", "-A")
+	w.run("git", "commit", "-qm", "base")
+	w.cli("start", filepath.Join(w.home, "ship.yaml"), "--session", w.session, "--store", w.store)
+	pwned := filepath.Join(w.project, "PWNED")
+	code := `import os
+g = '.g' + 'it'
+open('config', 'w').write('[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ` + pwned + `; false"\n')
+for d in ('objects', 'refs'):
+    os.makedirs(d, exist_ok=True)
+open(os.path.join(g, 'common' + 'dir'), 'w').write('..\n')
+print('planted')
+`
+	r := w.bash("python3 -c " + shellQuote(code))
+	if !r.allowed || !strings.Contains(r.output, "planted") {
+		t.Fatalf("the attack did not run: allowed %v: %s %s", r.allowed, r.reason, r.output)
+	}
+	if _, err := os.Lstat(filepath.Join(w.project, ".git", "commondir")); err == nil {
+		t.Errorf(".git/commondir is still there after the command")
+	}
+	// statewright moved it out for a person to look at.
+	kept, _ := filepath.Glob(filepath.Join(cache, "statewright", "sandbox", "*", "quarantine", "*", strings.TrimPrefix(w.project, "/"), ".git", "commondir"))
+	if len(kept) != 1 {
+		t.Errorf("the planted .git/commondir is not in the session's quarantine (%q)", kept)
+	} else if b, _ := os.ReadFile(kept[0]); string(b) != "..\n" {
+		t.Errorf("the quarantined commondir holds %q", b)
+	}
+	// The person's own git, unsandboxed, afterwards.
+	cmd := exec.Command("git", "status", "--short")
+	cmd.Dir, cmd.Env = w.project, w.env
+	out, _ := cmd.CombinedOutput()
+	if _, err := os.Lstat(pwned); err == nil {
+		t.Errorf("the person's git status ran the planted core.fsmonitor: %s", out)
+	}
+
+	// Ordinary git work in the same phase, under the sandbox.
+	w.write("CHANGELOG.md", "## 1.0.0\n")
+	for _, c := range []string{
+		"git add CHANGELOG.md && git commit -qm 'release 1.0.0' && git tag v1.0.0",
+		"git checkout -qb topic && echo x >> CHANGELOG.md && git stash -q && git stash pop -q && git commit -qam topic",
+		"git checkout -q - && git merge -q --no-edit topic && git log --oneline -3",
+	} {
+		if r := w.bash(c); !r.allowed || strings.Contains(r.output, "fatal") || strings.Contains(r.output, "rror") {
+			t.Errorf("%q failed: allowed %v: %s %s", c, r.allowed, r.reason, r.output)
+		}
+	}
+	if out := w.run("git", "log", "--format=%s", "-3"); !strings.Contains(out, "topic") || !strings.Contains(out, "release 1.0.0") {
+		t.Errorf("the commits are missing: %q", out)
+	}
+	if _, err := os.Lstat(pwned); err == nil {
+		t.Errorf("core.fsmonitor ran")
+	}
+	w.lawUnchanged()
+	w.noSecretShown()
+}
+
+// TestGitOutputIsAWrite: in the bundled release template's committing
+// phase (git commands, no Write), without the sandbox, git log's
+// --output with a computed file name is a write like any other: the
+// agent cannot put a commit subject of its choosing into a file git or
+// your shell reads later (.git/commondir, ~/.bashrc).
+func TestGitOutputIsAWrite(t *testing.T) {
+	w := newWorld(t)
+	bashrc := filepath.Join(w.home, ".bashrc")
+	w.write(bashrc, "# mine\n")
 	w.run("git", "add", "-A")
 	w.run("git", "commit", "-qm", "..")
-	pwned := filepath.Join(w.project, "PWNED")
 	w.start("release", "PLANNED")
-	for p, content := range map[string]string{
-		"config":       "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch " + pwned + "; false\"\n",
-		"objects/keep": "x\n", "refs/keep": "x\n",
-		"CHANGELOG.md": "## 1.0.0\n",
-		"calc_test.go": "package proj\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"Add\")\n\t}\n}\n",
-	} {
-		if r := w.call("Write", map[string]any{"file_path": filepath.Join(w.project, p), "content": content}); !r.allowed {
-			t.Fatalf("Write %s in preparing was denied: %s", p, r.reason)
-		}
+	if r := w.call("Write", map[string]any{"file_path": filepath.Join(w.project, "calc_test.go"),
+		"content": "package proj\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"Add\")\n\t}\n}\n"}); !r.allowed {
+		t.Fatalf("Write in preparing was denied: %s", r.reason)
 	}
 	w.cli("transition", w.session, "PREPARED", "--store", w.store)
 	if r := w.bash("go test -count=1 ./..."); !r.allowed || !strings.Contains(r.output, "ok") {
@@ -198,40 +263,23 @@ func TestGitWritePhaseKeepsGitConfig(t *testing.T) {
 	if s, _ := w.state(); s != "committing" {
 		t.Fatalf("state %s, want committing", s)
 	}
-
-	// The last commit's subject is "..": git log writes it into a file
-	// whose name the shell computes.
-	r := w.bash(`git log -1 --format=%s --output="$(printf '.git/comm%sdir' on)"`)
-	t.Logf("the attack: allowed %v: %s%s", r.allowed, r.reason, clip(r.output))
+	for _, c := range []string{
+		`git log -1 --format=%s --output="$(printf '.git/comm%sdir' on)"`,
+		`git commit -q --allow-empty -m 'touch /tmp/pwned' && git log -1 --format=%s --output="$(printf '%s/.bash%s' ~ rc)"`,
+		`git log -1 --format=%s "--output=$HOME/.bashrc"`,
+	} {
+		if r := w.bash(c); r.allowed {
+			t.Errorf("%q was allowed: %s", c, clip(r.output))
+		}
+	}
 	if _, err := os.Lstat(filepath.Join(w.project, ".git", "commondir")); err == nil {
-		t.Errorf(".git/commondir is still there after the command")
+		t.Errorf(".git/commondir was planted")
 	}
-	// It ran: git wrote the file, and statewright moved it out for a
-	// person to look at.
-	kept, _ := filepath.Glob(filepath.Join(cache, "statewright", "sandbox", "*", "quarantine", "*", strings.TrimPrefix(w.project, "/"), ".git", "commondir"))
-	if len(kept) != 1 {
-		t.Errorf("the planted .git/commondir is not in the session's quarantine (%q): the attack did not run as written", kept)
-	} else if b, _ := os.ReadFile(kept[0]); string(b) != "..\n" {
-		t.Errorf("the quarantined commondir holds %q", b)
+	if b, _ := os.ReadFile(bashrc); string(b) != "# mine\n" {
+		t.Errorf("~/.bashrc changed: %q", b)
 	}
-	// The person's own git, unsandboxed, afterwards.
-	cmd := exec.Command("git", "status", "--short")
-	cmd.Dir, cmd.Env = w.project, w.env
-	out, _ := cmd.CombinedOutput()
-	if _, err := os.Lstat(pwned); err == nil {
-		t.Errorf("the person's git status ran the planted core.fsmonitor: %s", out)
-	}
-
-	// Ordinary work in committing, under the sandbox.
-	if r := w.bash("git add CHANGELOG.md && git commit -qm 'release 1.0.0' && git tag v1.0.0 && git log --oneline -1"); !r.allowed || !strings.Contains(r.output, "release 1.0.0") {
-		t.Errorf("an ordinary commit and tag failed: allowed %v: %s %s", r.allowed, r.reason, r.output)
-	}
-	if out := w.run("git", "tag"); !strings.Contains(out, "v1.0.0") {
-		t.Errorf("the tag is missing: %q", out)
-	}
-	if _, err := os.Lstat(pwned); err == nil {
-		t.Errorf("core.fsmonitor ran")
+	if r := w.bash("git commit -q --allow-empty -m 'release' && git tag v1 && git log --oneline -1"); !r.allowed || !strings.Contains(r.output, "release") {
+		t.Errorf("an ordinary commit failed: allowed %v: %s %s", r.allowed, r.reason, r.output)
 	}
 	w.lawUnchanged()
-	w.noSecretShown()
 }
