@@ -355,6 +355,18 @@ func (g *Grammar) parse(args []word) *ParsedArgs {
 			if a.dash {
 				p.Hidden = true
 			}
+			if name, val, ok := dynamicLongOpt(a); ok && (g.Style == StyleGo || strings.HasPrefix(name, "--")) {
+				// --output=$X, "--output=$(…)": a known long option whose
+				// name is literal and whose value is not known statically
+				// (a write to an unknown file for git log --output).
+				if o, found := g.lookupLong(strings.TrimLeft(name, "-")); found && !o.neg {
+					po := ParsedOption{Name: o.Names[0], As: a.val, Index: i, Known: true,
+						Value: Arg{Value: val.val, Index: i}, HasValue: true}
+					g.effect(o, &po)
+					p.add(po)
+					continue
+				}
+			}
 			p.Operands = append(p.Operands, toArg(a, i))
 			if !g.Permute && !a.dash {
 				operandsOnly = true

@@ -412,7 +412,10 @@ func getopt(args []word, short string, long []string, posix bool) parsed {
 // literal name and "=" ("--output=$X", "--output="$(cmd)"", quoted as a
 // whole or not) into the option's name and its value, a dynamic word.
 func dynamicLongOpt(a word) (string, word, bool) {
-	src := strings.TrimLeft(a.val, `"'`)
+	src := a.val
+	if q := src[:min(1, len(src))]; q == `"` || q == "'" {
+		src = strings.TrimSuffix(src[1:], q) // quoted as a whole
+	}
 	if !strings.HasPrefix(src, "--") {
 		return "", word{}, false
 	}
