@@ -370,38 +370,30 @@ func CompareVersions(a, b string) int {
 	return 0
 }
 
-// DefaultPermissionMode is the permission mode a Claude Code session of
-// version starts in when no settings file sets permissions.defaultMode
-// (and no --permission-mode is given): "auto" from 2.1.332 on, where
-// Claude Code's classifier, not a person, answers permission prompts.
-// Unknown versions are taken as the newest.
-func DefaultPermissionMode(version string) string {
-	if version != "" && CompareVersions(version, autoModeSince) < 0 {
-		return "default"
-	}
-	return "auto"
-}
-
-// autoModeSince is the first version known to start in auto mode.
-const autoModeSince = MinVersion
-
 // permissionFinding says which permission mode a session starts in and
-// what statewright's asks become there.
+// what statewright's asks become there. mode is permissions.defaultMode
+// from the first settings file that sets it (from), "" when none does:
+// then Claude Code 2.1.332 starts in "default" (what it reports to the
+// hooks offline, TestDoctorClaudeCodePermissionMode), unless its gated
+// auto-mode default is on for the account or host, which nothing on disk
+// shows; in "auto" a classifier, not a person, answers the prompts.
 func permissionFinding(mode, from, version string) harness.Finding {
-	source := "permissions.defaultMode in " + from
 	if mode == "" {
-		mode = DefaultPermissionMode(version)
 		v := version
 		if v == "" {
-			v = "an unknown version, taken as " + MinVersion + " or newer"
+			v = "(version unknown)"
 		}
-		source = "no settings file sets permissions.defaultMode; the default of Claude Code " + v
+		return harness.Warned("permission", "no settings file sets permissions.defaultMode: Claude Code "+v+" starts in mode default, "+
+			"where a person answers prompts and may grant what statewright asks, unless Claude Code's gated auto-mode default is on "+
+			"for this account or host (doctor cannot see that): in auto nobody answers, and statewright's asks become denies. "+
+			"Set permissions.defaultMode in "+LocalSettings+" to know")
 	}
+	source := "permissions.defaultMode in " + from
 	if AskGrants(mode) {
 		return harness.Passed("permission", "sessions start in mode "+mode+" ("+source+"): a person answers Claude Code's prompts, so a human-only call statewright asks about may be granted there")
 	}
 	return harness.Passed("permission", "sessions start in mode "+mode+" ("+source+"): nobody answers prompts, so statewright's asks become denies "+
-		"(human-only calls: approve, pause, deactivate go through the statewright CLI); --permission-mode default at launch changes it")
+		"(human-only calls: approve, pause, deactivate go through the statewright CLI); --permission-mode at launch overrides it")
 }
 
 // checkMCP checks the MCP server of a project install: in the project's
