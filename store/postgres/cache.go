@@ -57,8 +57,9 @@ type cachedSession struct {
 	heads      map[string]store.Head // the session's chain and its live run's (Seq 0: no row)
 	// skip counts transactions that run with reads before the copy is
 	// tried again, after it was found stale (then live, last and heads
-	// are unset).
-	skip int
+	// are unset until one commits); misses counts the stale copies since
+	// the last transaction that committed from one.
+	skip, misses int
 }
 
 func (c *cachedSession) fingerprint(key string) (run, heads string) {
@@ -93,9 +94,14 @@ type sessionCache struct {
 const maxCachedSessions = 4096
 
 // staleSkip is how many transactions on a session that was found stale
-// run with reads before its copy is tried again (a session whose calls
-// alternate between replicas stays mostly on the reading path).
-const staleSkip = 8
+// run with reads before its copy is tried again; it doubles with every
+// stale copy in a row, up to staleSkip<<maxStaleShift, so a session whose
+// calls alternate between replicas stays on the reading path and rarely
+// pays for a copy that fails its check.
+const (
+	staleSkip     = 8
+	maxStaleShift = 5
+)
 
 // get returns the session's copy, or nil when the transaction must read.
 func (c *sessionCache) get(key string) *cachedSession {
@@ -121,22 +127,26 @@ func (c *sessionCache) get(key string) *cachedSession {
 	return e
 }
 
-// put stores what a committed transaction left (nil: forget the session),
-// keeping a stale session's countdown.
-func (c *sessionCache) put(key string, e *cachedSession) {
+// put stores what a committed transaction left (nil: forget the session).
+// A transaction that read keeps a stale session's countdown and misses;
+// one that committed from the copy (fromCache) clears them.
+func (c *sessionCache) put(key string, e *cachedSession, fromCache bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.m[key]
+	if fromCache {
+		old = nil
+	}
 	if e == nil {
-		if old != nil && old.skip > 0 {
-			c.m[key] = &cachedSession{skip: old.skip}
+		if old != nil && (old.skip > 0 || old.misses > 0) {
+			c.m[key] = &cachedSession{skip: old.skip, misses: old.misses}
 		} else {
 			delete(c.m, key)
 		}
 		return
 	}
-	if old != nil && old.skip > 0 {
-		e.skip = old.skip
+	if old != nil {
+		e.skip, e.misses = old.skip, old.misses
 	}
 	if c.m == nil || len(c.m) >= maxCachedSessions {
 		c.m = map[string]*cachedSession{}
@@ -149,10 +159,14 @@ func (c *sessionCache) put(key string, e *cachedSession) {
 func (c *sessionCache) stale(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	misses := 1
+	if old := c.m[key]; old != nil {
+		misses = old.misses + 1
+	}
 	if c.m == nil || len(c.m) >= maxCachedSessions {
 		c.m = map[string]*cachedSession{}
 	}
-	c.m[key] = &cachedSession{skip: staleSkip}
+	c.m[key] = &cachedSession{skip: staleSkip << min(misses-1, maxStaleShift), misses: misses}
 }
 
 // cacheEntry is what the committed transaction t left of its session, or

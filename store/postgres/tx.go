@@ -99,14 +99,14 @@ func (s *Store) update(ctx context.Context, sessionKey string, fn func(tx store.
 		if t.opt && errors.Is(err, errStale) {
 			return errStale
 		}
-		s.sessions.put(sessionKey, nil)
+		s.sessions.put(sessionKey, nil, false)
 		return err
 	}
 	committed = true
 	if t.opt {
 		s.cachedCommits.Add(1)
 	}
-	s.sessions.put(sessionKey, t.cacheEntry())
+	s.sessions.put(sessionKey, t.cacheEntry(), t.opt)
 	s.notifyAfter(t.changes)
 	return nil
 }
