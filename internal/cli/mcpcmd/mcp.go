@@ -91,6 +91,7 @@ statewright init claude-code registers it in .mcp.json; by hand:
 				}
 				projectDir = wd
 			}
+			cmdutil.TuneGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			// A named store must exist and be that store (as for the hooks);

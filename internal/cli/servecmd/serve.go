@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	rtdebug "runtime/debug"
 	"syscall"
 	"time"
 
@@ -98,7 +97,7 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err := serve.CheckBind(listen, haveTokens); err != nil {
 				return cmdutil.Usagef("%v", err)
 			}
-			tuneGC()
+			cmdutil.TuneGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			st, err := f.OpenStore(ctx, cmd, store.Options{MustExist: storeID != "", ExpectID: storeID})
@@ -212,19 +211,4 @@ func checkpointSender(export string, o *telemetry.OTel) (func(context.Context, s
 		return nil, cmdutil.Usagef("--checkpoint-export otel: %v", err)
 	}
 	return send, nil
-}
-
-// serveGCPercent is serve's garbage collector target unless GOGC is set:
-// a decision leaves tens of KB of short-lived garbage (HTTP, JSON, the
-// driver) over a live heap of a few MB, so at the default (100) the
-// collector took about a tenth of serve's CPU at 50 sessions
-// (bench/serve.txt); 400 lets the heap grow to 5× the live heap instead.
-const serveGCPercent = 400
-
-// tuneGC applies serveGCPercent unless the operator set GOGC (or GOMEMLIMIT
-// bounds the heap, which the runtime honours either way).
-func tuneGC() {
-	if os.Getenv("GOGC") == "" {
-		rtdebug.SetGCPercent(serveGCPercent)
-	}
 }

@@ -1,11 +1,11 @@
-package servecmd
+package cmdutil
 
 import (
 	rtdebug "runtime/debug"
 	"testing"
 )
 
-// TestTuneGC: serve raises the collector's target unless the operator set
+// TestTuneGC: the long-lived commands raise the collector's target unless the operator set
 // GOGC.
 func TestTuneGC(t *testing.T) {
 	prev := rtdebug.SetGCPercent(100)
@@ -13,10 +13,10 @@ func TestTuneGC(t *testing.T) {
 	for _, tc := range []struct {
 		gogc string
 		want int
-	}{{"", serveGCPercent}, {"50", 100}} {
+	}{{"", LongLivedGCPercent}, {"50", 100}} {
 		t.Setenv("GOGC", tc.gogc)
 		rtdebug.SetGCPercent(100)
-		tuneGC()
+		TuneGC()
 		if got := rtdebug.SetGCPercent(100); got != tc.want {
 			t.Errorf("GOGC=%q: GC percent %d, want %d", tc.gogc, got, tc.want)
 		}
