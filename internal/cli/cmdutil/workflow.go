@@ -79,8 +79,16 @@ func LoadWorkflow(nameOrPath string, strict bool) (*workflow.Definition, workflo
 // PrintDiagnostics writes one diagnostic per line as
 // "file:line:col: severity: message".
 func PrintDiagnostics(w io.Writer, diags workflow.Diagnostics) {
+	c := ColorsFor(w)
 	for _, d := range diags {
-		fmt.Fprintln(w, d.String())
+		line := d.String()
+		switch d.Severity {
+		case workflow.SeverityError:
+			line = strings.Replace(line, "error:", c.Red("error:"), 1)
+		case workflow.SeverityWarning:
+			line = strings.Replace(line, "warning:", c.Yellow("warning:"), 1)
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 

@@ -369,8 +369,9 @@ func NewCmdHistory(f *cmdutil.Factory) *cobra.Command {
 					fmt.Fprintf(out, "no events for %s\n", key)
 					return nil
 				}
+				c := cmdutil.ColorsFor(out)
 				for i := range evs {
-					fmt.Fprintln(out, historyLine(&evs[i]))
+					fmt.Fprintln(out, historyLine(c, &evs[i]))
 				}
 				return nil
 			})
@@ -383,9 +384,17 @@ func NewCmdHistory(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// historyLine renders one event for people.
-func historyLine(e *store.Event) string {
-	return fmt.Sprintf("%d %s %-10s", e.Seq, e.Time.Format("2006-01-02T15:04:05Z07:00"), e.Kind) + " " + eventtext.Describe(e)
+// historyLine renders one event for people; on a terminal a decision's
+// verdict is coloured (deny red, ask yellow, allow green).
+func historyLine(c cmdutil.Colors, e *store.Event) string {
+	text := eventtext.Describe(e)
+	if e.Kind == store.KindDecision && e.Decision != "" {
+		paint := map[string]func(string) string{"deny": c.Red, "ask": c.Yellow, "allow": c.Green}[e.Decision]
+		if paint != nil {
+			text = strings.Replace(text, " "+e.Decision+" (", " "+paint(e.Decision)+" (", 1)
+		}
+	}
+	return fmt.Sprintf("%d %s %-10s", e.Seq, e.Time.Format("2006-01-02T15:04:05Z07:00"), e.Kind) + " " + text
 }
 
 // pendingApproval returns the approval the session's run is parked on; id,
