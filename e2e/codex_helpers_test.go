@@ -179,6 +179,13 @@ func (p *codexProject) codexEnv() []string {
 // bypassed as the flag for vetted automation allows.
 func (p *codexProject) run(t *testing.T, srv *fakemodel.Server, prompt, resume string) *Run {
 	t.Helper()
+	return p.runIn(t, srv, p.dir, prompt, resume, true)
+}
+
+// runIn is run in directory dir; bypassTrust false runs the hooks only if
+// a person trusted them (Codex's default).
+func (p *codexProject) runIn(t *testing.T, srv *fakemodel.Server, dir, prompt, resume string, bypassTrust bool) *Run {
+	t.Helper()
 	args := []string{"exec"}
 	if resume != "" {
 		args = append(args, "resume")
@@ -189,12 +196,15 @@ func (p *codexProject) run(t *testing.T, srv *fakemodel.Server, prompt, resume s
 		"-c", `model_providers.fake.wire_api="responses"`,
 		"-c", `model_providers.fake.request_max_retries=0`,
 		"-c", `model_providers.fake.stream_max_retries=0`,
-		"--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "--json")
+		"--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json")
+	if bypassTrust {
+		args = append(args, "--dangerously-bypass-hook-trust")
+	}
 	if resume != "" {
 		args = append(args, resume)
 	}
 	args = append(args, prompt)
-	r, err := RunCommand(context.Background(), codexTimeout, p.dir, p.codexEnv(), p.codex, args...)
+	r, err := RunCommand(context.Background(), codexTimeout, dir, p.codexEnv(), p.codex, args...)
 	if err != nil {
 		t.Fatalf("start codex: %v", err)
 	}

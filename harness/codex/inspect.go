@@ -232,15 +232,26 @@ func ListHooks(ctx context.Context, binary, project string) ([]ListedHook, error
 			var res struct {
 				Data []struct {
 					Hooks  []ListedHook `json:"hooks"`
-					Errors []any        `json:"errors"`
+					Errors []struct {
+						Message string `json:"message"`
+					} `json:"errors"`
 				} `json:"data"`
 			}
 			if err := json.Unmarshal(msg.Result, &res); err != nil {
 				return nil, fmt.Errorf("codex app-server hooks/list: %w", err)
 			}
-			var out []ListedHook
+			var (
+				out  []ListedHook
+				errs []string
+			)
 			for _, d := range res.Data {
 				out = append(out, d.Hooks...)
+				for _, e := range d.Errors {
+					errs = append(errs, e.Message)
+				}
+			}
+			if len(out) == 0 && len(errs) > 0 {
+				return nil, fmt.Errorf("Codex cannot load its configuration for this project: %s", strings.Join(errs, "; "))
 			}
 			return out, nil
 		}
