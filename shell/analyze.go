@@ -162,6 +162,9 @@ type walker struct {
 	// exportedTestPath: PYTHONPATH (or NODE_PATH, ...) was set for the
 	// commands that follow
 	exportedTestPath bool
+	// pipeWords are the words a literal echo or printf writes into the
+	// pipe the next command reads (xargs makes them arguments)
+	pipeWords []string
 }
 
 // evalState records, across a script and its nested scripts, whether
@@ -433,7 +436,10 @@ func (w *walker) compound(cmd syntax.Command) {
 		switch c.Op {
 		case syntax.Pipe, syntax.PipeAll:
 			w.sub([]*syntax.Stmt{c.X})
+			prev := w.pipeWords
+			w.pipeWords = echoedWords(c.X)
 			w.sub([]*syntax.Stmt{c.Y})
+			w.pipeWords = prev
 		case syntax.AndStmt:
 			w.stmt(c.X)
 			w.stmt(c.Y)
@@ -1060,4 +1066,34 @@ func tooNested(src string) (line, col int, deep bool) {
 
 func isWordByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// echoedWords returns the words a literal echo or printf statement
+// prints, or nil.
+func echoedWords(s *syntax.Stmt) []string {
+	ce, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) < 2 {
+		return nil
+	}
+	var out []string
+	for i, a := range ce.Args {
+		v, lit := wordValue(a)
+		if !lit {
+			return nil
+		}
+		if i == 0 {
+			if v != "echo" && v != "printf" {
+				return nil
+			}
+			continue
+		}
+		for _, f := range strings.FieldsFunc(strings.ReplaceAll(v, `\n`, "\n"), func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\n'
+		}) {
+			if !strings.HasPrefix(f, "-") && !strings.Contains(f, "%") {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }

@@ -893,6 +893,11 @@ func progCpio(x *cmdCtx) {
 			x.writeDyn("cpio pass-through")
 		}
 	case pa.Has("o"):
+		if x.stdin != nil && x.stdin.lit {
+			for _, n := range strings.Fields(x.stdin.text) {
+				x.read(word{val: n, lit: true}) // the names cpio archives, from a here-string
+			}
+		}
 		for _, f := range pa.Values("F") {
 			if e, _ := checkTarArchive(f.Value); e&EffNetwork == 0 || !f.Literal {
 				x.writeFile(fromArg(f)) // the archive created (-O's grammar entry writes it)
@@ -1349,6 +1354,17 @@ scan:
 	}
 	pa := g.parse(args[:end])
 	x.applyOptions(g, pa)
+	// the operands after the pattern are the directories searched (and
+	// --search-path's): fd lists their names, -x/-X hands them on
+	roots := pa.ops()
+	if len(roots) > 0 {
+		roots = roots[1:]
+	}
+	for _, v := range pa.Values("search-path", "base-directory") {
+		roots = append(roots, fromArg(v))
+	}
+	x.read(roots...)
+	x.c.namesOnly = !found
 	if !found {
 		return
 	}
@@ -1577,6 +1593,9 @@ func progPs(x *cmdCtx) {
 		}
 		if !strings.HasPrefix(a.val, "-") && strings.ContainsRune(a.val, 'e') && !strings.ContainsAny(a.val, "=,") {
 			x.w.a.DumpsEnv = true
+		}
+		if strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "--") && strings.ContainsRune(a.val, 'E') {
+			x.w.a.DumpsEnv = true // BSD and macOS ps -E prints each process's environment
 		}
 	}
 }

@@ -170,6 +170,9 @@ func wrapXargs(x *cmdCtx, args []word) ([]word, bool) {
 	if len(ops) == 0 {
 		ops = []word{{val: "echo", lit: true}}
 	}
+	for _, f := range x.w.pipeWords {
+		x.read(word{val: f, lit: true}) // echo PATH | xargs cat reads PATH
+	}
 	// the words xargs reads from its input may be options of the command:
 	// appended at the end, or in place of the replace string (-I R, -i)
 	repl := ""
