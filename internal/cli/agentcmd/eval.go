@@ -58,7 +58,7 @@ report as JSON with --json. The exit status is 0 when the suite ran, whatever th
 			}
 			st, err := f.OpenStoreAt(ctx, storeFile, store.Options{})
 			if err != nil {
-				return fmt.Errorf("open store: %w", err)
+				return fmt.Errorf("eval: %w", err) // the store names the operation and the file
 			}
 			defer st.Close()
 			sb := tools.DetectSandbox(ctx)

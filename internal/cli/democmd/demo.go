@@ -115,7 +115,7 @@ func runDemo(ctx context.Context, f *cmdutil.Factory, out io.Writer, storePath s
 	}
 	st, err := f.OpenStoreAt(ctx, storePath, store.Options{})
 	if err != nil {
-		return fmt.Errorf("demo: open store: %w", err)
+		return fmt.Errorf("demo: %w", err) // the store names the operation and the file
 	}
 	defer st.Close()
 
