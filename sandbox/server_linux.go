@@ -70,7 +70,8 @@ import (
 //   - Everything a command starts dies when it ends (its session is
 //     killed), as with one bubblewrap per command, and when its client's
 //     connection closes (the harness killed the client: a timeout,
-//     Ctrl-C).
+//     Ctrl-C); a process that left its session (setsid) dies when any
+//     command ends (killStrays) and with the server.
 //   - Fail closed: when the server cannot be reached or started, or
 //     refuses the command before starting it, the launcher runs the
 //     command with its own bubblewrap (Exec), never unsandboxed.
@@ -767,6 +768,7 @@ func (s *server) handle(c *net.UnixConn) {
 	_ = s.send(c, reply{Started: true})
 	ws := <-cmd.status
 	killSession(pid) // what the command left running dies with it
+	s.killStrays()
 	code := waitStatusCode(ws)
 	_ = s.send(c, reply{Exit: &code, Cwd: readCwd(pr)})
 }
@@ -865,11 +867,38 @@ func readCwd(pr *os.File) string {
 	return line
 }
 
+// killStrays kills every process of the sandbox that is in no running
+// command's session: what left its command's session (setsid, a daemon)
+// dies at the end of the next command, not only when the phase's sandbox
+// stops.
+func (s *server) killStrays() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live := map[string]bool{strconv.Itoa(os.Getpid()): true}
+	for pid := range s.waiters {
+		live[strconv.Itoa(pid)] = true
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if name[0] < '0' || name[0] > '9' || live[name] {
+			continue
+		}
+		pid, _ := strconv.Atoi(name)
+		if f := procStat(pid); len(f) > 3 && !live[f[3]] && f[0] != "Z" {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 // killSession kills the process group and then every process left in the
 // session of the command whose shell was sid (it started it with setsid):
 // what a command leaves running dies with it, as it does with one
-// bubblewrap per command. A process that left the session (setsid) lives
-// on until the server stops.
+// bubblewrap per command. A process that left the session (setsid) is
+// killStrays'.
 func killSession(sid int) {
 	_ = syscall.Kill(-sid, syscall.SIGKILL)
 	self := strconv.Itoa(os.Getpid())

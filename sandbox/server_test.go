@@ -170,12 +170,12 @@ func TestServerRunsCommands(t *testing.T) {
 func TestServerLeftoversDie(t *testing.T) {
 	f := newServerFixture(t)
 	late := filepath.Join(f.proj, "late")
-	_, outer := f.call("implementing", true, "(sleep 0.5; touch "+Quote(late)+") & nohup sh -c 'sleep 0.5; touch "+Quote(late)+"2' >/dev/null 2>&1 & exit 0")
+	_, outer := f.call("implementing", true, "(sleep 0.5; touch "+Quote(late)+") & nohup sh -c 'sleep 0.5; touch "+Quote(late)+"2' >/dev/null 2>&1 & setsid sh -c 'sleep 0.5; touch "+Quote(late)+"3' >/dev/null 2>&1 & sleep 0.1; exit 0")
 	if out, code := f.run(outer, ""); code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	time.Sleep(time.Second)
-	for _, p := range []string{late, late + "2"} {
+	for _, p := range []string{late, late + "2", late + "3"} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("a background command outlived its command: %s exists", p)
 		}
