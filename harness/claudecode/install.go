@@ -140,16 +140,7 @@ func (adapter) Install(p *install.Plan) error {
 	if err := localMCP(p); err != nil {
 		return err
 	}
-	if !p.Uninstall {
-		ignore := []string{filepath.ToSlash(LocalSettings)}
-		if rel, err := filepath.Rel(p.Project, p.Store); err == nil && strings.HasPrefix(filepath.ToSlash(rel), ".statewright/") {
-			ignore = append(ignore, ".statewright/")
-		}
-		if err := p.GitIgnore(ignore...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.IgnoreMachineLocal(LocalSettings)
 }
 
 // mcpServer returns the server entry name under o's "mcpServers".

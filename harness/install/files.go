@@ -141,6 +141,25 @@ func (p *Plan) GitIgnore(patterns ...string) error {
 	})
 }
 
+// IgnoreMachineLocal adds to the project's .gitignore (see GitIgnore) the
+// files init wrote with this machine's paths in them, and .statewright/ when
+// the store lives there: a teammate's clone must not carry them, or every
+// call of theirs would fail closed on a binary and a store they do not have.
+// It does nothing at --uninstall.
+func (p *Plan) IgnoreMachineLocal(files ...string) error {
+	if p.Uninstall {
+		return nil
+	}
+	ignore := make([]string, 0, len(files)+1)
+	for _, f := range files {
+		ignore = append(ignore, filepath.ToSlash(f))
+	}
+	if rel, err := filepath.Rel(p.Project, p.Store); err == nil && strings.HasPrefix(filepath.ToSlash(rel), ".statewright/") {
+		ignore = append(ignore, ".statewright/")
+	}
+	return p.GitIgnore(ignore...)
+}
+
 // shown names the file for people: relative to the project when inside it.
 func (c *change) shown(project string) string {
 	if rel, err := filepath.Rel(project, c.path); err == nil && !strings.HasPrefix(rel, "..") {

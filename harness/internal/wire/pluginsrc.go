@@ -85,8 +85,16 @@ func PluginConfigOf(src []byte) (*PluginConfig, error) {
 // InstallPlugin plans the plugin file at path (relative to the project):
 // source with the hook's command line written into its configuration
 // slot, or, when uninstalling, its removal. A file there that is not
-// statewright's plugin is refused, never overwritten.
+// statewright's plugin is refused, never overwritten. The file names this
+// machine's binary and store, so it goes into .gitignore (IgnoreMachineLocal).
 func InstallPlugin(p *install.Plan, path string, source []byte) error {
+	if err := renderPlugin(p, path, source); err != nil {
+		return err
+	}
+	return p.IgnoreMachineLocal(path)
+}
+
+func renderPlugin(p *install.Plan, path string, source []byte) error {
 	return p.Edit(path, func(old []byte) ([]byte, error) {
 		if old != nil && !isOurPlugin(old) {
 			return nil, errors.New("exists and is not statewright's plugin; move it away first")
