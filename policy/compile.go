@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -172,9 +173,9 @@ type compiledState struct {
 	transitionNow string
 	// cands are the one-step transitions a deny may suggest, in order
 	// (suggestionCandidates); far the phases further away, nearest first
-	// (farCandidates).
+	// (farWalk, found on first use).
 	cands       []suggestCand
-	far         []farPath
+	far         *farWalk
 	commands    [][]string // allowed_commands, tokenised; nil when absent
 	blockedEnv  map[string]struct{}
 	allowedPath []pathGlob
@@ -267,7 +268,7 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 		cs.cands = l.suggestionCandidates(cs)
 	}
 	for _, cs := range l.states {
-		cs.far = farCandidates(cs)
+		cs.far = &farWalk{from: cs}
 	}
 	for name, in := range def.Interrupts {
 		if in == nil {
@@ -622,44 +623,81 @@ func (l *Law) suggestionCandidates(cs *compiledState) []suggestCand {
 	return out
 }
 
-// farPath is a phase more than one transition away: the events that lead
-// there, the phases on the way, and what stands in the way (notes).
-type farPath struct {
-	events, via []string
-	ts          *compiledState
-	notes       []string
+// farWalk finds, on first use, the phases two or more transitions from a
+// phase, each by its shortest path (breadth first over the one-step
+// candidates, event order), for the deny whose call no single transition
+// allows. It is lazy and keeps each path as a link to its predecessor, so a
+// workflow of a thousand phases compiles in linear time and a phase pays
+// for its walk only when one of its denies needs it (issue 16: the hook is
+// flat from 10 to 1,000 states).
+type farWalk struct {
+	from *compiledState
+	once sync.Once
+	hops []farHop
+	far  []int // indices into hops of the phases two or more transitions away, nearest first
 }
 
-// farCandidates lists the phases two or more transitions from cs, each by
-// its shortest path (breadth first over the one-step candidates, event
-// order), for the deny whose call no single transition allows.
-func farCandidates(cs *compiledState) []farPath {
-	seen := map[*compiledState]bool{cs: true}
-	var out []farPath
-	level := []farPath{{ts: cs}}
-	for depth := 1; len(level) > 0; depth++ {
-		var next []farPath
-		for _, fp := range level {
-			for _, c := range fp.ts.cands {
-				if c.ts == nil || seen[c.ts] {
-					continue
+// farHop is one phase the walk reached: the event that leads to it from
+// hops[prev] (prev -1: from the walk's own phase), and that transition's note.
+type farHop struct {
+	ts          *compiledState
+	prev        int
+	event, note string
+}
+
+// farPath is a phase more than one transition away: the events that lead
+// there, the phases passed through, and the notes of those transitions.
+type farPath struct {
+	events, via, notes []string
+	ts                 *compiledState
+}
+
+// phases returns the indices into w.hops of the phases two or more
+// transitions away, nearest first; the walk runs once.
+func (w *farWalk) phases() []int {
+	w.once.Do(func() {
+		seen := map[*compiledState]bool{w.from: true}
+		level := []int{-1}
+		for depth := 1; len(level) > 0; depth++ {
+			var next []int
+			for _, at := range level {
+				ts := w.from
+				if at >= 0 {
+					ts = w.hops[at].ts
 				}
-				seen[c.ts] = true
-				np := farPath{events: append(append([]string{}, fp.events...), c.event), ts: c.ts,
-					notes: append([]string{}, fp.notes...)}
-				if depth > 1 {
-					np.via = append(append([]string{}, fp.via...), fp.ts.name)
-				}
-				if c.note != "" {
-					np.notes = append(np.notes, c.event+" "+c.note)
-				}
-				next = append(next, np)
-				if depth > 1 {
-					out = append(out, np)
+				for _, c := range ts.cands {
+					if c.ts == nil || seen[c.ts] {
+						continue
+					}
+					seen[c.ts] = true
+					w.hops = append(w.hops, farHop{ts: c.ts, prev: at, event: c.event, note: c.note})
+					next = append(next, len(w.hops)-1)
+					if depth > 1 {
+						w.far = append(w.far, len(w.hops)-1)
+					}
 				}
 			}
+			level = next
 		}
-		level = next
+	})
+	return w.far
+}
+
+// path spells out the path to hops[i].
+func (w *farWalk) path(i int) farPath {
+	fp := farPath{ts: w.hops[i].ts}
+	for at := i; at >= 0; at = w.hops[at].prev {
+		h := w.hops[at]
+		fp.events = append(fp.events, h.event)
+		if at != i {
+			fp.via = append(fp.via, h.ts.name)
+		}
+		if h.note != "" {
+			fp.notes = append(fp.notes, h.event+" "+h.note)
+		}
 	}
-	return out
+	slices.Reverse(fp.events)
+	slices.Reverse(fp.via)
+	slices.Reverse(fp.notes)
+	return fp
 }

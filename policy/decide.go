@@ -750,7 +750,7 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) suggLis
 	return out
 }
 
-// farther returns the index in cs.far of the nearest phase more than one
+// farther returns the index in cs.far.hops of the nearest phase more than one
 // transition away whose law allows the call (-1 when none does). Only a
 // deny of the phase's tools or shell capabilities looks further than one
 // transition: a limit (edit size, files, paths) is kept by doing the work
@@ -759,8 +759,8 @@ func (l *Law) farther(cs *compiledState, run *RunState, p *prepared, rule Rule) 
 	if !implicitRules[rule] {
 		return -1
 	}
-	for i := range cs.far {
-		if l.simulate(run, p, cs.far[i].ts.name).Verdict == Allow {
+	for _, i := range cs.far.phases() {
+		if l.simulate(run, p, cs.far.hops[i].ts.name).Verdict == Allow {
 			return i
 		}
 	}
@@ -853,10 +853,10 @@ type lessonKey struct {
 	tool string
 	mask uint64
 	// harness is the harness's index (its tool names), far the phase
-	// further away that allows the call (an index into the phase's far
-	// candidates; -1 for none).
+	// further away that allows the call (an index into the phase's
+	// farWalk hops, at most the number of phases; -1 for none).
 	harness uint8
-	far     int16
+	far     int32
 }
 
 // lessonCacheSize bounds the lessons a phase keeps.
@@ -889,7 +889,7 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 		}
 	}
 	h := harnessIndex(p.call.Harness)
-	key := lessonKey{tool: p.info.canon, mask: ss.mask, harness: uint8(h), far: int16(far)}
+	key := lessonKey{tool: p.info.canon, mask: ss.mask, harness: uint8(h), far: int32(far)}
 	if !ss.dynamic {
 		if v, ok := cs.lessons.Load(key); ok {
 			cl := v.(*cachedLesson)
@@ -966,7 +966,7 @@ func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, sug
 				b = append(b, "."...)
 			}
 		} else if far >= 0 {
-			fp := &cs.far[far]
+			fp := cs.far.path(far)
 			d.NextEvents = []string{fp.events[0]}
 			b = fmt.Appendf(b, " This call is allowed in '%s', %d transitions away: %s (through '%s')",
 				fp.ts.name, len(fp.events), strings.Join(fp.events, " → "), strings.Join(fp.via, "', '"))

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -108,6 +109,75 @@ states:
 	web := &ToolCall{Tool: "WebFetch", Input: json.RawMessage(`{"url":"https://example.com"}`)}
 	if d := law.Decide(&RunState{Active: true, State: "localizing"}, web); !strings.Contains(d.Reason, "No phase reachable from 'localizing' allows this call.") {
 		t.Errorf("WebFetch: %q", d.Reason)
+	}
+}
+
+// chainWorkflow is a line of n phases s0 → s1 → … where only the last
+// allows Write, each transition with a note on every third phase.
+func chainWorkflow(n int) []byte {
+	var b strings.Builder
+	b.WriteString("id: chain\ninitial: s0\nstates:\n")
+	for i := 0; i < n; i++ {
+		tools := "[Read]"
+		if i == n-1 {
+			tools = "[Read, Write]"
+		}
+		fmt.Fprintf(&b, "  s%d:\n    allowed_tools: %s\n    on: {E%d: s%d}\n", i, tools, i, i+1)
+	}
+	fmt.Fprintf(&b, "  s%d: {type: final}\n", n)
+	return []byte(b.String())
+}
+
+// TestLessonNamesLongFarPath: the far path is spelled out hop by hop from
+// the walk's links, in order, however far the allowing phase is (a
+// thousand-phase workflow compiles without walking every path; the walk
+// runs on the first deny that needs it).
+func TestLessonNamesLongFarPath(t *testing.T) {
+	const n = 1000
+	def, _, err := workflow.Parse(chainWorkflow(n), workflow.ParseOptions{Source: "chain.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	law, err := Compile(def, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := &ToolCall{Tool: "Write", Input: json.RawMessage(`{"file_path":"a.go","content":"x"}`)}
+	for _, from := range []int{0, 500, n - 3} {
+		d := law.Decide(&RunState{Active: true, State: fmt.Sprintf("s%d", from)}, write)
+		var events, via []string
+		for i := from; i < n-1; i++ {
+			events = append(events, fmt.Sprintf("E%d", i))
+			if i > from {
+				via = append(via, fmt.Sprintf("s%d", i))
+			}
+		}
+		want := fmt.Sprintf("This call is allowed in 's%d', %d transitions away: %s (through '%s').",
+			n-1, len(events), strings.Join(events, " → "), strings.Join(via, "', '"))
+		if d.Verdict != Deny || !strings.Contains(d.Reason, want) {
+			t.Errorf("s%d: %.300q; want the path %.300q", from, d.Reason, want)
+		}
+		if !reflect.DeepEqual(d.NextEvents, []string{fmt.Sprintf("E%d", from)}) {
+			t.Errorf("s%d: next events %q, want the path's first event", from, d.NextEvents)
+		}
+		// The same deny again (from the lesson cache) says the same.
+		if again := law.Decide(&RunState{Active: true, State: fmt.Sprintf("s%d", from)}, write); again.Reason != d.Reason {
+			t.Errorf("s%d: second decision differs", from)
+		}
+	}
+}
+
+// BenchmarkCompileChain1000 compiles a thousand-phase workflow (the hook's
+// growth from 10 to 1,000 states, issue 16).
+func BenchmarkCompileChain1000(b *testing.B) {
+	def, _, err := workflow.Parse(chainWorkflow(1000), workflow.ParseOptions{Source: "chain.yaml"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Compile(def, Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
