@@ -69,7 +69,7 @@ func TestLessonNamesHarnessTools(t *testing.T) {
 // TestLessonNamesFarPath checks the deny whose call no single transition
 // allows: it names the events that lead to the nearest phase that does.
 func TestLessonNamesFarPath(t *testing.T) {
-	def, _, err := workflow.Parse([]byte(`
+	law := compileSource(t, []byte(`
 id: far
 initial: localizing
 states:
@@ -84,14 +84,7 @@ states:
     on: {DONE: done}
   done: {type: final}
   failed: {type: final}
-`), workflow.ParseOptions{Source: "far.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	law, err := Compile(def, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+`), "far.yaml", Options{})
 	write := &ToolCall{Tool: "Write", Input: json.RawMessage(`{"file_path":"a.go","content":"x"}`)}
 	d := law.Decide(&RunState{Active: true, State: "localizing"}, write)
 	want := "This call is allowed in 'implementing', 2 transitions away: LOCALIZED → PLAN_READY (through 'planning')."
@@ -134,14 +127,7 @@ func chainWorkflow(n int) []byte {
 // runs on the first deny that needs it).
 func TestLessonNamesLongFarPath(t *testing.T) {
 	const n = 1000
-	def, _, err := workflow.Parse(chainWorkflow(n), workflow.ParseOptions{Source: "chain.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	law, err := Compile(def, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	law := compileSource(t, chainWorkflow(n), "chain.yaml", Options{})
 	write := &ToolCall{Tool: "Write", Input: json.RawMessage(`{"file_path":"a.go","content":"x"}`)}
 	for _, from := range []int{0, 500, n - 3} {
 		d := law.Decide(&RunState{Active: true, State: fmt.Sprintf("s%d", from)}, write)

@@ -32,13 +32,19 @@ func loadLaw(t testing.TB, rel string, opts Options) *Law {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, _, err := workflow.Parse(data, workflow.ParseOptions{Source: rel})
+	return compileSource(t, data, rel, opts)
+}
+
+// compileSource parses and compiles a workflow's text, named source.
+func compileSource(t testing.TB, data []byte, source string, opts Options) *Law {
+	t.Helper()
+	def, _, err := workflow.Parse(data, workflow.ParseOptions{Source: source})
 	if err != nil {
-		t.Fatalf("parse %s: %v", rel, err)
+		t.Fatalf("parse %s: %v", source, err)
 	}
 	l, err := Compile(def, opts)
 	if err != nil {
-		t.Fatalf("compile %s: %v", rel, err)
+		t.Fatalf("compile %s: %v", source, err)
 	}
 	return l
 }
