@@ -355,6 +355,31 @@ func (w *world) bash(command string) result {
 	return w.call("Bash", map[string]any{"command": command})
 }
 
+// bashDenied runs each command through the hook and fails the test when
+// one is allowed (what it printed is shown) or its deny does not name
+// phase (any deny when phase is empty).
+func (w *world) bashDenied(phase string, cmds ...string) {
+	w.t.Helper()
+	for _, cmd := range cmds {
+		if r := w.bash(cmd); r.allowed {
+			w.t.Errorf("%q was allowed: %s", cmd, clip(r.output))
+		} else if !strings.Contains(r.reason, phase) {
+			w.t.Errorf("%q: the deny does not name the phase: %s", cmd, r.reason)
+		}
+	}
+}
+
+// bashAllowed runs each command through the hook and fails the test when
+// one is denied.
+func (w *world) bashAllowed(cmds ...string) {
+	w.t.Helper()
+	for _, cmd := range cmds {
+		if r := w.bash(cmd); !r.allowed {
+			w.t.Errorf("%q was denied: %s", cmd, r.reason)
+		}
+	}
+}
+
 // lawFiles are the files the law consists of in a world, relative to home.
 func (w *world) lawFiles() []string {
 	var out []string

@@ -228,7 +228,7 @@ func TestGitIsChecked(t *testing.T) {
 	wf := filepath.Join(t.TempDir(), "git.json")
 	must(t, os.WriteFile(wf, []byte(`{"id":"gitwork","initial":"work","states":{"work":{"allowed_tools":["Read","Edit","Write","Bash","GitWrite","Destructive"],"on":{"DONE":"done"}},"done":{"type":"final"}}}`), 0o644))
 	w.cli("start", wf, "--session", w.session, "--store", w.store)
-	for _, cmd := range []string{
+	w.bashDenied("",
 		"git clean -fdx",
 		"git clean -fdX",
 		"git -C . clean -fdx",
@@ -245,16 +245,8 @@ func TestGitIsChecked(t *testing.T) {
 		"git mv .claude claude2",
 		"git apply /dev/null",
 		"git config core.hooksPath /tmp",
-	} {
-		if r := w.bash(cmd); r.allowed {
-			t.Errorf("%q was allowed: %s", cmd, clip(r.output))
-		}
-	}
-	for _, cmd := range []string{"git status", "git add calc.go", "git commit -qm x --allow-empty", "git clean -fd src/", "git checkout -- calc.go", "git log --oneline -1"} {
-		if r := w.bash(cmd); !r.allowed {
-			t.Errorf("%q was denied: %s", cmd, r.reason)
-		}
-	}
+	)
+	w.bashAllowed("git status", "git add calc.go", "git commit -qm x --allow-empty", "git clean -fd src/", "git checkout -- calc.go", "git log --oneline -1")
 	w.lawUnchanged()
 	if _, err := os.Stat(filepath.Join(w.home, ".local", "state", "statewright")); err != nil {
 		t.Errorf("the state directory is gone: %v", err)
@@ -268,25 +260,15 @@ func TestGitIsChecked(t *testing.T) {
 func TestGitReadsOutsideTheIndex(t *testing.T) {
 	w := newWorld(t)
 	w.start("bugfix")
-	for _, cmd := range []string{
+	w.bashDenied("localizing",
 		"git diff --no-index /dev/null .env",
 		"git diff --no-index /dev/null ~/.config",
 		"git diff --no-index -- /dev/null ../.config/statewright/operator-token",
 		"git grep --no-index API",
 		"git grep --untracked -e API -- .",
 		"git -C . grep --no-index -e API",
-	} {
-		if r := w.bash(cmd); r.allowed {
-			t.Errorf("%q was allowed: %s", cmd, clip(r.output))
-		} else if !strings.Contains(r.reason, "localizing") {
-			t.Errorf("%q: the deny does not name the phase: %s", cmd, r.reason)
-		}
-	}
-	for _, cmd := range []string{"git diff --no-index go.mod calc.go", "git grep --no-index Add calc.go", "git grep Add"} {
-		if r := w.bash(cmd); !r.allowed {
-			t.Errorf("%q was denied: %s", cmd, r.reason)
-		}
-	}
+	)
+	w.bashAllowed("git diff --no-index go.mod calc.go", "git grep --no-index Add calc.go", "git grep Add")
 	w.noSecretShown()
 	w.lawUnchanged()
 }
@@ -299,7 +281,7 @@ func TestGitReadsOutsideTheIndex(t *testing.T) {
 func TestNameListsAreReads(t *testing.T) {
 	w := newWorld(t)
 	w.start("bugfix")
-	for _, cmd := range []string{
+	w.bashDenied("localizing",
 		"wc -l --files0-from=.env",
 		"du --files0-from .env",
 		"file -f .env",
@@ -307,17 +289,7 @@ func TestNameListsAreReads(t *testing.T) {
 		"find -files0-from .env -prune",
 		"tree --fromfile .env",
 		"wc -c --files0-from=../.config/statewright/operator-token",
-	} {
-		if r := w.bash(cmd); r.allowed {
-			t.Errorf("%q was allowed: %s", cmd, clip(r.output))
-		} else if !strings.Contains(r.reason, "localizing") {
-			t.Errorf("%q: the deny does not name the phase: %s", cmd, r.reason)
-		}
-	}
-	for _, cmd := range []string{"wc -l .env", "du -s .", "file calc.go"} {
-		if r := w.bash(cmd); !r.allowed {
-			t.Errorf("%q was denied: %s", cmd, r.reason)
-		}
-	}
+	)
+	w.bashAllowed("wc -l .env", "du -s .", "file calc.go")
 	w.noSecretShown()
 }
