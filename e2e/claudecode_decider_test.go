@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/statewright-go/statewright/internal/fakemodel"
@@ -63,7 +62,7 @@ func TestClaudeCodeThinClient(t *testing.T) {
 		if out, err := deciderCmd("status").Output(); err == nil {
 			var st struct{ Pid int }
 			if json.Unmarshal(out, &st) == nil && st.Pid > 0 {
-				syscall.Kill(st.Pid, syscall.SIGKILL)
+				killPid(st.Pid)
 			}
 		}
 	}()

@@ -78,9 +78,9 @@ func startClaudeTUI(t *testing.T, p *swProject, baseURL string, args ...string) 
 		t.Fatalf("tmux pane pid: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+		_ = signalGroup(pid, syscall.SIGKILL)
+		_ = killPid(pid)
+		for i := 0; i < 100 && processExists(pid); i++ {
 			time.Sleep(50 * time.Millisecond)
 		}
 	})

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +32,7 @@ func (p *gwProject) startServe(t *testing.T, extra ...string) string {
 	cmd := exec.Command(p.sw, args...)
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+p.cfg)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setProcessGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +41,7 @@ func (p *gwProject) startServe(t *testing.T, extra ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killProcessGroup(cmd)
 		cmd.Wait()
 	})
 	addr := make(chan string, 1)

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -498,7 +497,7 @@ func killChildren(t *testing.T, pid int) {
 	}
 	n := 0
 	for _, k := range kids {
-		if syscall.Kill(k, syscall.SIGKILL) == nil {
+		if killPid(k) == nil {
 			n++
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -272,7 +271,7 @@ func TestTUIRendersALiveAgentStream(t *testing.T) {
 	bin := statewrightBinary(t)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "events")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	tm := startTmux(t, 130, 45, fmt.Sprintf("%s tui - < %s; sleep 600", bin, fifo))
