@@ -126,19 +126,72 @@ func ints(s string) ([]int, error) {
 // procCPU returns a process's user+system CPU time from /proc/PID/stat
 // (every thread; clock ticks of 10 ms).
 func procCPU(pid int) time.Duration {
+	st, ok := procStat(pid)
+	if !ok {
+		return 0
+	}
+	return st.cpu
+}
+
+// stat is what procStat reads of /proc/PID/stat.
+type stat struct {
+	ppid          int
+	cpu, children time.Duration // user+system; of the children waited for
+}
+
+func procStat(pid int) (stat, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return stat{}, false
 	}
 	// Fields after the command name (which may hold spaces) in parentheses.
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0
+	if len(f) < 15 {
+		return stat{}, false
 	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	k, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+k) * 10 * time.Millisecond
+	n := func(i int) int64 { v, _ := strconv.ParseInt(f[i], 10, 64); return v }
+	const tick = 10 * time.Millisecond
+	return stat{ppid: int(n(1)), cpu: time.Duration(n(11)+n(12)) * tick, children: time.Duration(n(13)+n(14)) * tick}, true
+}
+
+// pgServerCPU returns a function that reads the CPU time of the whole
+// PostgreSQL server of loc when it runs on this machine: the postmaster,
+// its live children (backends, WAL writer, checkpointer, ...) and the
+// children it has reaped (cutime/cstime), so a backend that exits between
+// two readings still counts. It returns nil when the server's postmaster
+// cannot be found (another machine, no permission).
+func pgServerCPU(loc string) func() time.Duration {
+	out, err := exec.Command("psql", psqlConn(loc), "-Atc", "SHOW data_directory").Output()
+	if err != nil {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "postmaster.pid"))
+	if err != nil {
+		return nil
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return nil
+	}
+	if _, ok := procStat(pid); !ok {
+		return nil
+	}
+	return func() time.Duration {
+		pm, _ := procStat(pid)
+		d := pm.cpu + pm.children
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			child, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if st, ok := procStat(child); ok && st.ppid == pid {
+				d += st.cpu
+			}
+		}
+		return d
+	}
 }
 
 func loadavg() string {
@@ -189,9 +242,14 @@ func run(c config) error {
 		fmt.Printf("# reference: pgbench plain inserts (INSERT INTO servebench_ref (v) VALUES ('x')), -c sessions -j %d, on the same server\n", c.pgbenchJ)
 	}
 	fmt.Printf("# cpu/dec: CPU time (user+system) of the serve processes per answered decision (with -inprocess, of this whole process, load included);\n")
-	fmt.Printf("# ref cpu/tx: CPU time per reference transaction; cpu ratio = ref cpu/tx over cpu/decision, which a busy machine skews less than the throughput ratio\n")
-	fmt.Printf("%-9s %-8s %12s %9s %9s %9s %9s %14s %7s %9s %9s %7s  %s\n", "sessions", "replicas", "decisions/s", "p50", "p90", "p99", "max",
-		"reference/s", "ratio", "cpu/dec", "ref cpu", "cpu rat", "load average")
+	if backendName == "sqlite" {
+		fmt.Printf("# ref cpu: CPU time per reference transaction; cpu rat = ref cpu over cpu/dec, which a busy machine skews less than the throughput ratio\n")
+	} else {
+		fmt.Printf("# pg/dec: CPU time of the whole PostgreSQL server (postmaster, backends, WAL writer, ...) per decision; ref cpu: the same per pgbench\n")
+		fmt.Printf("# transaction; cpu rat = ref cpu over pg/dec, which a busy machine skews less than the throughput ratio (- : the server's processes are not readable here)\n")
+	}
+	fmt.Printf("%-9s %-8s %12s %9s %9s %9s %9s %14s %7s %9s %9s %9s %7s  %s\n", "sessions", "replicas", "decisions/s", "p50", "p90", "p99", "max",
+		"reference/s", "ratio", "cpu/dec", "pg/dec", "ref cpu", "cpu rat", "load average")
 	for r := 0; r < max(c.rounds, 1); r++ {
 		for _, n := range c.sessions {
 			for _, reps := range c.replicas {
@@ -209,6 +267,7 @@ type result struct {
 	elapsed   time.Duration
 	lat       []time.Duration
 	cpu       time.Duration // CPU time of the servers and this process in the window
+	pgCPU     time.Duration // CPU time of the PostgreSQL server in the window (0: unknown)
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
@@ -281,7 +340,11 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 	case c.cpuprof != "" && c.inProcess:
 		startProf = func() { stopProf = startCPUProfile(fmt.Sprintf("%s-%d", c.cpuprof, sessions)) }
 	}
-	res, err := drive(c, servers, token, rowDir, sessions, startProf)
+	var pgCPU func() time.Duration
+	if isPostgres(loc) {
+		pgCPU = pgServerCPU(loc)
+	}
+	res, err := drive(c, servers, token, rowDir, sessions, startProf, pgCPU)
 	if stopProf != nil {
 		stopProf()
 	}
@@ -297,10 +360,10 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 	}
 	var (
 		refRate float64
-		refCPU  time.Duration // CPU per reference transaction (SQLite only)
+		refCPU  time.Duration // CPU per reference transaction (of PostgreSQL's server, on PostgreSQL)
 	)
 	if isPostgres(c.storeLoc) {
-		refRate, err = pgbench(c, loc, sessions, rowDir)
+		refRate, refCPU, err = pgbench(c, loc, sessions, rowDir, pgCPU)
 	} else {
 		refRate, refCPU, err = rawSQLite(filepath.Join(rowDir, "ref.db"), sessions, c.duration)
 	}
@@ -309,14 +372,18 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 	}
 	rate := float64(res.decisions) / res.elapsed.Seconds()
 	perDecision := res.cpu / time.Duration(res.decisions)
+	pgPerDecision := res.pgCPU / time.Duration(res.decisions)
 	cpuRatio := "-"
-	if refCPU > 0 {
+	switch {
+	case isPostgres(loc) && refCPU > 0 && pgPerDecision > 0:
+		cpuRatio = fmt.Sprintf("%.1f%%", 100*float64(refCPU)/float64(pgPerDecision))
+	case !isPostgres(loc) && refCPU > 0:
 		cpuRatio = fmt.Sprintf("%.1f%%", 100*float64(refCPU)/float64(perDecision))
 	}
 	slices.Sort(res.lat)
-	fmt.Printf("%-9d %-8d %12.0f %9s %9s %9s %9s %14.0f %6.1f%% %9s %9s %7s  %s\n", sessions, reps, rate,
+	fmt.Printf("%-9d %-8d %12.0f %9s %9s %9s %9s %14.0f %6.1f%% %9s %9s %9s %7s  %s\n", sessions, reps, rate,
 		ms(pct(res.lat, .5)), ms(pct(res.lat, .9)), ms(pct(res.lat, .99)), ms(res.lat[len(res.lat)-1]), refRate, 100*rate/refRate,
-		us(perDecision), us(refCPU), cpuRatio, loadavg())
+		us(perDecision), us(pgPerDecision), us(refCPU), cpuRatio, loadavg())
 	return nil
 }
 
@@ -464,7 +531,7 @@ type driveResult struct {
 }
 
 // drive runs the closed loops: warm-up, then the measured window.
-func drive(c config, servers []*server, token, dir string, sessions int, startProf func()) (driveResult, error) {
+func drive(c config, servers []*server, token, dir string, sessions int, startProf func(), pgCPU func() time.Duration) (driveResult, error) {
 	var (
 		res      driveResult
 		mu       sync.Mutex
@@ -532,11 +599,14 @@ func drive(c config, servers []*server, token, dir string, sessions int, startPr
 		}
 		return d
 	}
+	if pgCPU == nil {
+		pgCPU = func() time.Duration { return 0 }
+	}
 	measure.Store(true)
-	cpu0, t0 := cpu(), time.Now()
+	cpu0, pg0, t0 := cpu(), pgCPU(), time.Now()
 	time.Sleep(c.duration)
 	stop.Store(true)
-	res.elapsed, res.cpu = time.Since(t0), cpu()-cpu0
+	res.elapsed, res.cpu, res.pgCPU = time.Since(t0), cpu()-cpu0, pgCPU()-pg0
 	wg.Wait()
 	if firstErr != nil {
 		return res, firstErr
@@ -675,39 +745,74 @@ func rawSQLite(path string, n int, d time.Duration) (float64, time.Duration, err
 	return float64(n64) / el.Seconds(), cpu / time.Duration(max(n64, 1)), nil
 }
 
-// pgbench runs pgbench's plain inserts at n clients against the server of
-// loc and returns its tps.
-func pgbench(c config, loc string, n int, dir string) (float64, error) {
+// psqlConn returns loc as psql and pgbench take it (without the store's
+// parameters).
+func psqlConn(loc string) string {
 	u, err := url.Parse(loc)
 	if err != nil {
-		return 0, err
+		return loc
 	}
 	q := u.Query()
-	schema := q.Get("search_path")
 	for _, k := range []string{"search_path", "pool_max_conns", "sslmode"} {
 		q.Del(k)
 	}
 	u.RawQuery = q.Encode()
-	conn := u.String()
+	return u.String()
+}
+
+// pgbench runs pgbench's plain inserts at n clients against the server of
+// loc and returns its tps and, when pgCPU can read it, the server's CPU time
+// per transaction.
+func pgbench(c config, loc string, n int, dir string, pgCPU func() time.Duration) (float64, time.Duration, error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return 0, 0, err
+	}
+	schema := u.Query().Get("search_path")
+	conn := psqlConn(loc)
 	setup := "CREATE SCHEMA IF NOT EXISTS " + schema + "; CREATE TABLE IF NOT EXISTS " + schema + ".servebench_ref (id bigserial PRIMARY KEY, v text NOT NULL);"
 	if out, err := exec.Command("psql", conn, "-q", "-v", "ON_ERROR_STOP=1", "-c", setup).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("psql: %v: %s", err, out)
+		return 0, 0, fmt.Errorf("psql: %v: %s", err, out)
 	}
 	script := filepath.Join(dir, "insert.sql")
 	if err := os.WriteFile(script, []byte("INSERT INTO "+schema+".servebench_ref (v) VALUES ('x');\n"), 0o644); err != nil {
-		return 0, err
+		return 0, 0, err
+	}
+	var cpu0 time.Duration
+	if pgCPU != nil {
+		cpu0 = pgCPU()
 	}
 	cmd := exec.Command("pgbench", "-n", "-f", script, "-c", strconv.Itoa(n), "-j", strconv.Itoa(min(c.pgbenchJ, n)),
 		"-T", strconv.Itoa(int(c.duration.Seconds())), conn)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("pgbench: %v: %s", err, out)
+		return 0, 0, fmt.Errorf("pgbench: %v: %s", err, out)
 	}
+	var cpu time.Duration
+	if pgCPU != nil {
+		cpu = pgCPU() - cpu0
+	}
+	var (
+		tps float64
+		txs int64
+	)
 	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(line, "tps = ") {
-			f := strings.Fields(line)
-			return strconv.ParseFloat(f[2], 64)
+		f := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "tps = "):
+			tps, err = strconv.ParseFloat(f[2], 64)
+		case strings.HasPrefix(line, "number of transactions actually processed: "):
+			txs, err = strconv.ParseInt(f[len(f)-1], 10, 64)
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("pgbench: %q: %v", line, err)
 		}
 	}
-	return 0, fmt.Errorf("pgbench printed no tps: %s", out)
+	if tps == 0 {
+		return 0, 0, fmt.Errorf("pgbench printed no tps: %s", out)
+	}
+	if txs == 0 {
+		cpu = 0
+	}
+	return tps, cpu / time.Duration(max(txs, 1)), nil
 }
