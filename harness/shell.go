@@ -143,10 +143,11 @@ func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.Too
 	sess := sandbox.SessionDir(s.Root, tr.Session)
 	c := sandbox.CallDir(sess, tr.ToolUseID)
 	// Names of the law the command created where the sandbox could not
-	// bind them (they did not exist): moved out before anything else, and
-	// whatever the harness reports about the call.
+	// bind them (they did not exist): the launcher moved them out when the
+	// command ended; this is the second net (a launcher killed outright),
+	// before anything else, and whatever the harness reports about the call.
 	var out []string
-	if l := quarantineLesson(sess, tr.ToolUseID, c.Planted()); l != "" {
+	if l := c.Sweep(); l != "" {
 		out = append(out, l)
 	}
 	r, ok := sandbox.ReadResult(c)
@@ -177,33 +178,6 @@ func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.Too
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// quarantineLesson moves the planted paths out of the person's tree
-// (sandbox.Quarantine) and says what happened ("" for none).
-func quarantineLesson(sessionDir, id string, planted []string) string {
-	if len(planted) == 0 {
-		return ""
-	}
-	moved, failed := sandbox.Quarantine(sessionDir, id, planted)
-	var parts []string
-	for _, p := range planted {
-		switch dst, ok := moved[p]; {
-		case ok && dst != "":
-			parts = append(parts, p+" (moved to "+dst+")")
-		case ok:
-			parts = append(parts, p+" (removed)")
-		}
-	}
-	msg := "[statewright] The command created " + strings.Join(parts, ", ") +
-		": names of the law (git configuration and hooks, harness settings, rc files, PATH directories) that did not exist, so the OS sandbox could not keep them read-only. They make git, your shell or your tools run code later, outside every wall, so statewright took them out. A person creates them, outside the agent."
-	if len(parts) == 0 {
-		msg = "[statewright]"
-	}
-	if len(failed) > 0 {
-		msg += " Could not move or remove " + strings.Join(failed, ", ") + ": a person must look at them before running git or a shell here."
-	}
-	return msg
 }
 
 // ranRewritten reports whether the harness ran the command Rewrite gave it

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -75,17 +76,35 @@ func resolveMissing(p string) string {
 // (Absent) and exist now: names of the law the call's command created
 // where the sandbox could not bind them.
 func (c Call) Planted() []string {
-	cf, err := readCallFile(c.Dir)
+	b, err := os.ReadFile(filepath.Join(c.Dir, absentFile))
 	if err != nil {
 		return nil
 	}
+	var absent []string
+	if json.Unmarshal(b, &absent) != nil {
+		return nil
+	}
 	var out []string
-	for _, p := range cf.Absent {
+	for _, p := range absent {
 		if _, err := os.Lstat(p); err == nil {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// Sweep moves out of the person's tree what the call's command planted
+// (Planted) into the session's quarantine (Quarantine) and returns what
+// to tell the agent ("" when nothing was planted). The launcher calls it
+// when the command ends, whichever way it ended, before the harness sees
+// the result; the hook's PostToolUse calls it again, as a second net.
+func (c Call) Sweep() string {
+	planted := c.Planted()
+	if len(planted) == 0 {
+		return ""
+	}
+	moved, failed := quarantineInto(filepath.Join(filepath.Dir(filepath.Dir(c.Dir)), "quarantine", filepath.Base(c.Dir)), planted)
+	return QuarantineMessage(planted, moved, failed)
 }
 
 // Quarantine moves each of paths (planted by a sandboxed command: Planted)
@@ -95,7 +114,10 @@ func (c Call) Planted() []string {
 // and the paths it could neither move nor remove.
 func Quarantine(sessionDir, id string, paths []string) (moved map[string]string, failed []string) {
 	h := sha256.Sum256([]byte(id))
-	base := filepath.Join(sessionDir, "quarantine", hex.EncodeToString(h[:12]))
+	return quarantineInto(filepath.Join(sessionDir, "quarantine", hex.EncodeToString(h[:12])), paths)
+}
+
+func quarantineInto(base string, paths []string) (moved map[string]string, failed []string) {
 	moved = map[string]string{}
 	for _, p := range paths {
 		dst := filepath.Join(base, strings.TrimPrefix(filepath.Clean(p), string(filepath.Separator)))
@@ -112,4 +134,26 @@ func Quarantine(sessionDir, id string, paths []string) (moved map[string]string,
 		failed = append(failed, p)
 	}
 	return moved, failed
+}
+
+// QuarantineMessage says what Quarantine did with the planted paths.
+func QuarantineMessage(planted []string, moved map[string]string, failed []string) string {
+	var parts []string
+	for _, p := range planted {
+		switch dst, ok := moved[p]; {
+		case ok && dst != "":
+			parts = append(parts, p+" (moved to "+dst+")")
+		case ok:
+			parts = append(parts, p+" (removed)")
+		}
+	}
+	msg := "[statewright] The command created " + strings.Join(parts, ", ") +
+		": names of the law (git configuration and hooks, harness settings, rc files, PATH directories) that did not exist, so the OS sandbox could not keep them read-only. They make git, your shell or your tools run code later, outside every wall, so statewright took them out. A person creates them, outside the agent."
+	if len(parts) == 0 {
+		msg = "[statewright]"
+	}
+	if len(failed) > 0 {
+		msg += " Could not move or remove " + strings.Join(failed, ", ") + ": a person must look at them before running git or a shell here."
+	}
+	return msg
 }

@@ -40,8 +40,9 @@ import (
 //	cache/                   GOCACHE, GOMODCACHE, npm, pip, cargo, XDG cache
 //	                         (shared by the sessions; never the user's own)
 //	<session>/tmp/           mounted at /tmp
-//	<session>/calls/<id>/    profile.json, bwrap.args, status, result.json
-//	                         (read-only inside)
+//	<session>/calls/<id>/    profile.json, bwrap.args, absent.json, status,
+//	                         result.json (read-only inside)
+//	<session>/quarantine/<id>/ what a command planted (Sweep)
 //	<session>/calls/<id>/rw/ the final working directory (writable inside)
 
 // CacheDirs are the per-session cache directories policy.SandboxProfile
@@ -90,9 +91,6 @@ type callFile struct {
 	// Command is the agent's command as it asked for it (the harness
 	// reports the rewritten one at PostToolUse).
 	Command string `json:"command,omitempty"`
-	// Absent are the protected names the command could create (Absent),
-	// as they were at the decision: Planted checks them afterwards.
-	Absent []string `json:"absent,omitempty"`
 }
 
 // Files of a call's directory.
@@ -101,6 +99,10 @@ const (
 	argsFile    = "bwrap.args"
 	statusFile  = "status"
 	resultFile  = "result.json"
+	// absentFile lists the protected names the command could create
+	// (Absent), as they were at the decision, when there are any: the
+	// launcher checks them when the command ends (Sweep).
+	absentFile = "absent.json"
 	// cwdEnv names the file the inner shell records its final directory in.
 	cwdEnv = "__sw_cwd_file"
 )
@@ -125,12 +127,18 @@ func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile, co
 	if err := os.MkdirAll(c.RW, 0o700); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command, Absent: Absent(p)})
+	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command})
 	if err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir, profileFile), b, 0o600); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if absent := Absent(p); len(absent) > 0 {
+		b, _ := json.Marshal(absent)
+		if err := os.WriteFile(filepath.Join(c.Dir, absentFile), b, 0o600); err != nil {
+			return Call{}, fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	args, err := mounts(p)
 	if err != nil {
@@ -320,12 +328,19 @@ func shellArgs(script string) []string {
 // bubblewrap running the command under the call's profile, in the current
 // directory, with the environment stripped of statewright's variables. It
 // returns only when that fails (exit 126 with the reason): it never runs
-// the command unsandboxed.
+// the command unsandboxed. A call that could plant a name of the law
+// (absent.json) runs bubblewrap as the launcher's child instead (Launch),
+// so that the launcher outlives the command and sweeps (Main).
 func Exec(callDir, script string, argv []string, stderr io.Writer) int {
 	if script != "" {
 		if code, ran := viaServer(callDir, script, stderr); ran {
 			return code
 		}
+	}
+	if _, err := os.Stat(filepath.Join(callDir, absentFile)); err == nil {
+		// The command could plant a name of the law: the launcher waits
+		// for it, to take that out when it ends (Main, Sweep).
+		return Launch(callDir, script, argv, nil, os.Stdin, os.Stdout, stderr)
 	}
 	args, err := launchArgs(callDir, script, argv, nil, nil)
 	if err != nil {
@@ -443,10 +458,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, observe Obse
 	if observe != nil && script != "" {
 		obs = observe(Call{Dir: callDir, RW: filepath.Join(callDir, "rw")}, script, StripEnv(os.Environ()))
 	}
+	var code int
 	if obs != nil || needsProxy(callDir) {
-		return Launch(callDir, script, argv, obs, stdin, stdout, stderr)
+		code = Launch(callDir, script, argv, obs, stdin, stdout, stderr)
+	} else {
+		code = Exec(callDir, script, argv, stderr)
 	}
-	return Exec(callDir, script, argv, stderr)
+	// The command and everything it started have ended (its session, the
+	// processes that left it, or its whole sandbox): what it planted goes
+	// now, before the harness sees the result, whether or not the harness
+	// ever reports the call's end (docs/sandbox.md, "Planted names").
+	if msg := (Call{Dir: callDir}).Sweep(); msg != "" {
+		fmt.Fprintln(stderr, msg)
+	}
+	return code
 }
 
 // readCallFile reads a call's profile.json.

@@ -873,23 +873,41 @@ func readCwd(pr *os.File) string {
 // stops.
 func (s *server) killStrays() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	live := map[string]bool{strconv.Itoa(os.Getpid()): true}
 	for pid := range s.waiters {
 		live[strconv.Itoa(pid)] = true
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
+		s.mu.Unlock()
 		return
 	}
+	var killed [][2]string
 	for _, e := range ents {
 		name := e.Name()
 		if name[0] < '0' || name[0] > '9' || live[name] {
 			continue
 		}
 		pid, _ := strconv.Atoi(name)
-		if f := procStat(pid); len(f) > 3 && !live[f[3]] && f[0] != "Z" {
+		if f := procStat(pid); len(f) > 19 && !live[f[3]] && f[0] != "Z" {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, [2]string{name, f[19]})
+		}
+	}
+	s.mu.Unlock()
+	// Dead before the command's end is answered: the launcher then sweeps
+	// what they planted (Sweep), and nothing of theirs writes after it.
+	waitDead(killed)
+}
+
+// waitDead waits, at most a second in all, until the processes (PID,
+// start time) are gone or zombies.
+func waitDead(procs [][2]string) {
+	deadline := time.Now().Add(time.Second)
+	for _, p := range procs {
+		pid, _ := strconv.Atoi(p[0])
+		for alive(pid, p[1]) && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
 		}
 	}
 }
@@ -903,6 +921,8 @@ func killSession(sid int) {
 	_ = syscall.Kill(-sid, syscall.SIGKILL)
 	self := strconv.Itoa(os.Getpid())
 	want := strconv.Itoa(sid)
+	var killed [][2]string
+	defer func() { waitDead(killed) }()
 	for pass := 0; pass < 10; pass++ {
 		ents, err := os.ReadDir("/proc")
 		if err != nil {
@@ -915,8 +935,9 @@ func killSession(sid int) {
 				continue
 			}
 			pid, _ := strconv.Atoi(name)
-			if f := procStat(pid); len(f) > 3 && f[3] == want && f[0] != "Z" {
+			if f := procStat(pid); len(f) > 19 && f[3] == want && f[0] != "Z" {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
+				killed = append(killed, [2]string{name, f[19]})
 				found = true
 			}
 		}

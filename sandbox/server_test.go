@@ -49,15 +49,16 @@ func newServerFixture(t *testing.T) *serverFixture {
 	return f
 }
 
-// call prepares a call of phase (writable: the project is writable) and
-// returns the command a harness's shell runs for script.
-func (f *serverFixture) call(phase string, writable bool, script string) (Call, string) {
+// call prepares a call of phase (writable: the project is writable), with
+// further read-only paths, and returns the command a harness's shell runs
+// for script.
+func (f *serverFixture) call(phase string, writable bool, script string, readOnly ...string) (Call, string) {
 	f.t.Helper()
 	f.n++
 	id := "toolu_" + strconv.Itoa(f.n)
 	c := CallDir(f.sess, id)
 	p := &Profile{Phase: phase, Writable: []string{filepath.Join(f.sess, "cache"), c.RW},
-		ReadOnly: []string{filepath.Join(f.proj, ".claude"), filepath.Dir(f.sess)}, Visible: []string{f.proj, f.root},
+		ReadOnly: append([]string{filepath.Join(f.proj, ".claude"), filepath.Dir(f.sess)}, readOnly...), Visible: []string{f.proj, f.root},
 		Tmp: filepath.Join(f.sess, "tmp"), Env: []string{"TMPDIR=/tmp"}}
 	if writable {
 		p.Writable = append(p.Writable, f.proj)
