@@ -287,20 +287,7 @@ func stillGrows(p string) bool {
 func TestServerFallback(t *testing.T) {
 	f := newServerFixture(t)
 	c, outer := f.call("implementing", true, "printf x > .claude/settings.json; echo ran; exit 5")
-	spec := filepath.Join(c.Dir, serverFile)
-	b, err := os.ReadFile(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sp serverSpec
-	if err := json.Unmarshal(b, &sp); err != nil {
-		t.Fatal(err)
-	}
-	sp.Bwrap = "/nonexistent/bwrap"
-	b, _ = json.Marshal(sp)
-	if err := os.WriteFile(spec, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	breakServer(t, c)
 	out, _ := f.run(outer, "")
 	if !strings.Contains(out, "ran\n") || !strings.Contains(out, "Read-only file system") {
 		t.Errorf("fallback output:\n%s", out)
