@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -97,6 +98,61 @@ func BenchmarkDecideDeniedWrite(b *testing.B) {
 	for b.Loop() {
 		if law.Decide(run, call).Verdict != Deny {
 			b.Fatal("allowed")
+		}
+	}
+}
+
+// bigWrite is a Write of a file of about size bytes of Go-like code
+// (quotes included, escaped in the JSON), naming its path before or after
+// the content.
+func bigWrite(size int, pathFirst bool) *ToolCall {
+	line := "\tfmt.Println(\"line\", i) // a comment\n"
+	content, _ := json.Marshal(strings.Repeat(line, size/len(line)))
+	in := `{"file_path":"src/big.go","content":` + string(content) + `}`
+	if !pathFirst {
+		in = `{"content":` + string(content) + `,"file_path":"src/big.go"}`
+	}
+	return &ToolCall{Tool: "Write", Cwd: "/repo", ProjectDir: "/repo", Input: json.RawMessage(in)}
+}
+
+// Large Writes where Write is not allowed (issue 16: a denied call <= 1
+// µs): the path is read without the content when it comes first, and the
+// content is skipped a quote at a time when it comes last; the lesson's
+// suggestions read only as many lines as max_edit_lines needs.
+func BenchmarkDecideDeniedWriteSize(b *testing.B) {
+	law := benchLaw(b)
+	run := &RunState{Active: true, State: "planning"}
+	for _, size := range []int{64 << 10, 1 << 20} {
+		for _, first := range []bool{true, false} {
+			name := fmt.Sprintf("%dKiB/path-last", size>>10)
+			if first {
+				name = fmt.Sprintf("%dKiB/path-first", size>>10)
+			}
+			call := bigWrite(size, first)
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(call.Input)))
+				for b.Loop() {
+					if law.Decide(run, call).Verdict != Deny {
+						b.Fatal("allowed")
+					}
+				}
+			})
+		}
+	}
+}
+
+// The same Write of 64 KiB allowed (a phase without limits): the allow
+// reads and checks the whole input.
+func BenchmarkDecideAllowedWrite64KiB(b *testing.B) {
+	law := benchLaw(b)
+	run := &RunState{Active: true, State: "ops"}
+	call := bigWrite(64<<10, true)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(call.Input)))
+	for b.Loop() {
+		if d := law.Decide(run, call); d.Verdict != Allow {
+			b.Fatal(d.Reason)
 		}
 	}
 }

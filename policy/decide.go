@@ -3,10 +3,13 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/statewright-go/statewright/shell"
 	"path"
+	"slices"
 	"strings"
+
+	"github.com/statewright-go/statewright/shell"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/statewright-go/statewright/engine"
@@ -31,8 +34,14 @@ type prepared struct {
 	// else denies the call (a target that could reach the law).
 	deferred *block
 	// simulating is set while the call is decided in another phase for a
-	// suggestion: a deny there needs no lesson.
-	simulating bool
+	// suggestion: a deny there needs no lesson, and a flat edit is read
+	// only as far as the answer needs (lazyFlat) unless strict is set (an
+	// implicit transition's decision, which may allow).
+	simulating, strict bool
+	// lazy reads a flat edit's fields as far as a question needs;
+	// targets are the files it found (self-protection's, a simulation's).
+	lazy    lazyFlat
+	targets []string
 	// Room for what a decision would otherwise allocate: the raw fields
 	// of a flat edit, the run state of a simulated phase, the suggestions
 	// of a deny (prepared lives on Decide's stack).
@@ -93,12 +102,92 @@ func (p *prepared) editInfo() (*editInfo, error) {
 		}
 		ei, err = parseEdit(k, m)
 	}
+	if err == nil && p.targets != nil && !slices.Equal(ei.paths, p.targets) {
+		// The lazy reading stopped at another value of a key given twice.
+		err = errAmbiguousPath
+	}
 	if err != nil {
 		p.editErr = err
 		return nil, err
 	}
 	p.editv, p.haveEdit = ei, true
 	return &p.editv, nil
+}
+
+var errAmbiguousPath = errors.New("the input names its file twice, with different values")
+
+// lazyMin is the size from which a flat edit's input is read lazily:
+// a smaller one is read whole at once, which costs less than reading it
+// in steps (tests set it to 0 to read every input lazily).
+var lazyMin = 1024
+
+// lazyInput reports whether the call is a flat edit (its files and lines can
+// be read lazily, lazyFlat) whose input is large enough to.
+func (p *prepared) lazyInput() bool {
+	k := p.info.kind
+	return (k == kWrite || k == kEdit || k == kNotebookEdit || k == kDelete) && !p.decoded && len(p.call.Input) >= lazyMin
+}
+
+// editTargets returns the files an edit names, for self-protection and
+// for the denies and suggestions of other phases: a flat edit's path
+// fields are read in place, without the rest of the input (a large
+// Write's content). Anything the lazy reading cannot answer with a file
+// (no path, not an object, a key given twice) goes to editInfo, which
+// reads the input whole, as does every allow.
+func (p *prepared) editTargets() ([]string, error) {
+	switch {
+	case p.haveEdit:
+		return p.editv.paths, nil
+	case p.editErr != nil:
+		return nil, p.editErr
+	case p.targets != nil:
+		return p.targets, nil
+	}
+	if p.lazyInput() {
+		if p.lazy.s == "" {
+			p.lazy.s = unsafeString(p.call.Input)
+		}
+		if idx, ok := p.lazy.pick(pathKeys); ok && idx >= 0 {
+			if t, ok := p.lazy.str(idx); ok && t != "" {
+				p.targets = []string{t}
+				return p.targets, nil
+			}
+		}
+	}
+	ei, err := p.editInfo()
+	if err != nil {
+		return nil, err
+	}
+	return ei.paths, nil
+}
+
+// linesOver reports, for a simulated phase, whether a flat edit whose
+// lines are its content's (Write, NotebookEdit, a deletion's none)
+// changes more than limit lines, reading the content only until that is
+// certain. ok is false when the lazy reading cannot tell: editInfo counts.
+func (p *prepared) linesOver(limit int) (over, ok bool) {
+	var keys []string
+	switch p.info.kind {
+	case kDelete:
+		return 0 > limit, true
+	case kWrite:
+		keys = contentKeys
+	case kNotebookEdit:
+		keys = notebookKeys
+	default:
+		return false, false
+	}
+	if p.targets == nil || p.haveEdit || p.lazy.st == lzUnsure {
+		return false, false
+	}
+	idx, ok := p.lazy.pick(keys)
+	if !ok {
+		return false, false
+	}
+	if idx < 0 {
+		return 0 > limit, true
+	}
+	return p.lazy.linesOver(idx, limit)
 }
 
 func isEditKind(k kind) bool {
@@ -314,6 +403,13 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		case l.opts.RequireWorkflow:
 			return l.deny(nil, run, p, RuleNoWorkflow, "no workflow run is active and this hook requires one; start a workflow first", false)
 		}
+		if isEditKind(info.kind) {
+			// The allow reads the whole input (self-protection read its
+			// files lazily).
+			if _, err := p.editInfo(); err != nil {
+				return l.deny(nil, run, p, RuleBadInput, err.Error(), false)
+			}
+		}
 		if b := p.deferred; b != nil {
 			return l.deny(nil, run, p, b.rule, b.reason, false)
 		}
@@ -413,19 +509,49 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 			return l.deny(cs, run, p, RuleShellCapability, p.call.Tool+" sends input to a running program, which needs the Exec capability", suggest)
 		}
 	case isEditKind(info.kind):
-		ei, err := p.editInfo()
+		// Another phase, simulated for a suggestion, reads a flat edit's
+		// files and lines lazily: its allow only names an event in a
+		// deny's lesson. The decision itself reads the input whole.
+		lazy := p.simulating && !p.strict && p.lazyInput()
+		var targets []string
+		var err error
+		if lazy {
+			targets, err = p.editTargets()
+		} else {
+			var ei *editInfo
+			if ei, err = p.editInfo(); err == nil {
+				targets = ei.paths
+			}
+		}
 		if err != nil {
 			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
 		}
 		if p.files == nil {
-			p.files = make([]string, 0, len(ei.paths))
-			for _, t := range ei.paths {
+			p.files = make([]string, 0, len(targets))
+			for _, t := range targets {
 				p.files = append(p.files, l.editPath(p.call, t))
 			}
 		}
 		files := p.files
 		if f := l.checkFiles(cs, run, p.call, files); f != nil {
 			return l.deny(cs, run, p, f.rule, f.reason, suggest)
+		}
+		if lazy {
+			over, ok := false, true
+			if cs.maxEdit >= 0 {
+				over, ok = p.linesOver(cs.maxEdit)
+			}
+			if over {
+				return l.deny(cs, run, p, RuleMaxEditLines, "", suggest)
+			}
+			if ok {
+				eff.FilesEdited = files
+				break
+			}
+		}
+		ei, err := p.editInfo()
+		if err != nil {
+			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
 		}
 		lines := ei.lines
 		if ei.replaceAll {
@@ -527,11 +653,11 @@ func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 		}
 		return l.shellSelfProtect(call, sc), nil
 	case isEditKind(k):
-		ei, err := p.editInfo()
+		targets, err := p.editTargets()
 		if err != nil {
 			return nil, err
 		}
-		for _, t := range ei.paths {
+		for _, t := range targets {
 			if b := l.nativeWriteBlock(call, t, canonOrRaw(p)); b != nil {
 				return b, nil
 			}
@@ -809,8 +935,14 @@ func (l *Law) implicit(cs *compiledState, run *RunState, p *prepared, rule Rule,
 		return Decision{}, false
 	}
 	s := ss.at(direct)
-	// The call decided in the target phase, as suggestions found it.
+	// The call decided in the target phase, reading its input whole: this
+	// decision may allow it.
+	p.strict = true
 	d := l.simulate(run, p, s.target)
+	p.strict = false
+	if d.Verdict != Allow {
+		return Decision{}, false
+	}
 	d.Rule = RuleImplicitTransition
 	d.Reason = fmt.Sprintf("allowed after the implicit transition %s: '%s' → '%s' (the workflow opts in to implicit transitions; rule %s)", s.event, cs.name, s.target, RuleImplicitTransition)
 	d.Effects.Transition, d.Effects.TransitionTarget = s.event, s.target

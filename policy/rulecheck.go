@@ -58,12 +58,12 @@ func (l *Law) evalRules(rs *ruleSet, p *prepared) ruleOutcome {
 	// Specifier rules of non-shell tools.
 	switch k := p.info.kind; {
 	case isEditKind(k):
-		ei, err := p.editInfo()
+		targets, err := p.editTargets()
 		if err != nil {
 			return out
 		}
 		var abs []string
-		for _, t := range ei.paths {
+		for _, t := range targets {
 			abs = append(abs, l.editPath(call, t))
 		}
 		for _, lst := range [][]*permRule{rs.deny, rs.ask} {
