@@ -68,9 +68,11 @@ type Store struct {
 	// sessions are what this replica's last transaction on each session
 	// left (cache.go).
 	sessions sessionCache
-	// cachedCommits counts transactions committed from a cached session.
-	cachedCommits atomic.Int64
-	notifier      notifier
+	// cachedCommits counts transactions committed from a cached session,
+	// groupedCommits those of them committed in a group (group.go).
+	cachedCommits, groupedCommits atomic.Int64
+	groups                        groups
+	notifier                      notifier
 
 	watchMu   sync.Mutex
 	hub       *backend.Hub
@@ -369,6 +371,9 @@ func (s *Store) Close() error {
 	if done != nil {
 		<-done
 	}
+	s.groups.mu.Lock() // no group starts after this (commitGrouped checks closed)
+	s.groups.mu.Unlock()
+	s.groups.wg.Wait()
 	s.notifier.close()
 	s.pool.Close()
 	return nil

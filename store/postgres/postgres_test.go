@@ -480,6 +480,9 @@ func TestCachedSessionAcrossReplicas(t *testing.T) {
 			t.Fatalf("VerifyChain = %+v, %v; want %d events", st, err, fresh+3)
 		}
 	}
+	if a.groupedCommits.Load() == 0 || b.groupedCommits.Load() == 0 {
+		t.Fatalf("transactions committed in a group: a %d, b %d; want some on each", a.groupedCommits.Load(), b.groupedCommits.Load())
+	}
 	if a.cachedCommits.Load() == 0 || b.cachedCommits.Load() == 0 {
 		t.Fatalf("transactions committed from a cached session: a %d, b %d; want some on each", a.cachedCommits.Load(), b.cachedCommits.Load())
 	}

@@ -54,11 +54,20 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 		return fmt.Errorf("store: update: %w: empty session key", store.ErrInvalid)
 	}
 	if c := s.sessions.get(sessionKey); c != nil {
-		err := s.update(ctx, sessionKey, fn, c)
-		if !errors.Is(err, errStale) {
+		var err error
+		if groupable(c) {
+			err = s.updateGrouped(ctx, sessionKey, fn, c)
+		} else {
+			err = s.update(ctx, sessionKey, fn, c)
+		}
+		switch {
+		case errors.Is(err, errStale):
+			s.sessions.stale(sessionKey)
+		case errors.Is(err, errRetry):
+			// The group failed for another session's sake: run alone.
+		default:
 			return err
 		}
-		s.sessions.stale(sessionKey)
 	}
 	return s.update(ctx, sessionKey, fn, nil)
 }
@@ -130,6 +139,11 @@ type tx struct {
 	// is read; aborted: fn needed a read, so nothing is sent and Update
 	// runs it again with reads. sent: statements reached the server.
 	opt, aborted, sent bool
+	// group: the transaction commits in a group (group.go), with its
+	// copy's check and lock there; done answers it.
+	group bool
+	check groupCheck
+	done  chan error
 	// written is the live run as the last Put left it in the store
 	// (RETURNING); created, uncacheable: what the transaction did cannot
 	// be cached without reading.
@@ -236,6 +250,11 @@ func (t *tx) beginCached(c *cachedSession) {
 	if live == nil {
 		t.BeginEnded(last)
 	}
+	if t.group {
+		t.check = groupCheck{lock: lockKey("session", t.s.schema, t.Key), runID: live.ID, rev: live.Revision,
+			sessionSeq: c.heads[store.ChainOf("", t.Key)].Seq, runSeq: c.heads[live.ID].Seq}
+		return
+	}
 	t.queue(nil, "BEGIN")
 	t.queue(func(br pgx.BatchResults) error {
 		var (
@@ -322,6 +341,14 @@ func (t *tx) commit() error {
 	if a := t.assumed; a.ToolUseID != "" && t.known[a.ToolUseID+"\x00"+string(a.Phase)] {
 		t.queue(nil, qCallAbsent, t.Key, a.ToolUseID, string(a.Phase))
 	}
+	t.queueCommitWrites()
+	t.queue(nil, "COMMIT")
+	return t.flush(true)
+}
+
+// queueCommitWrites buffers what every commit writes last: the moved
+// heads and the notifications.
+func (t *tx) queueCommitWrites() {
 	for c := range t.moved {
 		h := t.heads[c]
 		t.queue(nil, `INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
@@ -330,8 +357,6 @@ func (t *tx) commit() error {
 	for _, p := range t.notify {
 		t.queue(nil, "SELECT pg_notify($1, $2)", t.s.channel, p)
 	}
-	t.queue(nil, "COMMIT")
-	return t.flush(true)
 }
 
 // flush sends the buffered writes; the event inserts return their Seq, in

@@ -1,0 +1,348 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
+)
+
+// Group commit. A transaction that decides from a cached session with a
+// live run (cache.go) reads nothing before its commit, so a replica can
+// commit many sessions' transactions in one PostgreSQL transaction: the
+// committer sends BEGIN, every session's lock (in one order, so two
+// replicas' groups never deadlock) and one check of every cached copy in
+// a first pipeline, then the writes of the sessions whose copies hold and
+// COMMIT in a second. Each caller is answered only after that COMMIT (or
+// with why its transaction did not commit). A session whose copy is stale
+// runs again with reads, as before; when the group's second pipeline fails
+// as a whole (a write that had to touch one row did not), the session that
+// failed is stale and every other one runs alone with reads (errRetry).
+//
+// PostgreSQL then pays one BEGIN, one lock statement, one check and one
+// COMMIT (and one WAL flush) per group instead of per decision.
+
+// errRetry: the transaction's group did not commit for a reason that is
+// not the transaction's own; Update runs it again alone, with reads.
+var errRetry = errors.New("store: the group commit failed; run alone")
+
+const (
+	// groupCommitters is how many groups a replica has in flight at once:
+	// while one is at the server, the next gathers.
+	groupCommitters = 2
+	// maxGroup caps the transactions in one group.
+	maxGroup = 128
+	// groupTimeout bounds one group's round trips: a group must not wait
+	// on one caller's context, so it has its own.
+	groupTimeout = 30 * time.Second
+)
+
+// qGroupLock takes every session's lock, in the order of the array
+// (sorted by the committer), and reads the schema version.
+const qGroupLock = `SELECT count(pg_advisory_xact_lock(k)),
+	(SELECT COALESCE(max(version), 0) FROM statewright_migrations) FROM unnest($1::bigint[]) AS k`
+
+// qGroupVerify is qVerifyLive for many sessions, under their locks: it
+// returns the places (1-based) of the sessions whose store no longer holds
+// what their copies say, or where the call the transaction took as
+// unrecorded is recorded. (The call is probed by a scalar subquery: NOT
+// EXISTS under OR lets the planner hash the whole calls table instead.)
+const qGroupVerify = `SELECT v.i FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])
+	WITH ORDINALITY AS v(key, id, rev, sseq, rseq, tuid, phase, i)
+	WHERE NOT (
+		COALESCE((SELECT revision FROM statewright_runs WHERE session_key = v.key AND status IN ` + backend.LiveStatusSQL + ` AND id = v.id), -1) = v.rev
+		AND COALESCE((SELECT seq FROM statewright_heads WHERE chain = 'session:' || v.key), 0) = v.sseq
+		AND COALESCE((SELECT seq FROM statewright_heads WHERE chain = v.id), 0) = v.rseq
+		AND (v.tuid = '' OR (SELECT count(*) FROM statewright_calls
+			WHERE session_key = v.key AND tool_use_id = v.tuid AND phase = v.phase) = 0))`
+
+// groupCheck is what a grouped transaction's copy says the store holds.
+type groupCheck struct {
+	lock        int64
+	runID       string
+	rev         int64
+	sessionSeq  int64
+	runSeq      int64
+	assumedID   string
+	assumedWhen string
+}
+
+// groups gathers a replica's grouped transactions.
+type groups struct {
+	mu      sync.Mutex
+	pending []*tx
+	running int
+	wg      sync.WaitGroup
+}
+
+// groupable reports whether a transaction from c may join a group: its
+// session has a live run (the check by index probes).
+func groupable(c *cachedSession) bool { return c != nil && c.live != nil }
+
+// updateGrouped is update for a transaction from a cached session with a
+// live run: fn runs without I/O, and the writes join a group.
+func (s *Store) updateGrouped(ctx context.Context, sessionKey string, fn func(tx store.Tx) error, c *cachedSession) error {
+	t := &tx{TxBase: backend.TxBase{Key: sessionKey, At: s.now().UTC()}, ctx: ctx, s: s,
+		heads: map[string]store.Head{}, known: map[string]bool{}, opt: true, group: true}
+	t.beginCached(c)
+	ferr := fn(t)
+	t.Done = true
+	if t.aborted {
+		return errStale
+	}
+	if ferr != nil {
+		return ferr
+	}
+	t.check.assumedID, t.check.assumedWhen = t.assumed.ToolUseID, string(t.assumed.Phase)
+	t.queueCommitWrites()
+	if err := s.commitGrouped(t); err != nil {
+		if !errors.Is(err, errStale) && !errors.Is(err, errRetry) {
+			s.sessions.put(sessionKey, nil, false)
+		}
+		return err
+	}
+	s.cachedCommits.Add(1)
+	s.groupedCommits.Add(1)
+	s.sessions.put(sessionKey, t.cacheEntry(), true)
+	s.notifyAfter(t.changes)
+	return nil
+}
+
+// commitGrouped hands t to the committers and waits for its group.
+func (s *Store) commitGrouped(t *tx) error {
+	t.done = make(chan error, 1)
+	g := &s.groups
+	g.mu.Lock()
+	if s.closed.Load() {
+		g.mu.Unlock()
+		return errRetry // alone, the closed store says so
+	}
+	g.pending = append(g.pending, t)
+	if g.running < groupCommitters {
+		g.running++
+		g.wg.Add(1)
+		go s.runGroups()
+	}
+	g.mu.Unlock()
+	return <-t.done
+}
+
+// runGroups commits groups until none is pending.
+func (s *Store) runGroups() {
+	defer s.groups.wg.Done()
+	for {
+		batch := s.groups.take()
+		if batch == nil {
+			return
+		}
+		s.commitGroup(batch)
+	}
+}
+
+// take removes the next group from the pending transactions (nil: none
+// pending, and the caller stops). A session appears once in a group; a
+// second transaction on it waits for the next.
+func (g *groups) take() []*tx {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.pending) == 0 {
+		g.running--
+		return nil
+	}
+	var (
+		batch []*tx
+		rest  []*tx
+		seen  = map[string]bool{}
+	)
+	for _, t := range g.pending {
+		if len(batch) < maxGroup && !seen[t.Key] {
+			seen[t.Key] = true
+			batch = append(batch, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	g.pending = rest
+	return batch
+}
+
+// commitGroup commits one group and answers each of its transactions.
+func (s *Store) commitGroup(batch []*tx) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	live := batch[:0]
+	for _, t := range batch {
+		if err := t.ctx.Err(); err != nil {
+			t.done <- fmt.Errorf("store: update %s: %w", t.Key, err)
+			continue
+		}
+		live = append(live, t)
+	}
+	batch = live
+	if len(batch) == 0 {
+		return
+	}
+	answer := func(err error) {
+		for _, t := range batch {
+			t.done <- err
+		}
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		answer(errRetry)
+		return
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			rollbackConn(ctx, conn)
+		}
+		conn.Release()
+	}()
+	slices.SortFunc(batch, func(a, b *tx) int {
+		switch {
+		case a.check.lock < b.check.lock:
+			return -1
+		case a.check.lock > b.check.lock:
+			return 1
+		}
+		return 0
+	})
+	n := len(batch)
+	var (
+		locks             = make([]int64, n)
+		keys, ids, tuids  = make([]string, n), make([]string, n), make([]string, n)
+		phases            = make([]string, n)
+		revs, sseqs, rseq = make([]int64, n), make([]int64, n), make([]int64, n)
+	)
+	for i, t := range batch {
+		c := t.check
+		locks[i], keys[i], ids[i], revs[i], sseqs[i], rseq[i], tuids[i], phases[i] =
+			c.lock, t.Key, c.runID, c.rev, c.sessionSeq, c.runSeq, c.assumedID, c.assumedWhen
+	}
+	stale, err := s.lockGroup(ctx, conn.Conn(), locks, keys, ids, revs, sseqs, rseq, tuids, phases)
+	if err != nil {
+		if errors.Is(err, store.ErrCorrupt) {
+			answer(err) // the schema moved on: refuse, as a transaction alone would
+		} else {
+			answer(errRetry)
+		}
+		return
+	}
+	var (
+		commit = &pgx.Batch{}
+		fresh  []*tx
+	)
+	for i, t := range batch {
+		if stale[i+1] {
+			t.done <- errStale
+			continue
+		}
+		fresh = append(fresh, t)
+		commit.QueuedQueries = append(commit.QueuedQueries, t.writes.QueuedQueries...)
+	}
+	batch = fresh
+	commit.Queue("COMMIT")
+	br := conn.Conn().SendBatch(ctx, commit)
+	for i, t := range batch {
+		for _, read := range t.results {
+			var err error
+			if read != nil {
+				err = read(br)
+			} else {
+				_, err = br.Exec()
+			}
+			if err != nil {
+				br.Close()
+				for j, o := range batch {
+					switch {
+					case j != i:
+						o.done <- errRetry
+					case pgCode(err) == "SW001" || pgCode(err) == "23505":
+						o.done <- errStale
+					case read == nil:
+						o.done <- s.mapErr("update "+o.Key, err)
+					default:
+						o.done <- err
+					}
+				}
+				return
+			}
+		}
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || tag.String() != "COMMIT" {
+		// An error at COMMIT leaves it unknown whether the group
+		// committed: each transaction runs again alone and reads what
+		// the store holds (a committed call record replays).
+		answer(errRetry)
+		return
+	}
+	ok = true
+	answer(nil)
+}
+
+// lockGroup sends BEGIN, the group's locks and checks; it returns the
+// places (1-based) of the stale sessions.
+func (s *Store) lockGroup(ctx context.Context, conn *pgx.Conn, locks []int64, keys, ids []string, revs, sseqs, rseqs []int64, tuids, phases []string) (map[int]bool, error) {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(qGroupLock, locks)
+	b.Queue(qGroupVerify, keys, ids, revs, sseqs, rseqs, tuids, phases)
+	br := conn.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, s.mapErr("update: begin", err)
+	}
+	var n, v int64
+	if err := br.QueryRow().Scan(&n, &v); err != nil {
+		return nil, s.mapErr("update: lock the sessions", err)
+	}
+	if want := SchemaVersion(); int(v) != want {
+		return nil, fmt.Errorf("store: update %s: %w: the schema is at version %d, this process at %d (another replica migrated the store: replicas of different versions must not serve together; restart this one with a matching binary)",
+			s.where, store.ErrCorrupt, v, want)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, s.mapErr("update: check the sessions", err)
+	}
+	stale := map[int]bool{}
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
+			rows.Close()
+			return nil, s.mapErr("update: check the sessions", err)
+		}
+		stale[i] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.mapErr("update: check the sessions", err)
+	}
+	return stale, br.Close()
+}
+
+// rollbackConn ends a transaction a group left open; a connection that
+// cannot roll back is closed so the pool drops it.
+func rollbackConn(ctx context.Context, conn *pgxpool.Conn) {
+	c := conn.Conn()
+	if c.IsClosed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+		c.Close(ctx)
+	}
+}

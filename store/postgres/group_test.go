@@ -1,0 +1,112 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/storetest"
+)
+
+// TestGroupCommit: many sessions decide at once through one handle, so
+// their transactions commit in groups; another handle writes some of the
+// same sessions meanwhile (their copies go stale inside a group), and one
+// call's record fails at the server (a trigger), which fails its whole
+// group's commit. Every other call must be decided exactly once, the
+// poisoned one must fail and leave nothing, and every chain must verify.
+func TestGroupCommit(t *testing.T) {
+	a, u := openTemp(t, Options{})
+	b, err := Open(bg, u, Options{MustExist: true, ExpectID: a.StoreID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := rawConn(t, u).Exec(bg, `CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.tool_use_id = 'toolu_poison' THEN RAISE EXCEPTION 'poisoned call'; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER poison BEFORE INSERT ON statewright_calls FOR EACH ROW EXECUTE FUNCTION poison()`); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		sessions = 24
+		calls    = 30
+	)
+	key := func(s int) string { return fmt.Sprintf("cc:group-%d", s) }
+	for s := range sessions {
+		storetest.Create(t, a, key(s))
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		failures []string
+		poisoned error
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		failures = append(failures, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	for s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				id := fmt.Sprintf("toolu_%d_%d", s, i)
+				h := a
+				if s%3 == 0 && i%4 == 3 {
+					h = b // a's copy of this session goes stale
+				}
+				ctx := store.WithCallPrefetch(bg, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+				out, rep, err := storetest.Decide(ctx, h, key(s), id)
+				if want := fmt.Sprintf("allow #%d", i+1); err != nil || rep || out != want {
+					fail("session %d call %d = %q (replayed %v), %v; want %q", s, i, out, rep, err, want)
+					return
+				}
+				if i%10 == 9 { // a retry, through the other handle now and then
+					again, rep, err := storetest.Decide(ctx, a, key(s), id)
+					if err != nil || !rep || again != out {
+						fail("retry of session %d call %d = %q (replayed %v), %v", s, i, again, rep, err)
+						return
+					}
+				}
+				if s == 5 && i == calls/2 {
+					ctx := store.WithCallPrefetch(bg, store.CallRef{ToolUseID: "toolu_poison", Phase: store.PhasePre})
+					_, _, err := storetest.Decide(ctx, a, key(s), "toolu_poison")
+					mu.Lock()
+					poisoned = err
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatal(strings.Join(failures, "\n"))
+	}
+	if poisoned == nil || !strings.Contains(poisoned.Error(), "poisoned call") {
+		t.Errorf("the poisoned call: %v, want the trigger's error", poisoned)
+	}
+	for s := range sessions {
+		r, err := a.LiveRun(bg, key(s))
+		if err != nil || r.Iterations != calls {
+			t.Errorf("session %d: run %+v, %v; want %d iterations", s, r, err, calls)
+			continue
+		}
+		cs, err := a.Calls(bg, r.ID)
+		if err != nil || len(cs) != calls {
+			t.Errorf("session %d: %d call records, %v; want %d", s, len(cs), err, calls)
+		}
+		evs, err := a.Events(bg, store.EventFilter{SessionKey: key(s), Kinds: []store.EventKind{store.KindDecision}})
+		if err != nil || len(evs) != calls {
+			t.Errorf("session %d: %d decision events, %v; want %d", s, len(evs), err, calls)
+		}
+	}
+	if st, err := a.VerifyChain(bg); err != nil || st.Events != sessions*calls {
+		t.Errorf("VerifyChain = %+v, %v; want %d events", st, err, sessions*calls)
+	}
+	if a.groupedCommits.Load() == 0 {
+		t.Error("no transaction committed in a group")
+	}
+	t.Logf("a: %d transactions from cached sessions, %d of them in groups", a.cachedCommits.Load(), a.groupedCommits.Load())
+}
