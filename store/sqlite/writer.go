@@ -39,6 +39,7 @@ type writer struct {
 	stmts map[string]*sql.Stmt
 	wl    *writeLock
 	known known
+	ckpt  *walCheckpointer // a long-lived store's background checkpoints
 }
 
 // known is what the writer's last committed batch left behind: the
@@ -113,6 +114,9 @@ func (w *writer) close() error {
 	default:
 	}
 	<-w.done
+	if w.ckpt != nil {
+		w.ckpt.close()
+	}
 	var err error
 	for _, st := range w.stmts {
 		st.Close()
@@ -136,6 +140,12 @@ func (w *writer) loop() {
 			return
 		}
 		w.run(jobs)
+		if w.ckpt != nil && w.ckpt.finish.Swap(false) {
+			// Every caller has its answer: copy the frames the
+			// checkpointer left, so that the next transaction restarts
+			// the WAL (see walCheckpointer).
+			pass(context.Background(), w.conn)
+		}
 	}
 }
 
@@ -289,13 +299,14 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 			return nil, mapErr(op, err)
 		}
 		if !w.s.oneShot {
-			// A long-lived writer checkpoints every walCheckpointPages
-			// (SQLite's default is 1000): the pages a checkpoint copies
-			// are the distinct ones, and the hot ones (heads, the runs,
-			// the ends of the indexes) repeat in every batch.
-			if _, err := w.conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint="+strconv.Itoa(walCheckpointPages)); err != nil {
-				return nil, mapErr(op, err)
+			// A long-lived writer leaves checkpoints to the background
+			// (walCheckpointer).
+			for _, q := range []string{"PRAGMA wal_autocheckpoint=0", "PRAGMA journal_size_limit=" + strconv.FormatInt(walSizeLimit(), 10)} {
+				if _, err := w.conn.ExecContext(ctx, q); err != nil {
+					return nil, mapErr(op, err)
+				}
 			}
+			w.ckpt = newWALCheckpointer(w.s.db)
 		}
 	}
 	if w.wl == nil { // opened on first write: read-only uses need no lock file
@@ -374,6 +385,9 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 		return nil, mapErr(op+": commit", err)
 	}
 	committed = true
+	if w.ckpt != nil {
+		w.ckpt.committed()
+	}
 	if !own && len(b.heads) <= maxKnownHeads {
 		w.known = known{valid: true, dataVersion: dv, seqLoaded: b.seqLoaded, nextSeq: b.nextSeq, heads: b.heads}
 	}
@@ -382,13 +396,6 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 	}
 	return results, nil
 }
-
-// walCheckpointPages is how many WAL pages a long-lived store's writer
-// lets pile up before its commit checkpoints them (servebench at 50
-// sessions: 4000 against SQLite's 1000 took 7-12 % off serve's CPU per
-// decision; the WAL then peaks near 16 MiB, cut back to 4 MiB at each
-// restart).
-const walCheckpointPages = 4000
 
 // walTruncateBytes bounds the WAL that oneShot processes leave behind.
 // Each process that opens the store while no other has it open rebuilds

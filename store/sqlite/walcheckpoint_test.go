@@ -1,0 +1,131 @@
+package sqlite
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/statewright-go/statewright/store/storetest"
+)
+
+// walSalt reads the WAL header's salt, which changes whenever the WAL
+// restarts from its beginning (nil while the WAL is empty).
+func walSalt(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 32 {
+		return nil
+	}
+	return bytes.Clone(b[16:24])
+}
+
+// TestLongLivedWALRestarts: a long-lived store whose writer commits batch
+// after batch leaves the checkpoints to the background, yet its WAL still
+// restarts from the beginning over and over (the writer finishes a
+// checkpoint between two batches when asked), and nothing is lost or
+// doubled meanwhile.
+func TestLongLivedWALRestarts(t *testing.T) {
+	every, restart, finish := walCheckpointEvery, walRestartFrames, walFinishFrames
+	walCheckpointEvery, walRestartFrames, walFinishFrames = 5*time.Millisecond, 64, 16
+	t.Cleanup(func() { walCheckpointEvery, walRestartFrames, walFinishFrames = every, restart, finish })
+
+	s, path := openTemp(t, Options{})
+	const sessions, each = 8, 100
+	for i := 0; i < sessions; i++ {
+		storetest.Create(t, s, fmt.Sprintf("cc:%d", i))
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		restarts int
+		salt     = walSalt(t, path)
+		errs     = make(chan error, sessions)
+	)
+	for i := 0; i < sessions; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("cc:%d", i)
+			for j := 0; j < each; j++ {
+				if _, replayed, err := storetest.Decide(bg, s, key, fmt.Sprintf("toolu_%d_%d", i, j)); err != nil || replayed {
+					errs <- fmt.Errorf("%s call %d: replayed %v, %v", key, j, replayed, err)
+					return
+				}
+				if i == 0 {
+					mu.Lock()
+					if now := walSalt(t, path); now != nil && !bytes.Equal(now, salt) {
+						restarts++
+						salt = now
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if restarts < 2 {
+		t.Errorf("the WAL restarted %d times over %d decisions (want it to start over again and again)", restarts, sessions*each)
+	}
+	for i := 0; i < sessions; i++ {
+		if r, err := s.LiveRun(bg, fmt.Sprintf("cc:%d", i)); err != nil || r.Iterations != each {
+			t.Errorf("session %d: run %+v, %v; want %d iterations", i, r, err, each)
+		}
+	}
+	if st, err := s.VerifyChain(bg); err != nil || st.Events != sessions*each {
+		t.Errorf("VerifyChain = %+v, %v; want %d events", st, err, sessions*each)
+	}
+	// The writer's connection turned SQLite's own checkpoints off.
+	var auto int
+	if err := s.writer().conn.QueryRowContext(bg, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != 0 {
+		t.Errorf("the writer's wal_autocheckpoint = %d, %v; want 0", auto, err)
+	}
+}
+
+// TestWriterFinishesACheckpoint: asked to (walCheckpointer.finish), the
+// writer copies the WAL into the database between two batches, so that
+// its next transaction starts the WAL over; without the background
+// checkpointer and SQLite's automatic checkpoints nothing else would.
+func TestWriterFinishesACheckpoint(t *testing.T) {
+	every := walCheckpointEvery
+	walCheckpointEvery = time.Hour // the background checkpointer stays out of the way
+	t.Cleanup(func() { walCheckpointEvery = every })
+
+	s, path := openTemp(t, Options{})
+	storetest.Create(t, s, "cc:one")
+	for i := 0; i < 20; i++ {
+		if _, _, err := storetest.Decide(bg, s, "cc:one", fmt.Sprintf("toolu_%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	salt := walSalt(t, path)
+	if _, _, err := storetest.Decide(bg, s, "cc:one", "toolu_same"); err != nil {
+		t.Fatal(err)
+	}
+	if now := walSalt(t, path); !bytes.Equal(now, salt) {
+		t.Fatalf("the WAL restarted without a checkpoint")
+	}
+	s.writer().ckpt.finish.Store(true)
+	// This batch is answered, then the writer checkpoints; the next one
+	// starts the WAL over.
+	for i := 0; i < 2; i++ {
+		if _, _, err := storetest.Decide(bg, s, "cc:one", fmt.Sprintf("toolu_after_%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if now := walSalt(t, path); bytes.Equal(now, salt) {
+		t.Errorf("the WAL did not restart after the writer finished a checkpoint")
+	}
+	if r, err := s.LiveRun(bg, "cc:one"); err != nil || r.Iterations != 23 {
+		t.Errorf("run %+v, %v; want 23 iterations", r, err)
+	}
+}
