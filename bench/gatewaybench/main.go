@@ -12,6 +12,20 @@
 //     SDK's in-memory transport (one extra JSON-RPC hop, no gateway, no
 //     store, no upstream).
 //
+//     A breakdown follows, alternated in the same way: the direct call
+//     again (the reference), the in-memory hop
+//     with no tool handler at all (the SDK's floor for one more JSON-RPC
+//     hop), the gateway's own call to the upstream alone (Manager.Call),
+//     and the decision a proxied call waits for, alone and carrying the
+//     previous call's result in its transaction (as the gateway does for
+//     calls made one after another). Then the process's CPU per call of
+//     each path, from blocks of calls run one path at a time (CPU time is
+//     distorted less by a loaded machine than wall time).
+//
+//     The process runs with the garbage collector's target that
+//     `statewright mcp` and `statewright serve` set (cmdutil.TuneGC: 400
+//     unless GOGC is set), so the gateway is measured as it runs.
+//
 //  2. `statewright serve` under load: the gateway's streamable-HTTP handler
 //     behind the serve package's auth (a real token file) on loopback, with
 //     -sessions concurrent MCP sessions (each its own statewright session
@@ -32,6 +46,7 @@ import (
 	"os"
 	"path/filepath"
 	stdruntime "runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -40,8 +55,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/statewright-go/statewright/bench/internal/selfcpu"
 	"github.com/statewright-go/statewright/gateway"
 	"github.com/statewright-go/statewright/gateway/tokens"
+	"github.com/statewright-go/statewright/internal/cli/cmdutil"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/serve"
@@ -63,6 +80,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the serve load to this file")
 	flag.Parse()
 	profile = *cpuprofile
+	cmdutil.TuneGC() // as the gateway's own processes run
 	if err := run(*n, *sessions, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "gatewaybench:", err)
 		os.Exit(1)
@@ -198,7 +216,7 @@ func run(n, sessions int, duration time.Duration) error {
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("# gatewaybench %s, %s/%s, GOMAXPROCS=%d, host %s\n", time.Now().UTC().Format(time.RFC3339), stdruntime.GOOS, stdruntime.GOARCH, stdruntime.GOMAXPROCS(0), host)
-	fmt.Printf("# load average at start: %s\n", loadavg())
+	fmt.Printf("# load average at start: %s; GOGC %d (the gateway's processes' setting unless GOGC is set)\n", loadavg(), gcPercent())
 	fmt.Printf("\n## 1. tools/call overhead (%d calls per path, alternating)\n", n)
 	fmt.Printf("%-34s %10s %10s %10s\n", "path", "p50", "p90", "p99")
 	row := func(name string, ds []time.Duration) time.Duration {
@@ -212,6 +230,10 @@ func run(n, sessions int, duration time.Duration) error {
 	h50 := row("SDK in-memory hop alone (local echo)", hTimes)
 	fmt.Printf("overhead p50: %s (budget < 300µs); of it the SDK's in-memory hop %s, the rest (decision, store write, gateway) %s\n",
 		us(p50-d50), us(h50), us(p50-d50-h50))
+
+	if err := breakdown(ctx, n, svc, mgr, wf, direct, proxied, hop, row, call); err != nil {
+		return err
+	}
 
 	// For scale: the runtime's part alone (Decide + RecordResult, two
 	// transactions on the SQLite store) and a store read.
@@ -237,6 +259,109 @@ func run(n, sessions int, duration time.Duration) error {
 
 	if err := serveLoad(ctx, dir, svc, g, wf, sessions, duration); err != nil {
 		return err
+	}
+	return nil
+}
+
+// breakdown times the parts of a proxied call, alternated as the paths
+// are, and the CPU per call of each path.
+func breakdown(ctx context.Context, n int, svc *runtime.Service, mgr *gateway.Manager, wf string, direct, proxied, hop *mcp.ClientSession,
+	row func(string, []time.Duration) time.Duration, call func(*mcp.ClientSession, string) (time.Duration, error)) error {
+	// The SDK's floor: a server whose middleware answers tools/call
+	// itself (no tool, no schema, no handler).
+	floor := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "1"}, nil)
+	floor.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}, nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+	fct, fst := mcp.NewInMemoryTransports()
+	if _, err := floor.Connect(ctx, fst, nil); err != nil {
+		return err
+	}
+	fcs, err := mcp.NewClient(&mcp.Implementation{Name: "floor"}, nil).Connect(ctx, fct, nil)
+	if err != nil {
+		return err
+	}
+	defer fcs.Close()
+	route, ok := mgr.Lookup("up__echo")
+	if !ok {
+		return fmt.Errorf("no route for up__echo")
+	}
+	human := runtime.Actor{Kind: runtime.ActorHuman, Channel: "bench"}
+	agent := runtime.Actor{Kind: runtime.ActorAgent, Channel: "bench"}
+	for _, sess := range []string{"claude-code:bench-alone", "claude-code:bench-settle"} {
+		if _, err := svc.Start(ctx, sess, wf, human); err != nil {
+			return err
+		}
+	}
+	args := []byte(`{"text":"hello"}`)
+	out := []byte(`[{"type":"text","text":"hello"}]`)
+	var prev *policy.ToolCall
+	seq := 0
+	newCall := func() policy.ToolCall {
+		seq++
+		return policy.ToolCall{Harness: policy.ClaudeCode, Tool: "up__echo", Input: args, ToolUseID: fmt.Sprintf("bd-%d", seq)}
+	}
+	parts := []struct {
+		name string
+		fn   func() error
+	}{
+		{"direct (client → upstream)", func() error { _, err := call(direct, "echo"); return err }},
+		{"in-memory hop, no tool handler", func() error { _, err := call(fcs, "echo"); return err }},
+		{"gateway → upstream alone", func() error {
+			_, err := mgr.Call(ctx, route, args, nil, nil)
+			return err
+		}},
+		{"decision alone", func() error {
+			_, err := svc.Decide(ctx, runtime.ToolCall{Session: "claude-code:bench-alone", Call: newCall(), Actor: agent})
+			return err
+		}},
+		{"decision + previous result (1 tx)", func() error {
+			c := newCall()
+			tc := runtime.ToolCall{Session: "claude-code:bench-settle", Call: c, Actor: agent}
+			if prev != nil {
+				tc.Settle = []runtime.ToolResult{{Session: tc.Session, Call: *prev, Output: out, Actor: agent}}
+			}
+			prev = &c
+			_, err := svc.Decide(ctx, tc)
+			return err
+		}},
+	}
+	times := make([][]time.Duration, len(parts))
+	for i := range n/2 + 50 {
+		for j, p := range parts {
+			t0 := time.Now()
+			if err := p.fn(); err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+			if i >= 50 { // warm-up
+				times[j] = append(times[j], time.Since(t0))
+			}
+		}
+	}
+	fmt.Printf("\n## 1b. where a proxied call's time goes (%d calls per part, alternating)\n", n/2)
+	fmt.Printf("%-34s %10s %10s %10s\n", "part", "p50", "p90", "p99")
+	for j, p := range parts {
+		row(p.name, times[j])
+	}
+
+	fmt.Printf("\n## 1c. process CPU per call (%d calls per path, one path at a time)\n", n/2)
+	for _, p := range []struct {
+		name string
+		cs   *mcp.ClientSession
+		tool string
+	}{{"direct (client → upstream)", direct, "echo"}, {"gateway (client → gw → upstream)", proxied, "up__echo"}, {"SDK in-memory hop alone (local echo)", hop, "echo"}} {
+		c0 := selfcpu.Time()
+		for range n / 2 {
+			if _, err := call(p.cs, p.tool); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("%-34s %10s\n", p.name, us((selfcpu.Time()-c0)/time.Duration(n/2)))
 	}
 	return nil
 }
@@ -358,6 +483,13 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond)) }
+
+// gcPercent returns the collector's target in force.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
 
 func loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")

@@ -54,6 +54,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/statewright-go/statewright/bench/internal/selfcpu"
 	"github.com/statewright-go/statewright/gateway/tokens"
 	"github.com/statewright-go/statewright/harness/adapters"
 	"github.com/statewright-go/statewright/runtime"
@@ -591,7 +592,7 @@ func drive(c config, servers []*server, token, dir string, sessions int, startPr
 	}
 	cpu := func() time.Duration { // the servers' own; in process, this whole process's
 		if c.inProcess {
-			return selfCPU()
+			return selfcpu.Time()
 		}
 		var d time.Duration
 		for _, s := range servers {
@@ -733,10 +734,10 @@ func rawSQLite(path string, n int, d time.Duration) (float64, time.Duration, err
 			}
 		}(g)
 	}
-	cpu0, t0 := selfCPU(), time.Now()
+	cpu0, t0 := selfcpu.Time(), time.Now()
 	time.Sleep(d)
 	stop.Store(true)
-	el, cpu := time.Since(t0), selfCPU()-cpu0
+	el, cpu := time.Since(t0), selfcpu.Time()-cpu0
 	wg.Wait()
 	if firstErr != nil {
 		return 0, 0, firstErr
