@@ -165,6 +165,9 @@ func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile, co
 	if err := writeServerSpec(c.Dir, c.RW, a, p); err != nil {
 		return Call{}, err
 	}
+	if err := prepareFast(c); err != nil {
+		return Call{}, err
+	}
 	return c, nil
 }
 
@@ -210,8 +213,8 @@ func Quote(s string) string {
 // is POSIX shell: bash, zsh and dash run it alike.
 func ShellCommand(launcher string, c Call, command string) string {
 	cwd := Quote(filepath.Join(c.RW, "cwd"))
-	return Quote(launcher) + " sandbox exec --call " + Quote(c.Dir) + " -c " + Quote(command) +
-		"; __sw_rc=$?; { printf '%s\\n' \"$__sw_rc\" >| " + Quote(filepath.Join(c.Dir, statusFile)) + "; } 2>/dev/null" +
+	return fastShell(c) + "case $__sw_rc in ''|*[!0-9]*) " + Quote(launcher) + " sandbox exec --call " + Quote(c.Dir) + " -c " + Quote(command) +
+		"; __sw_rc=$?;; esac; { printf '%s\\n' \"$__sw_rc\" >| " + Quote(filepath.Join(c.Dir, statusFile)) + "; } 2>/dev/null" +
 		"; { IFS= read -r __sw_d < " + cwd + " && cd -- \"$__sw_d\"; } 2>/dev/null; __sw_x() { return \"$1\"; }; __sw_x \"$__sw_rc\""
 }
 
@@ -262,7 +265,20 @@ type launchResult struct {
 }
 
 // Remove deletes a call's directory.
-func (c Call) Remove() error { return os.RemoveAll(c.Dir) }
+func (c Call) Remove() error {
+	removeFast(c)
+	return os.RemoveAll(c.Dir)
+}
+
+// Unserve keeps a prepared call off the phase's sandbox server: its
+// command runs with a bubblewrap of its own (a test command the launcher
+// observes).
+func (c Call) Unserve() error {
+	if err := os.Remove(filepath.Join(c.Dir, "server.json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
+}
 
 // An Observer watches one command the launcher runs: the launcher runs
 // Script instead of the agent's script, sends the command's stdout through

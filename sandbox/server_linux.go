@@ -185,22 +185,16 @@ func viaServer(callDir, script string, stderr io.Writer) (code int, ran bool) {
 	if err != nil {
 		return 0, false
 	}
-	req, err := json.Marshal(request{Key: key, Session: sess, Script: script, Cwd: cwd, Env: StripEnv(os.Environ())})
-	if err != nil {
-		return 0, false
-	}
-	msg := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(req)), uint32(len(req)))
-	msg = append(msg, req...)
 	fds, closeFDs := stdioFDs()
 	defer closeFDs()
 	// Signals wait from now on, and reach the command once it runs.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	if _, _, err := conn.WriteMsgUnix(msg, syscall.UnixRights(fds...), nil); err != nil {
+	br, err := sendRequest(conn, request{Key: key, Session: sess, Script: script, Cwd: cwd, Env: StripEnv(os.Environ())}, fds)
+	if err != nil {
 		return 0, false
 	}
-	br := bufio.NewReader(conn)
 	var r reply
 	if readReply(br, &r) != nil || !r.Started {
 		return 0, false
@@ -222,6 +216,21 @@ func viaServer(callDir, script string, stderr io.Writer) (code int, ran bool) {
 		_ = os.WriteFile(filepath.Join(callDir, "rw", "cwd"), []byte(r.Cwd+"\n"), 0o600)
 	}
 	return *r.Exit, true
+}
+
+// sendRequest sends a request with its stdin, stdout and stderr (fds) to
+// a server and returns the reader of its replies.
+func sendRequest(conn *net.UnixConn, rq request, fds []int) (*bufio.Reader, error) {
+	req, err := json.Marshal(rq)
+	if err != nil {
+		return nil, err
+	}
+	msg := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(req)), uint32(len(req)))
+	msg = append(msg, req...)
+	if _, _, err := conn.WriteMsgUnix(msg, syscall.UnixRights(fds...), nil); err != nil {
+		return nil, err
+	}
+	return bufio.NewReader(conn), nil
 }
 
 func readReply(br *bufio.Reader, r *reply) error {
@@ -345,6 +354,12 @@ func startServer(srv, sess, key string, sp *serverSpec, specPath, sock string) (
 		return nil, err
 	}
 	defer ir.Close()
+	reqf, err := startFast(srv, sess)
+	if err != nil {
+		iw.Close()
+		return nil, err
+	}
+	defer reqf.Close()
 	// Descriptors the harness left open must not live on in the keeper (a
 	// harness waits for its pipes to close).
 	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
@@ -359,10 +374,10 @@ func startServer(srv, sess, key string, sp *serverSpec, specPath, sock string) (
 	// which runs the launcher), so the sandbox dies with its parent as a
 	// sandbox of one command does.
 	cmd := exec.Command(exe, "sandbox", "keep", "--spec", specPath, "--key", key, "--session", sess,
-		"--watch", strconv.Itoa(harnessPID()))
+		"--watch", strconv.Itoa(harnessPID()), "--requests", "5")
 	cmd.Dir = "/"
 	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{lf, iw}
+	cmd.ExtraFiles = []*os.File{lf, iw, reqf}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		iw.Close()
@@ -417,9 +432,11 @@ func harnessPID() int {
 // keeper. It holds nothing the sandboxed commands can reach.
 func Keep(args []string, stderr io.Writer) int {
 	var spec, key, sess string
-	watch := 1
+	watch, reqFD := 1, -1
 	for i := 0; i+1 < len(args); i += 2 {
 		switch args[i] {
+		case "--requests":
+			reqFD, _ = strconv.Atoi(args[i+1])
 		case "--spec":
 			spec = args[i+1]
 		case "--key":
@@ -429,6 +446,12 @@ func Keep(args []string, stderr io.Writer) int {
 		case "--watch":
 			watch, _ = strconv.Atoi(args[i+1])
 		}
+	}
+	var reqf *os.File
+	if reqFD > 2 {
+		// The fast path's requests (fast_linux.go): never bubblewrap's.
+		syscall.CloseOnExec(reqFD)
+		reqf = os.NewFile(uintptr(reqFD), "requests")
 	}
 	raw, err := os.ReadFile(spec)
 	var sp serverSpec
@@ -464,6 +487,13 @@ func Keep(args []string, stderr io.Writer) int {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	if reqf != nil {
+		fast := make(chan struct{})
+		callDir := filepath.Dir(spec)
+		srv, _ := sessionPaths(callDir)
+		go func() { keepFast(reqf, srv, sess, key, filepath.Dir(callDir), done); close(fast) }()
+		defer func() { <-fast }()
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {

@@ -382,3 +382,77 @@ func TestServerLongPath(t *testing.T) {
 		t.Errorf("no server for a long path: exit %d, %q, %+v", code, out, f.record())
 	}
 }
+
+// TestServerFastPath: once the phase's server runs, the rewritten command
+// needs no launcher (it runs none: the launcher's path here does not
+// exist): the harness's bash hands the command to the server's keeper.
+// stdin, stdout, stderr, the exit status, the variables the shell exported
+// (statewright's stripped), a cd and signals behave as in plain bash.
+func TestServerFastPath(t *testing.T) {
+	f := newServerFixture(t)
+	_, outer := f.call("implementing", true, "exit 0")
+	if out, code := f.run(outer, ""); code != 0 {
+		t.Fatalf("first command: exit %d: %s", code, out)
+	}
+	fast := func(script string) (Call, string) {
+		c, _ := f.call("implementing", true, script)
+		return c, ShellCommand("/nonexistent/statewright-sandbox", c, script)
+	}
+	c, outer := fast(`cd sub && read -r line && echo "in=$line" && echo "err" >&2 && echo "mine=$MINE secret=${STATEWRIGHT_OPERATOR_TOKEN:-none} multi=$MULTI"; printf x > ../.claude/settings.json; exit 4`)
+	cmd := exec.Command("/bin/bash", "-c", "export MINE=exported MULTI=$'a\\nb \"c\"'\n"+outer+"\necho \"rc=$? pwd=$(pwd)\"")
+	cmd.Dir = f.proj
+	cmd.Env = append(os.Environ(), "STATEWRIGHT_OPERATOR_TOKEN=swop_leak")
+	cmd.Stdin = strings.NewReader("typed\n")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s %s", err, stdout.String(), stderr.String())
+	}
+	want := "in=typed\nmine=exported secret=none multi=a\nb \"c\"\nrc=4 pwd=" + filepath.Join(f.proj, "sub") + "\n"
+	if stdout.String() != want {
+		t.Errorf("stdout = %q, want %q", stdout.String(), want)
+	}
+	if e := stderr.String(); !strings.HasPrefix(e, "err\n") || !strings.Contains(e, "Read-only file system") || strings.Contains(e, "nonexistent") {
+		t.Errorf("stderr = %q", e)
+	}
+	if r, ok := ReadResult(c); !ok || r.ExitCode != 4 {
+		t.Errorf("result = %+v %v", r, ok)
+	}
+	if got := read(t, filepath.Join(f.proj, ".claude", "settings.json")); got != "{}" {
+		t.Errorf("settings.json = %q", got)
+	}
+
+	// A signal to the harness's shell reaches the command; a killed shell
+	// takes the command with it.
+	_, outer = fast("trap 'echo got-int; exit 7' INT; echo ready; sleep 30 & wait")
+	sig := exec.Command("/bin/bash", "-c", outer)
+	sig.Dir = f.proj
+	sig.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, _ := sig.StdoutPipe()
+	if err := sig.Start(); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(out)
+	if line, _ := br.ReadString('\n'); line != "ready\n" {
+		t.Fatalf("got %q", line)
+	}
+	_ = syscall.Kill(-sig.Process.Pid, syscall.SIGINT)
+	rest, _ := br.ReadString(0)
+	if code, _ := ExitStatus(sig.Wait()); !strings.Contains(rest, "got-int") || code != 7 {
+		t.Errorf("after SIGINT: exit %d, output %q", code, rest)
+	}
+	ticks := filepath.Join(f.proj, "ticks")
+	_, outer = fast("while :; do echo x >> " + Quote(ticks) + "; sleep 0.05; done")
+	loop := exec.Command("/bin/bash", "-c", outer)
+	loop.Dir = f.proj
+	if err := loop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return fileSize(ticks) > 4 })
+	_ = loop.Process.Kill()
+	_ = loop.Wait()
+	time.Sleep(300 * time.Millisecond)
+	if stillGrows(ticks) {
+		t.Error("the command outlived its killed shell")
+	}
+}

@@ -19,11 +19,15 @@
 //	               with one bubblewrap per command: statewright-sandbox,
 //	               which becomes bubblewrap (the fallback path; the call's
 //	               server.json removed)
-//	server         the same rewritten command as it runs now: the launcher
-//	               sends it to the phase's sandbox server (started by the
-//	               warm-up runs), which forks bash -c inside
-//	server+net     the same with the phase granting Network
+//	server-launcher the same rewritten command with the fast path skipped
+//	               (no $EPOCHREALTIME): the launcher sends it to the phase's
+//	               sandbox server (started by the warm-up runs), which forks
+//	               bash -c inside (the path before the fast path)
 //	server-full    the same through `statewright sandbox exec` (no slim launcher)
+//	fast           the rewritten command as it runs now: bash builtins hand
+//	               it to the server's keeper (no launcher), the server forks
+//	               bash -c inside
+//	fast+net       the same with the phase granting Network
 //	observed       a test command's path: `statewright sandbox exec` running
 //	               bubblewrap as its child, its stdout through the observer
 //	               (the command is `true`, so the observer only counts bytes)
@@ -162,6 +166,10 @@ func run(n int) error {
 	bargs := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
 	bargs = append(bargs, "--chdir", proj, "--", "/bin/bash", "-c", "true")
 	testPath := "PATH=" + fakeBin + ":" + os.Getenv("PATH")
+	// Without $EPOCHREALTIME the rewritten command skips the fast path and
+	// runs the launcher, which sends the command to the server (the path
+	// before the fast path, kept as the fallback).
+	const noFast = "unset EPOCHREALTIME; "
 	cmds := []struct {
 		name string
 		argv []string
@@ -171,9 +179,10 @@ func run(n int) error {
 		{"client-exec", []string{sandbox.LauncherFor(slim), "--version"}, nil},
 		{"bwrap", bargs, nil},
 		{"launcher", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cPer, "true")}, nil},
-		{"server", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, "true")}, nil},
-		{"server+net", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cNet, "true")}, nil},
-		{"server-full", []string{"/bin/bash", "-c", sandbox.ShellCommand(full, c, "true")}, nil},
+		{"server-launcher", []string{"/bin/bash", "-c", noFast + sandbox.ShellCommand(sandbox.LauncherFor(slim), c, "true")}, nil},
+		{"server-full", []string{"/bin/bash", "-c", noFast + sandbox.ShellCommand(full, c, "true")}, nil},
+		{"fast", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, "true")}, nil},
+		{"fast+net", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cNet, "true")}, nil},
 		{"plain-test", []string{"/bin/bash", "-c", testCmd}, []string{testPath}},
 		{"observed", []string{"/bin/bash", "-c", sandbox.ShellCommand(full, cTest, testCmd)}, []string{testPath}},
 	}
@@ -204,12 +213,12 @@ func run(n int) error {
 	fmt.Printf("# go run ./bench/sandboxbench -n %d   (%s, %d CPUs, bubblewrap %s, load %s)\n", n, time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		stdruntime.NumCPU(), a.Bwrap, string(load[:min(len(load), 14)]))
 	fmt.Printf("# each command alternated n times in the same run; CPU from %s\n", cpu.source())
-	fmt.Printf("%-14s %10s %10s %10s %10s\n", "command", "wall p50", "wall p99", "cpu p50", "cpu p99")
+	fmt.Printf("%-16s %10s %10s %10s %10s\n", "command", "wall p50", "wall p99", "cpu p50", "cpu p99")
 	p50 := make([]sample, len(cmds))
 	for j, c := range cmds {
 		w := pct(res[j], func(s sample) time.Duration { return s.wall })
 		u := pct(res[j], func(s sample) time.Duration { return s.cpu })
-		fmt.Printf("%-14s %10s %10s %10s %10s\n", c.name, ms(w[0]), ms(w[1]), ms(u[0]), ms(u[1]))
+		fmt.Printf("%-16s %10s %10s %10s %10s\n", c.name, ms(w[0]), ms(w[1]), ms(u[0]), ms(u[1]))
 		p50[j] = sample{w[0], u[0]}
 	}
 	fmt.Printf("# added at p50 (budget 5 ms over plain):\n")
@@ -221,7 +230,7 @@ func run(n int) error {
 		if c.name == "plain-test" {
 			continue
 		}
-		fmt.Printf("%-14s wall %+.2fms  cpu %+.2fms  (over %s)\n", c.name, msf(p50[j+1].wall-ref.wall), msf(p50[j+1].cpu-ref.cpu), refName)
+		fmt.Printf("%-16s wall %+.2fms  cpu %+.2fms  (over %s)\n", c.name, msf(p50[j+1].wall-ref.wall), msf(p50[j+1].cpu-ref.cpu), refName)
 	}
 	return nil
 }

@@ -69,10 +69,16 @@ func MarkCall(callDir, projectDir, command string) error {
 	return Mark(callDir, projectDir, command)
 }
 
-// Mark records the project root and the agent's command in a call's
+// Mark keeps a call off the phase's sandbox server (sandbox.Call.Unserve)
+// and records the project root and the agent's command in a call's
 // directory that its caller has just created afresh (the sandbox's
 // sandbox.PrepareCall), for the launcher's Observe.
 func Mark(callDir, projectDir, command string) error {
+	// The observer runs beside the command, outside: never in the phase's
+	// sandbox server.
+	if err := (sandbox.Call{Dir: callDir}).Unserve(); err != nil {
+		return err
+	}
 	b, err := json.Marshal(mark{ProjectDir: projectDir, Command: command})
 	if err != nil {
 		return fmt.Errorf("testrun: %w", err)
