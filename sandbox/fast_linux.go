@@ -221,9 +221,15 @@ func (k *fastKeeper) run(pid int, ts, id string, sigs chan syscall.Signal) {
 	}()
 	go watchPidfd(pidfd, stop, func() { conn.Close() })
 	r = reply{}
-	if err := readReply(br, &r); err != nil || r.Exit == nil {
-		f := os.NewFile(uintptr(fds[2]), "stderr")
-		fmt.Fprintln(f, "statewright sandbox: the phase's sandbox stopped while the command ran (the phase changed or the session ended); the command was killed")
+	err = readReply(br, &r)
+	// The command and everything it started have ended: what it planted
+	// goes now, as the launcher does (Main, Sweep).
+	stderr := func(msg string) { _, _ = syscall.Write(fds[2], []byte(msg+"\n")) }
+	if msg := (Call{Dir: callDir}).Sweep(); msg != "" {
+		stderr(msg)
+	}
+	if err != nil || r.Exit == nil {
+		stderr("statewright sandbox: the phase's sandbox stopped while the command ran (the phase changed or the session ended); the command was killed")
 		answer(strconv.Itoa(128 + int(syscall.SIGKILL)))
 		return
 	}
