@@ -379,14 +379,30 @@ func TestMigrateGlobalChainStore(t *testing.T) {
 func TestReplicaOfAnotherSchemaVersionRefuses(t *testing.T) {
 	s, u := openTemp(t, Options{})
 	storetest.Create(t, s, "cc:v")
-	if _, _, err := storetest.Decide(bg, s, "cc:v", "v0"); err != nil {
-		t.Fatal(err)
+	hinted := func(id string) context.Context {
+		return store.WithCallPrefetch(bg, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+	}
+	for _, id := range []string{"v0", "v1", "v2"} {
+		if _, _, err := storetest.Decide(hinted(id), s, "cc:v", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.groupedCommits.Load() == 0 {
+		t.Fatal("no transaction committed in a group")
 	}
 	if _, err := rawConn(t, u).Exec(bg, "INSERT INTO statewright_migrations VALUES ($1, 'future.sql', 0)", SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := storetest.Decide(bg, s, "cc:v", "v1"); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "replicas of different versions") {
-		t.Errorf("Decide after the schema moved on: %v, want ErrCorrupt", err)
+	// v3 through a group commit (the session as this replica left it),
+	// v4 with reads.
+	for _, c := range []struct {
+		id  string
+		ctx context.Context
+	}{{"v3", hinted("v3")}, {"v4", bg}} {
+		id := c.id
+		if _, _, err := storetest.Decide(c.ctx, s, "cc:v", id); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "replicas of different versions") {
+			t.Errorf("Decide %s after the schema moved on: %v, want ErrCorrupt", id, err)
+		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -320,19 +319,8 @@ func (s *Store) fillSnapshot(ctx context.Context, conn *pgx.Conn, r *store.Run) 
 	return nil
 }
 
-// rollback ends an uncommitted transaction; a connection that cannot roll
-// back (broken, or cancelled mid-statement) is closed so the pool drops it.
-func (t *tx) rollback(conn *pgxpool.Conn) {
-	c := conn.Conn()
-	if c.IsClosed() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), 5*time.Second)
-	defer cancel()
-	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
-		c.Close(ctx)
-	}
-}
+// rollback ends an uncommitted transaction (rollbackConn).
+func (t *tx) rollback(conn *pgxpool.Conn) { rollbackConn(t.ctx, conn) }
 
 // commit sends the buffered writes, the moved heads, the notifications
 // and COMMIT in one pipeline; a COMMIT that rolled back (an earlier
