@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -238,21 +240,43 @@ func (s *Store) commitGroup(batch []*tx) {
 		return
 	}
 	var (
-		commit = &pgx.Batch{}
-		fresh  []*tx
+		commit       = &pgx.Batch{}
+		merged, rest []*tx
 	)
 	for i, t := range batch {
-		if stale[i+1] {
+		switch {
+		case stale[i+1]:
 			t.done <- errStale
-			continue
+		case t.merged():
+			merged = append(merged, t)
+		default:
+			rest = append(rest, t)
 		}
-		fresh = append(fresh, t)
+	}
+	reads := mergeWrites(commit, merged)
+	for _, t := range rest {
 		commit.QueuedQueries = append(commit.QueuedQueries, t.writes.QueuedQueries...)
 	}
-	batch = fresh
+	batch = append(merged, rest...)
 	commit.Queue("COMMIT")
 	br := conn.Conn().SendBatch(ctx, commit)
-	for i, t := range batch {
+	for _, read := range reads {
+		var err error
+		if read != nil {
+			err = read(br)
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
+			// A merged statement failed: which session's row made it
+			// fail is unknown, so each runs alone.
+			br.Close()
+			answer(errRetry)
+			return
+		}
+	}
+	for i, t := range rest {
+		i += len(merged)
 		for _, read := range t.results {
 			var err error
 			if read != nil {
@@ -290,6 +314,7 @@ func (s *Store) commitGroup(batch []*tx) {
 		return
 	}
 	ok = true
+	s.mergedCommits.Add(int64(len(merged)))
 	answer(nil)
 }
 
@@ -298,12 +323,19 @@ func (s *Store) commitGroup(batch []*tx) {
 func (s *Store) lockGroup(ctx context.Context, conn *pgx.Conn, locks []int64, keys, ids []string, revs, sseqs, rseqs []int64, tuids, phases []string) (map[int]bool, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	// The check's custom plan (the planner sees the arrays' lengths) is
+	// cheaper than its generic one for small groups, so PostgreSQL would
+	// plan it again for every group; the merged writes' generic plans
+	// serve every group as well.
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	b.Queue(qGroupLock, locks)
 	b.Queue(qGroupVerify, keys, ids, revs, sseqs, rseqs, tuids, phases)
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, s.mapErr("update: begin", err)
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return nil, s.mapErr("update: begin", err)
+		}
 	}
 	var n, v int64
 	if err := br.QueryRow().Scan(&n, &v); err != nil {
@@ -345,4 +377,211 @@ func rollbackConn(ctx context.Context, conn *pgxpool.Conn) {
 	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
 		c.Close(ctx)
 	}
+}
+
+// setWrites are a grouped transaction's writes as rows: the committer
+// merges the rows of every transaction whose writes are all of these kinds
+// into one statement per table (mergeWrites), so PostgreSQL plans and runs
+// four statements per group rather than four per decision. n counts the
+// buffered statements the rows stand for; a transaction with any other
+// write (a post record that settles, a new workflow, a notification)
+// sends its statements as they are.
+type setWrites struct {
+	n      int
+	runs   []runRow
+	events []eventRow
+	calls  []callRow
+	heads  []store.Head
+}
+
+// runRow is the compare-and-swap update of a live run whose workflow did
+// not change.
+type runRow struct {
+	id, state, status string
+	rev, next         int64 // the revision read, the revision written
+	at, iterations    int64
+	audit             bool
+	cols              backend.RunColumns
+}
+
+type eventRow struct {
+	e    *store.Event
+	data *string
+}
+
+// callRow is a pre record the transaction saw absent.
+type callRow struct {
+	c    *store.Call
+	cols backend.CallColumns
+}
+
+// merged reports whether t's writes can be merged with other sessions':
+// every one has its row, and the run is written once.
+func (t *tx) merged() bool {
+	return t.set.n == len(t.writes.QueuedQueries) && len(t.set.runs) <= 1
+}
+
+var qGroupRuns = `WITH u AS (UPDATE statewright_runs AS r SET state = v.state, context = v.context, history = v.history,
+	iterations = v.iterations, counters = v.counters, files_edited = v.files_edited, pending_approval = v.pending_approval,
+	status = v.status, audit_only = v.audit_only, evidence = v.evidence, revision = v.next, updated_at = v.at
+	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[],
+		$10::text[], $11::text[], $12::boolean[], $13::text[], $14::bigint[], $15::bigint[])
+		AS v(id, key, rev, state, context, history, iterations, counters, files_edited, pending_approval, status, audit_only, evidence, next, at)
+	WHERE r.id = v.id AND r.session_key = v.key AND r.revision = v.rev
+	RETURNING ` + qualified("r", backend.RunColumnsNoSnapshot) + `)
+	SELECT u.* FROM (SELECT statewright_expect(count(*), $16, 'update runs') FROM u) AS x, u`
+
+const (
+	qGroupEvents = `INSERT INTO statewright_events (run_id, session_key, time, kind, state, tool,
+	input_digest, decision, rule, reason, tool_use_id, data, prev_hash, hash, chain, chain_seq)
+	SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+		$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::bigint[])
+	RETURNING seq, chain, chain_seq`
+	qGroupCalls = `WITH i AS (INSERT INTO statewright_calls (` + backend.CallColumnList + `)
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+		$9::bigint[], $10::bigint[])
+	ON CONFLICT DO NOTHING RETURNING 1)
+	SELECT statewright_expect(count(*), $11, 'record calls') FROM i`
+	qGroupHeads = `INSERT INTO statewright_heads (chain, seq, hash) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])
+	ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`
+)
+
+// qualified prefixes every column of a column list with table ("NULL"
+// stays).
+func qualified(table, cols string) string {
+	var out []string
+	for _, c := range strings.Split(cols, ",") {
+		c = strings.TrimSpace(c)
+		if c != "NULL" {
+			c = table + "." + c
+		}
+		out = append(out, c)
+	}
+	return strings.Join(out, ", ")
+}
+
+// mergeWrites queues on b the rows of every transaction in ts (whose
+// writes all merge) in one statement per table; the returned functions
+// read the statements' results in order, and fill each transaction's
+// written run and event Seqs.
+func mergeWrites(b *pgx.Batch, ts []*tx) []func(pgx.BatchResults) error {
+	var (
+		reads []func(pgx.BatchResults) error
+		runs  = map[string]*tx{}
+		evs   = map[string]*store.Event{}
+	)
+	var r struct {
+		id, key, state, status                               []string
+		context, history, counters, files, pending, evidence []*string
+		rev, iterations, next, at                            []int64
+		audit                                                []bool
+	}
+	var e struct {
+		runID, key, kind, state, tool, digest, decision, rule, reason, toolUse, prev, hash, chain []string
+		data                                                                                      []*string
+		time, chainSeq                                                                            []int64
+	}
+	var c struct {
+		toolUse, phase, key, runID, state, status []string
+		outcome, effects                          []*string
+		created, settled                          []int64
+	}
+	var h struct {
+		chain, hash []string
+		seq         []int64
+	}
+	for _, t := range ts {
+		for _, w := range t.set.runs {
+			runs[w.id] = t
+			r.id, r.key, r.rev = append(r.id, w.id), append(r.key, t.Key), append(r.rev, w.rev)
+			r.state, r.status = append(r.state, w.state), append(r.status, w.status)
+			r.context, r.history = append(r.context, w.cols.Context), append(r.history, w.cols.History)
+			r.iterations, r.counters = append(r.iterations, w.iterations), append(r.counters, w.cols.Counters)
+			r.files, r.pending = append(r.files, w.cols.FilesEdited), append(r.pending, w.cols.PendingApproval)
+			r.audit, r.evidence = append(r.audit, w.audit), append(r.evidence, w.cols.Evidence)
+			r.next, r.at = append(r.next, w.next), append(r.at, w.at)
+		}
+		for _, w := range t.set.events {
+			ev := w.e
+			evs[ev.Chain+"\x00"+strconv.FormatInt(ev.ChainSeq, 10)] = ev
+			e.runID, e.key, e.time = append(e.runID, ev.RunID), append(e.key, ev.SessionKey), append(e.time, ev.Time.UnixNano())
+			e.kind, e.state, e.tool = append(e.kind, string(ev.Kind)), append(e.state, ev.State), append(e.tool, ev.Tool)
+			e.digest, e.decision, e.rule = append(e.digest, ev.InputDigest), append(e.decision, ev.Decision), append(e.rule, ev.Rule)
+			e.reason, e.toolUse, e.data = append(e.reason, ev.Reason), append(e.toolUse, ev.ToolUseID), append(e.data, w.data)
+			e.prev, e.hash = append(e.prev, ev.PrevHash), append(e.hash, ev.Hash)
+			e.chain, e.chainSeq = append(e.chain, ev.Chain), append(e.chainSeq, ev.ChainSeq)
+		}
+		for _, w := range t.set.calls {
+			cl := w.c
+			c.toolUse, c.phase, c.key = append(c.toolUse, cl.ToolUseID), append(c.phase, string(cl.Phase)), append(c.key, cl.SessionKey)
+			c.runID, c.state, c.status = append(c.runID, cl.RunID), append(c.state, cl.State), append(c.status, string(cl.Status))
+			c.outcome, c.effects = append(c.outcome, w.cols.Outcome), append(c.effects, w.cols.Effects)
+			c.created, c.settled = append(c.created, t.At.UnixNano()), append(c.settled, w.cols.SettledAt)
+		}
+		for _, hd := range t.set.heads {
+			h.chain, h.seq, h.hash = append(h.chain, hd.Chain), append(h.seq, hd.Seq), append(h.hash, hd.Hash)
+		}
+	}
+	if n := len(r.id); n > 0 {
+		b.Queue(qGroupRuns, r.id, r.key, r.rev, r.state, r.context, r.history, r.iterations, r.counters, r.files,
+			r.pending, r.status, r.audit, r.evidence, r.next, r.at, n)
+		reads = append(reads, func(br pgx.BatchResults) error {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			ws, err := backend.Collect(rows, backend.ScanRun)
+			rows.Close()
+			if err != nil {
+				return err
+			}
+			for _, w := range ws {
+				if t := runs[w.ID]; t != nil {
+					t.written = w
+				}
+			}
+			return nil
+		})
+	}
+	if len(e.chain) > 0 {
+		b.Queue(qGroupEvents, e.runID, e.key, e.time, e.kind, e.state, e.tool, e.digest, e.decision, e.rule, e.reason,
+			e.toolUse, e.data, e.prev, e.hash, e.chain, e.chainSeq)
+		reads = append(reads, func(br pgx.BatchResults) error {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			n := 0
+			for rows.Next() {
+				var (
+					seq, chainSeq int64
+					chain         string
+				)
+				if err := rows.Scan(&seq, &chain, &chainSeq); err != nil {
+					return err
+				}
+				if ev := evs[chain+"\x00"+strconv.FormatInt(chainSeq, 10)]; ev != nil {
+					ev.Seq = seq
+					n++
+				}
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if n != len(evs) {
+				return fmt.Errorf("store: append: %d of %d events inserted", n, len(evs))
+			}
+			return nil
+		})
+	}
+	if n := len(c.toolUse); n > 0 {
+		b.Queue(qGroupCalls, c.toolUse, c.phase, c.key, c.runID, c.state, c.outcome, c.effects, c.status, c.created, c.settled, n)
+		reads = append(reads, nil)
+	}
+	if len(h.chain) > 0 {
+		b.Queue(qGroupHeads, h.chain, h.seq, h.hash)
+		reads = append(reads, nil)
+	}
+	return reads
 }

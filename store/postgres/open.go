@@ -69,10 +69,11 @@ type Store struct {
 	// left (cache.go).
 	sessions sessionCache
 	// cachedCommits counts transactions committed from a cached session,
-	// groupedCommits those of them committed in a group (group.go).
-	cachedCommits, groupedCommits atomic.Int64
-	groups                        groups
-	notifier                      notifier
+	// groupedCommits those of them committed in a group (group.go),
+	// mergedCommits those whose writes were merged with other sessions'.
+	cachedCommits, groupedCommits, mergedCommits atomic.Int64
+	groups                                       groups
+	notifier                                     notifier
 
 	watchMu   sync.Mutex
 	hub       *backend.Hub

@@ -143,6 +143,7 @@ type tx struct {
 	group bool
 	check groupCheck
 	done  chan error
+	set   setWrites // the writes as rows a group merges (group.go)
 	// written is the live run as the last Put left it in the store
 	// (RETURNING); created, uncacheable: what the transaction did cannot
 	// be cached without reading.
@@ -341,6 +342,10 @@ func (t *tx) queueCommitWrites() {
 		h := t.heads[c]
 		t.queue(nil, `INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
 			ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, c, h.Seq, h.Hash)
+		if t.group {
+			t.set.heads = append(t.set.heads, store.Head{Chain: c, Seq: h.Seq, Hash: h.Hash})
+			t.set.n++
+		}
 	}
 	for _, p := range t.notify {
 		t.queue(nil, "SELECT pg_notify($1, $2)", t.s.channel, p)
@@ -608,6 +613,11 @@ func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
 		t.written = w
 		return nil
 	}, q, args...)
+	if t.group && same {
+		t.set.runs = append(t.set.runs, runRow{id: r.ID, rev: r.Revision, next: next, at: t.At.UnixNano(),
+			state: r.State, status: string(r.Status), iterations: r.Iterations, audit: r.AuditOnly, cols: c})
+		t.set.n++
+	}
 	t.s.snapshots.Put(dg, r.Snapshot)
 	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.At
 	return t.announce(r, before)
@@ -672,6 +682,10 @@ func (t *tx) Append(events ...*store.Event) error {
 			return nil
 		}, qInsertEvent, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
 			e.Decision, e.Rule, e.Reason, e.ToolUseID, data, e.PrevHash, e.Hash, e.Chain, e.ChainSeq)
+		if t.group {
+			t.set.events = append(t.set.events, eventRow{e: e, data: data})
+			t.set.n++
+		}
 	}
 	return nil
 }
@@ -708,6 +722,10 @@ func (t *tx) Record(c *store.Call) error {
 	if t.known[k] {
 		delete(t.known, k)
 		t.queue(nil, q+" SELECT statewright_expect(count(*), 1, 'record call') FROM i", args...)
+		if t.group && c.Phase == store.PhasePre {
+			t.set.calls = append(t.set.calls, callRow{c: c, cols: cols})
+			t.set.n++
+		}
 		return nil
 	}
 	if t.opt {
