@@ -261,13 +261,7 @@ func (s *Store) commitGroup(batch []*tx) {
 	commit.Queue("COMMIT")
 	br := conn.Conn().SendBatch(ctx, commit)
 	for _, read := range reads {
-		var err error
-		if read != nil {
-			err = read(br)
-		} else {
-			_, err = br.Exec()
-		}
-		if err != nil {
+		if err := readResult(br, read); err != nil {
 			// A merged statement failed: which session's row made it
 			// fail is unknown, so each runs alone.
 			br.Close()
@@ -278,13 +272,7 @@ func (s *Store) commitGroup(batch []*tx) {
 	for i, t := range rest {
 		i += len(merged)
 		for _, read := range t.results {
-			var err error
-			if read != nil {
-				err = read(br)
-			} else {
-				_, err = br.Exec()
-			}
-			if err != nil {
+			if err := readResult(br, read); err != nil {
 				br.Close()
 				for j, o := range batch {
 					switch {
@@ -584,4 +572,13 @@ func mergeWrites(b *pgx.Batch, ts []*tx) []func(pgx.BatchResults) error {
 		reads = append(reads, nil)
 	}
 	return reads
+}
+
+// readResult reads the next statement's result with read (nil: its tag).
+func readResult(br pgx.BatchResults, read func(pgx.BatchResults) error) error {
+	if read != nil {
+		return read(br)
+	}
+	_, err := br.Exec()
+	return err
 }

@@ -375,14 +375,8 @@ func (t *tx) flush(commit bool) error {
 		n--
 	}
 	for i := 0; i < n; i++ {
-		var err error
 		read := results[i]
-		if read != nil {
-			err = read(br)
-		} else {
-			_, err = br.Exec()
-		}
-		if err != nil {
+		if err := readResult(br, read); err != nil {
 			if c := pgCode(err); t.opt && (c == "SW001" || c == "23505") {
 				// The store is not what the cached session said (or a call
 				// taken as unrecorded is recorded): run again with reads.
