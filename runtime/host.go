@@ -28,10 +28,15 @@ type HostOptions struct {
 // and CLAUDE_ENV_FILE, every path absolute and resolved. It is the input
 // of policy.HostFences, for the static law and the sandbox alike.
 func DiscoverHost(o HostOptions) *policy.Host {
+	return discoverHost(o, &hostFS{})
+}
+
+func discoverHost(o HostOptions, f *hostFS) *policy.Host {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	realPath := f.realPath
 	h := &policy.Host{}
 	home := getenv("HOME")
 	if home == "" {
@@ -48,12 +53,12 @@ func DiscoverHost(o HostOptions) *policy.Host {
 		pd, _ = os.Getwd()
 	}
 	h.ProjectDir = realPath(pd)
-	h.GitDirs = gitDirs(h.ProjectDir)
+	h.GitDirs = f.gitDirs(h.ProjectDir)
 	for _, g := range h.GitDirs {
 		// The linked worktrees' own files that point git at a
 		// configuration: rewritten, the person's next git in that
 		// worktree reads another config (core.fsmonitor runs programs).
-		ents, _ := os.ReadDir(path.Join(g, "worktrees"))
+		ents, _ := f.readDir(path.Join(g, "worktrees"))
 		for _, e := range ents {
 			if e.IsDir() {
 				for _, f := range []string{"commondir", "config.worktree"} {
@@ -100,10 +105,10 @@ func DiscoverHost(o HostOptions) *policy.Host {
 		h.Protected = append(h.Protected, d)
 		h.Secrets = append(h.Secrets, d)
 	}
-	if f := getenv("CLAUDE_ENV_FILE"); filepath.IsAbs(f) {
-		h.EnvFile = realPath(f)
+	if ef := getenv("CLAUDE_ENV_FILE"); filepath.IsAbs(ef) {
+		h.EnvFile = realPath(ef)
 	}
-	h.Protected = append(h.Protected, pathDirs(getenv("PATH"), h.Home, h.ProjectDir)...)
+	h.Protected = append(h.Protected, f.pathDirs(getenv("PATH"), h.Home, h.ProjectDir)...)
 	return h
 }
 
@@ -117,48 +122,40 @@ func DiscoverHost(o HostOptions) *policy.Host {
 // the home directory (or holds it); a directory that holds the project or
 // is the home directory itself is left out: it cannot be protected as a
 // tree without protecting the project.
-func pathDirs(pathList, home, project string) []string {
+func (f *hostFS) pathDirs(pathList, home, project string) []string {
 	var out []string
 	for _, d := range filepath.SplitList(pathList) {
 		if !filepath.IsAbs(d) {
 			continue
 		}
-		r := realPath(d)
+		r := f.realPath(d)
 		if r == filepath.Dir(r) || r == home || project != "" && within(project, r) {
 			continue
 		}
 		if project != "" && within(r, project) && !(home != "" && within(home, project)) {
 			continue // the project's own (node_modules/.bin), unless the project holds the home directory
 		}
-		if home != "" && home != filepath.Dir(home) && within(r, home) || writableDir(r) {
+		if home != "" && home != filepath.Dir(home) && within(r, home) || f.writable(r) {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// realPath resolves p's symbolic links ("" stays ""; a missing tail is kept).
-func realPath(p string) string {
-	if p == "" || !filepath.IsAbs(p) {
-		return p
-	}
-	return resolve(p).Real
-}
-
 // gitDirs finds the git directories of the repository holding dir: its
 // .git directory, or for a linked worktree (a .git file) the worktree's
 // gitdir and the common directory, whose config and hooks apply.
-func gitDirs(dir string) []string {
+func (f *hostFS) gitDirs(dir string) []string {
 	for d := dir; d != "" && d != "/" && d != "."; d = path.Dir(d) {
 		g := path.Join(d, ".git")
-		fi, err := os.Stat(g)
+		fi, err := f.stat(g)
 		if err != nil {
 			continue
 		}
 		if fi.IsDir() {
 			return []string{g}
 		}
-		b, err := os.ReadFile(g)
+		b, err := f.readFile(g)
 		if err != nil {
 			return []string{g}
 		}
@@ -170,14 +167,14 @@ func gitDirs(dir string) []string {
 		if !filepath.IsAbs(gd) {
 			gd = path.Join(d, gd)
 		}
-		gd = realPath(gd)
+		gd = f.realPath(gd)
 		out := []string{gd}
-		if c, err := os.ReadFile(path.Join(gd, "commondir")); err == nil {
+		if c, err := f.readFile(path.Join(gd, "commondir")); err == nil {
 			cd := strings.TrimSpace(string(c))
 			if !filepath.IsAbs(cd) {
 				cd = path.Join(gd, cd)
 			}
-			out = append(out, realPath(cd))
+			out = append(out, f.realPath(cd))
 		}
 		return out
 	}

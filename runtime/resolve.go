@@ -60,7 +60,23 @@ func (r *Resolver) Resolve(p string) policy.PathInfo {
 	return in
 }
 
-func resolve(p string) policy.PathInfo {
+// pathFS is what resolution asks of the file system: the host's
+// (osFS), or one that notes what it read (hostFS, for HostCache).
+type pathFS interface {
+	lstat(p string) (fs.FileInfo, error)
+	readlink(p string) (string, error)
+}
+
+type osFS struct{}
+
+func (osFS) lstat(p string) (fs.FileInfo, error) { return os.Lstat(nativePath(p)) }
+func (osFS) readlink(p string) (string, error)   { return os.Readlink(nativePath(p)) }
+
+func resolve(p string) policy.PathInfo { return resolveIn(osFS{}, p, true) }
+
+// resolveIn resolves p on fsys; without facts it finds the real path only
+// (no final stat, no writability of the links' directories).
+func resolveIn(fsys pathFS, p string, facts bool) policy.PathInfo {
 	if !strings.HasPrefix(p, "/") {
 		return policy.PathInfo{Real: p, Err: "not an absolute path"}
 	}
@@ -79,7 +95,7 @@ func resolve(p string) policy.PathInfo {
 			continue
 		}
 		next := path.Join(cur, c)
-		fi, err := os.Lstat(nativePath(next))
+		fi, err := fsys.lstat(next)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			// The rest does not exist yet: it is where a write would create it.
 			in.Real = path.Join(append([]string{next}, todo...)...)
@@ -107,7 +123,7 @@ func resolve(p string) policy.PathInfo {
 			in.Err = "too many levels of symbolic links"
 			return in
 		}
-		target, err := os.Readlink(nativePath(next))
+		target, err := fsys.readlink(next)
 		if err == nil {
 			target, err = slashTarget(target)
 		}
@@ -116,13 +132,18 @@ func resolve(p string) policy.PathInfo {
 			in.Err = err.Error()
 			return in
 		}
-		in.Links = append(in.Links, policy.Link{Path: next, Target: target, Writable: writableDir(cur)})
+		if facts {
+			in.Links = append(in.Links, policy.Link{Path: next, Target: target, Writable: writableDir(cur)})
+		}
 		if strings.HasPrefix(target, "/") {
 			cur = "/"
 		}
 		todo = append(splitPath(target), todo...)
 	}
 	in.Real = cur
+	if !facts {
+		return in
+	}
 	fi, err := os.Stat(nativePath(cur))
 	if err != nil {
 		in.Err = err.Error()

@@ -93,6 +93,10 @@ type Decider struct {
 	// and working directory, which are the process's own.
 	sem chan struct{}
 
+	// hosts keeps each hook environment's host discovery while the
+	// paths it read are unchanged (runtime.HostCache).
+	hosts runtime.HostCache
+
 	mu       sync.Mutex
 	stores   map[string]store.Store // by location and id
 	runtimes map[string]*runtime.Service
@@ -484,8 +488,9 @@ const maxRuntimes = 256
 
 // runtime returns the runtime for a store and options, kept by (store,
 // options, host): the host is discovered for every hook, in the hook's
-// environment, as runtime.New would, so a runtime is reused only where it
-// would decide alike.
+// environment, as runtime.New would (answered from d.hosts while nothing
+// it read changed), so a runtime is reused only where it would decide
+// alike.
 func (d *Decider) runtime(st store.Store, o runtime.Options) *runtime.Service {
 	if o.Workflows != nil || o.Now != nil || o.Resolver != nil || o.Policy.Host != nil || o.Observer != nil {
 		return runtime.New(st, o)
@@ -498,7 +503,7 @@ func (d *Decider) runtime(st store.Store, o runtime.Options) *runtime.Service {
 		db = files[0]
 	}
 	if !o.NoResolve {
-		o.Policy.Host = runtime.DiscoverHost(runtime.HostOptions{ProjectDir: o.ProjectDir, Store: db})
+		o.Policy.Host = d.hosts.Discover(runtime.HostOptions{ProjectDir: o.ProjectDir, Store: db})
 	}
 	inner := st
 	if s, ok := st.(sharedStore); ok {
