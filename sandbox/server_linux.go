@@ -487,18 +487,22 @@ func Keep(args []string, stderr io.Writer) int {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	fast := make(chan struct{})
 	if reqf != nil {
-		fast := make(chan struct{})
 		callDir := filepath.Dir(spec)
 		srv, _ := sessionPaths(callDir)
 		go func() { keepFast(reqf, srv, sess, key, filepath.Dir(callDir), done); close(fast) }()
-		defer func() { <-fast }()
+	} else {
+		close(fast)
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
 		case <-done:
+			// The server ended: the fast path's requests in flight get
+			// their answers first.
+			<-fast
 			return 0
 		case <-tick.C:
 			if watch > 1 && procStart(watch) != watchStart {

@@ -456,3 +456,23 @@ func TestServerFastPath(t *testing.T) {
 		t.Error("the command outlived its killed shell")
 	}
 }
+
+// TestServerDiesWithHarness: when the harness (the shell's parent) exits,
+// its keeper exits and the phase's sandbox dies with it, whether or not
+// the fast path took commands.
+func TestServerDiesWithHarness(t *testing.T) {
+	f := newServerFixture(t)
+	_, first := f.call("implementing", true, "exit 0")
+	_, second := f.call("implementing", true, "exit 0")
+	// The harness: a bash whose child shell runs the rewritten commands.
+	cmd := exec.Command("/bin/bash", "-c", "/bin/bash -c "+Quote(first+"\n"+second)+"; exit 0")
+	cmd.Dir = f.proj
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	r := f.record()
+	if r.PID == 0 {
+		t.Fatal("no server recorded")
+	}
+	waitFor(t, func() bool { return !alive(r.PID, r.Start) })
+}
