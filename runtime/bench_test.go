@@ -3,7 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	stdruntime "runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,5 +167,57 @@ func BenchmarkOpenStore(b *testing.B) {
 			b.Fatal(err)
 		}
 		st.Close()
+	}
+}
+
+// BenchmarkDecideSessions is serve's decision path without HTTP: 50
+// sessions, each with a run of a one-phase workflow that allows Read,
+// decide allowed Reads with fresh tool_use_ids at once on one open store
+// (group commit). cpu-us/op is this process's CPU time per decision.
+func BenchmarkDecideSessions(b *testing.B) {
+	const sessions = 50
+	dir := b.TempDir()
+	ctx := context.Background()
+	wf := filepath.Join(dir, "bench.json")
+	if err := os.WriteFile(wf, []byte(`{"id":"bench","initial":"work","states":{
+ "work":{"allowed_tools":["Read","Grep"],"on":{"DONE":"done"}},
+ "done":{"type":"final"}}}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	input := filepath.Join(dir, "input.go")
+	if err := os.WriteFile(input, []byte("package x\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	svc := New(st, Options{ProjectDir: dir})
+	for i := 0; i < sessions; i++ {
+		if _, err := svc.Start(ctx, fmt.Sprint("claude-code:s", i), wf, human); err != nil {
+			b.Fatal(err)
+		}
+	}
+	callInput := []byte(`{"file_path":"` + input + `"}`)
+	var next, ids atomic.Int64
+	b.SetParallelism((sessions + stdruntime.GOMAXPROCS(0) - 1) / stdruntime.GOMAXPROCS(0))
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		session := fmt.Sprint("claude-code:s", next.Add(1)%sessions)
+		for pb.Next() {
+			r, err := svc.Decide(ctx, ToolCall{Session: session, Call: policy.ToolCall{Tool: "Read", Input: callInput,
+				ToolUseID: fmt.Sprint("toolu_", ids.Add(1))}})
+			if err != nil || r.Verdict != policy.Allow {
+				b.Errorf("%+v %v", r, err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -750,6 +751,17 @@ func TestMigrateGlobalChainStore(t *testing.T) {
 	// The run's history spans both: its legacy events and its own chain.
 	if evs, err := s.Events(bg, store.EventFilter{RunID: "run_old"}); err != nil || len(evs) == 0 || evs[len(evs)-1].ToolUseID != "new1" || evs[0].Chain != "" {
 		t.Errorf("Events of the migrated run = %+v, %v", evs, err)
+	}
+	// A session's history finds its legacy events in and outside runs too.
+	for key, want := range map[string][]int64{"cc:old": {3, 5, 7}, "cc:dormant": {4, 6}} {
+		var got []int64
+		evs, err := s.Events(bg, store.EventFilter{SessionKey: key})
+		for _, e := range evs {
+			got = append(got, e.Seq)
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("Events of session %s = %v, %v; want %v", key, got, err, want)
+		}
 	}
 	if cs, err := s.Calls(bg, "run_old"); err != nil || len(cs) != 1 || cs[0].ToolUseID != "new1" {
 		t.Errorf("Calls of the migrated run = %+v, %v", cs, err)

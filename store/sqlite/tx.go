@@ -11,7 +11,8 @@ import (
 )
 
 // tables names the tables for the shared queries.
-var tables = backend.Tables{Runs: "runs", Events: "events", Calls: "calls", Snapshots: "snapshots", RunsOrder: "rowid DESC"}
+var tables = backend.Tables{Runs: "runs", Events: "events", Calls: "calls", Snapshots: "snapshots", RunsOrder: "rowid DESC",
+	SessionByRuns: true}
 
 // Update runs fn in the writer's next transaction (see writer): it re-reads
 // the session's live run there, and commits fn's writes with the batch, or

@@ -16,6 +16,10 @@ type Tables struct {
 	RunsOrder string
 	// Dollar numbers placeholders $1, $2, ... (PostgreSQL) instead of ?.
 	Dollar bool
+	// SessionByRuns finds a session's events through its runs' chains and
+	// an index of the events outside any run, for a schema with no index
+	// on every event's session (SQLite: one leaf fewer per decision).
+	SessionByRuns bool
 }
 
 // Column lists, in the order the Scan functions read them.
@@ -215,7 +219,15 @@ func EventsQuery(t Tables, f store.EventFilter) (string, []any) {
 		// chain <> '' and chain = '' terms let each partial index serve.
 		w.add("((chain = ? AND chain <> '') OR (chain = '' AND run_id = ?))", f.RunID, f.RunID)
 	}
-	if f.SessionKey != "" {
+	switch {
+	case f.SessionKey != "" && t.SessionByRuns:
+		// Each arm is one index: the events outside any run by session,
+		// the chains of the session's runs, the legacy chain by run_id
+		// (every event of a run belongs to the run's session).
+		runs := "(SELECT id FROM " + t.Runs + " WHERE session_key = ?)"
+		w.add("session_key = ? AND ((session_key = ? AND run_id = '') OR (chain <> '' AND chain IN "+runs+
+			") OR (chain = '' AND run_id IN "+runs+"))", f.SessionKey, f.SessionKey, f.SessionKey, f.SessionKey)
+	case f.SessionKey != "":
 		w.add("session_key = ?", f.SessionKey)
 	}
 	if f.ToolUseID != "" {
