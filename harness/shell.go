@@ -117,6 +117,11 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 		// host's /tmp stays visible (read-only unless writable anyway).
 		p.Visible = append(append([]string(nil), p.Visible...), cwd)
 	}
+	if s.Host.Store != "" {
+		// The phase's sandbox server stops as soon as the run leaves the
+		// phase, whoever moves it (sandboxcmd.RunWatch).
+		p.Watch = []string{s.Bin, "sandbox", "watch", "--store", s.Host.Store, "--session", session, "--root", s.Root, "--phase", p.Phase}
+	}
 	c, err := sandbox.PrepareCall(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command)
 	if err != nil {
 		return nil, err

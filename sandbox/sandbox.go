@@ -67,6 +67,12 @@ type Profile struct {
 	// Env are variables set for the command on top of the stripped
 	// environment (TMPDIR, GOCACHE, ... pointing at per-session dirs).
 	Env []string `json:"env,omitempty"`
+	// Watch is the command line (an absolute path first) of a process the
+	// phase's sandbox server runs beside it, outside the sandbox, for as
+	// long as it lives: `statewright sandbox watch`, which stops the server
+	// when the run leaves Phase, whoever moved it (a person, serve, the
+	// TUI). It changes nothing inside the sandbox.
+	Watch []string `json:"watch,omitempty"`
 }
 
 // EnvPhase is set in every sandboxed command's environment to the

@@ -95,6 +95,8 @@ type serverSpec struct {
 	Args  []string `json:"args"`
 	Env   []string `json:"env"`
 	Phase string   `json:"phase"`
+	// Watch is Profile.Watch: what the keeper runs beside the server.
+	Watch []string `json:"watch,omitempty"`
 }
 
 // serverRecord is <session>.json in the server directory: the running
@@ -143,7 +145,7 @@ func writeServerSpec(dir, rw string, a Availability, p *Profile) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(serverSpec{Bwrap: a.Bwrap, Args: args, Env: profileEnv(p), Phase: p.Phase})
+	b, err := json.Marshal(serverSpec{Bwrap: a.Bwrap, Args: args, Env: profileEnv(p), Phase: p.Phase, Watch: p.Watch})
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
@@ -376,7 +378,7 @@ func startServer(srv, sess, key string, sp *serverSpec, specPath, sock string) (
 	cmd := exec.Command(exe, "sandbox", "keep", "--spec", specPath, "--key", key, "--session", sess,
 		"--watch", strconv.Itoa(harnessPID()), "--requests", "5")
 	cmd.Dir = "/"
-	cmd.Env = []string{}
+	cmd.Env = keeperEnv(os.Environ())
 	cmd.ExtraFiles = []*os.File{lf, iw, reqf}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -410,6 +412,22 @@ func startServer(srv, sess, key string, sp *serverSpec, specPath, sock string) (
 		return nil, errors.New("sandbox server: cannot record the server")
 	}
 	return dialServer(sock)
+}
+
+// keeperEnv is the keeper's environment: what the watcher it runs (the
+// spec's Watch) needs to open the store as the hooks do (the home
+// directory, XDG directories, libpq's PG* variables). bubblewrap and the
+// server never get it: Keep gives them the spec's environment.
+func keeperEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "HOME", k == "USER", k == "LOGNAME", strings.HasPrefix(k, "XDG_"), strings.HasPrefix(k, "PG"):
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // harnessPID is the launcher's grandparent: the harness whose shell runs
@@ -487,6 +505,10 @@ func Keep(args []string, stderr io.Writer) int {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	if w := startWatch(sp.Watch); w != nil {
+		// It ends with the server (and with the keeper: Pdeathsig).
+		defer func() { _ = w.Process.Kill(); _ = w.Wait() }()
+	}
 	fast := make(chan struct{})
 	if reqf != nil {
 		callDir := filepath.Dir(spec)
@@ -512,6 +534,21 @@ func Keep(args []string, stderr io.Writer) int {
 			}
 		}
 	}
+}
+
+// startWatch starts the spec's watcher (nil when there is none or it
+// cannot start: the hooks still stop the server at their next decision).
+func startWatch(argv []string) *exec.Cmd {
+	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
+		return nil
+	}
+	w := exec.Command(argv[0], argv[1:]...)
+	w.Dir = "/"
+	w.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if w.Start() != nil {
+		return nil
+	}
+	return w
 }
 
 // procStart is field 22 of /proc/PID/stat (the start time), which tells a

@@ -42,6 +42,11 @@ func main() {
 	if len(a) > 2 && a[1] == "sandbox" && a[2] == "keep" {
 		os.Exit(sandbox.Keep(a[3:], os.Stderr))
 	}
+	// Beside a phase's sandbox server, outside it: stops it when the run
+	// leaves the phase (started by its keeper).
+	if len(a) > 2 && a[1] == "sandbox" && a[2] == "watch" {
+		os.Exit(sandboxcmd.RunWatch(a[3:], os.Stderr))
+	}
 	// The network forwarder runs first inside a sandbox whose network goes
 	// through statewright's proxy (package sandbox, netproxy.go).
 	if len(a) > 2 && a[1] == "sandbox" && a[2] == "netinit" {

@@ -261,8 +261,28 @@ type result struct {
 // PostToolUse.
 func (w *world) call(tool string, input map[string]any) result {
 	w.t.Helper()
+	id, input, denied := w.pre(tool, input)
+	if denied != nil {
+		return *denied
+	}
+	out, failed := w.perform(tool, input)
+	w.outputs = append(w.outputs, out)
+	post := "PostToolUse"
+	if failed {
+		post = "PostToolUseFailure"
+	}
+	w.hook(post, map[string]any{"tool_name": tool, "tool_input": input, "tool_use_id": id,
+		"tool_response": map[string]any{"stdout": out, "exitCode": map[bool]int{true: 1, false: 0}[failed]}})
+	return result{allowed: true, output: out}
+}
+
+// pre decides a tool call through the installed PreToolUse hook and
+// returns its id and the input the harness runs (the rewritten one, when
+// the hook rewrote it), or the deny.
+func (w *world) pre(tool string, input map[string]any) (id string, run map[string]any, denied *result) {
+	w.t.Helper()
 	w.seq++
-	id := fmt.Sprintf("toolu_%d_%d", time.Now().UnixNano(), w.seq)
+	id = fmt.Sprintf("toolu_%d_%d", time.Now().UnixNano(), w.seq)
 	code, stdout, stderr := w.hook("PreToolUse", map[string]any{"tool_name": tool, "tool_input": input, "tool_use_id": id})
 	var ans struct {
 		HookSpecificOutput struct {
@@ -284,22 +304,14 @@ func (w *world) call(tool string, input map[string]any) result {
 	switch {
 	case code == 2:
 		w.outputs = append(w.outputs, stderr)
-		return result{reason: stderr}
+		return id, nil, &result{reason: stderr}
 	case code != 0:
 		w.t.Fatalf("PreToolUse exited %d: %s %s", code, stdout, stderr)
 	case ans.HookSpecificOutput.PermissionDecision == "deny" || ans.HookSpecificOutput.PermissionDecision == "ask":
 		w.outputs = append(w.outputs, ans.HookSpecificOutput.PermissionDecisionReason)
-		return result{reason: ans.HookSpecificOutput.PermissionDecisionReason}
+		return id, nil, &result{reason: ans.HookSpecificOutput.PermissionDecisionReason}
 	}
-	out, failed := w.perform(tool, input)
-	w.outputs = append(w.outputs, out)
-	post := "PostToolUse"
-	if failed {
-		post = "PostToolUseFailure"
-	}
-	w.hook(post, map[string]any{"tool_name": tool, "tool_input": input, "tool_use_id": id,
-		"tool_response": map[string]any{"stdout": out, "exitCode": map[bool]int{true: 1, false: 0}[failed]}})
-	return result{allowed: true, output: out}
+	return id, input, nil
 }
 
 // perform runs an allowed call the way Claude Code's tools do.

@@ -23,6 +23,19 @@ func sandboxedImplementing(t *testing.T) *world {
 // rel under the home directory (newWorldAt).
 func sandboxedImplementingAt(t *testing.T, rel string) *world {
 	t.Helper()
+	w := sandboxedWorldAt(t, rel)
+	w.start("bugfix", "LOCALIZED", "PLAN_READY")
+	if s, _ := w.state(); s != "implementing" {
+		t.Fatalf("state %s, want implementing", s)
+	}
+	return w
+}
+
+// sandboxedWorldAt is a world installed with `init claude-code --sandbox`,
+// with a service socket in XDG_RUNTIME_DIR and the person's files, and no
+// run yet.
+func sandboxedWorldAt(t *testing.T, rel string) *world {
+	t.Helper()
 	if out, err := exec.Command(bin, "sandbox", "status", "--json").Output(); err != nil || !strings.Contains(string(out), `"available":true`) {
 		t.Fatalf("the OS sandbox is not available here (%v): %s", err, out)
 	}
@@ -40,10 +53,6 @@ func sandboxedImplementingAt(t *testing.T, rel string) *world {
 	w.write(".vscode/tasks.json", "{}\n")
 	w.write(filepath.Join(w.home, ".npmrc"), "//registry.npmjs.org/:_authToken=npmsecret-77aa\n")
 	w.snapshot = w.hashLaw()
-	w.start("bugfix", "LOCALIZED", "PLAN_READY")
-	if s, _ := w.state(); s != "implementing" {
-		t.Fatalf("state %s, want implementing", s)
-	}
 	return w
 }
 
