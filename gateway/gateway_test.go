@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +37,7 @@ type slowIn struct {
 type upstreamProbe struct {
 	cancelled atomic.Int32
 	calls     atomic.Int32
+	conns     atomic.Int32 // TCP connections accepted
 }
 
 // newUpstream serves an upstream with a slow tool (which records a
@@ -73,7 +76,13 @@ func newUpstream(t testing.TB, probe *upstreamProbe) string {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
 				Content: &mcp.TextContent{Text: "review " + req.Params.Arguments["file"]}}}}, nil
 		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	srv := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			probe.conns.Add(1)
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -355,5 +364,47 @@ func TestNoReadAfterEachCall(t *testing.T) {
 	case <-changed:
 	case <-time.After(20 * time.Second): // a liveness bound, not a latency assertion
 		t.Fatal("no tools/list_changed after the transition")
+	}
+}
+
+// TestUpstreamConnectionsReused: concurrent calls through the gateway keep
+// their connections to the upstream. Every client session's calls share
+// the gateway's one MCP session with the upstream, each call a POST; with
+// net/http's default of 2 idle connections per host, the others were
+// closed after each answer and the next calls dialed again.
+func TestUpstreamConnectionsReused(t *testing.T) {
+	probe := &upstreamProbe{}
+	cs, _ := newGatewayClient(t, newUpstream(t, probe))
+	ctx := context.Background()
+	const workers, rounds = 8, 25
+	before := probe.conns.Load()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*rounds)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("%s", text(res))
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// About one connection per call under way at once (a call that finds
+	// none idle dials, and may then take one freed meanwhile, leaving its
+	// own idle), however many calls were made: with 2 kept idle, 200 calls
+	// by 8 workers opened 80-100.
+	if n := probe.conns.Load() - before; n > 3*workers {
+		t.Errorf("%d calls by %d workers opened %d new connections to the upstream, want at most %d", workers*rounds, workers, n, 3*workers)
 	}
 }

@@ -82,6 +82,11 @@ type upstream struct {
 	prefix string
 	m      *Manager
 
+	// http carries an HTTP upstream's requests, across restarts: its own
+	// pool, so that concurrent calls keep their connections (nil for a
+	// stdio upstream).
+	http *http.Transport
+
 	mu        sync.Mutex
 	cs        *mcp.ClientSession
 	up        bool
@@ -104,7 +109,11 @@ func NewManager(cfg *Config, dir string, logger *slog.Logger) *Manager {
 		resources: map[string]*upstream{}, restartBase: time.Second}
 	for i := range cfg.Upstreams {
 		u := &cfg.Upstreams[i]
-		m.ups = append(m.ups, &upstream{cfg: u, prefix: cfg.Prefix(u), m: m, stderr: newTail(4096)})
+		up := &upstream{cfg: u, prefix: cfg.Prefix(u), m: m, stderr: newTail(4096)}
+		if u.URL != "" {
+			up.http = newUpstreamTransport()
+		}
+		m.ups = append(m.ups, up)
 	}
 	return m
 }
@@ -162,6 +171,9 @@ func (m *Manager) Close() {
 		u.mu.Unlock()
 		if cs != nil {
 			cs.Close()
+		}
+		if u.http != nil {
+			u.http.CloseIdleConnections()
 		}
 	}
 }
@@ -316,7 +328,7 @@ func (u *upstream) transport() (mcp.Transport, error) {
 		for k, v := range c.Headers {
 			hdr.Set(k, expandEnv(v))
 		}
-		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: &http.Client{Transport: headerTransport{hdr: hdr}}}, nil
+		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: &http.Client{Transport: headerTransport{hdr: hdr, next: u.http}}}, nil
 	}
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Env = os.Environ()
@@ -332,16 +344,43 @@ func (u *upstream) transport() (mcp.Transport, error) {
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 }
 
-// headerTransport adds fixed headers to every request.
-type headerTransport struct{ hdr http.Header }
+// maxIdlePerUpstream is how many idle connections to one HTTP upstream
+// the gateway keeps. Every client session's calls to an upstream share one
+// MCP session with it, each call a POST of its own, so as many calls as
+// are under way at once need a connection each; net/http's default keeps
+// 2 and closes the rest after each answer, so concurrent calls dialed a
+// new connection (and left one in TIME_WAIT) almost every time.
+const maxIdlePerUpstream = 128
+
+// newUpstreamTransport returns the HTTP transport of one upstream:
+// http.DefaultTransport's settings with room for concurrent calls.
+func newUpstreamTransport() *http.Transport {
+	t := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	if d, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = d.Clone()
+	}
+	t.MaxIdleConns = maxIdlePerUpstream
+	t.MaxIdleConnsPerHost = maxIdlePerUpstream
+	return t
+}
+
+// headerTransport adds fixed headers to every request and sends it with
+// next.
+type headerTransport struct {
+	hdr  http.Header
+	next http.RoundTripper
+}
 
 // RoundTrip adds the headers and sends the request.
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.hdr) == 0 {
+		return h.next.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range h.hdr {
 		r.Header[k] = v
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return h.next.RoundTrip(r)
 }
 
 // connect starts the upstream and lists its features.

@@ -398,6 +398,12 @@ func serveLoad(ctx context.Context, dir string, svc *runtime.Service, g *gateway
 	url := "http://" + ln.Addr().String() + "/mcp"
 
 	human := runtime.Actor{Kind: runtime.ActorHuman, Channel: "bench"}
+	// Each session stands for a client of its own, which would keep its
+	// connection: room for all of them in the pool (net/http keeps 2 idle
+	// per host by default, and the rest would dial again after each call).
+	pool := http.DefaultTransport.(*http.Transport).Clone()
+	pool.MaxIdleConns, pool.MaxIdleConnsPerHost = 2*sessions, 2*sessions
+	defer pool.CloseIdleConnections()
 	clients := make([]*mcp.ClientSession, sessions)
 	for i := range clients {
 		sess := fmt.Sprintf("load%d", i)
@@ -406,7 +412,7 @@ func serveLoad(ctx context.Context, dir string, svc *runtime.Service, g *gateway
 		}
 		hdr := http.Header{"Authorization": {"Bearer " + tok}, "Statewright-Session": {sess}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: sess}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headers{hdr}}}, nil)
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headers{hdr, pool}}}, nil)
 		if err != nil {
 			return fmt.Errorf("session %d: %w", i, err)
 		}
@@ -430,7 +436,7 @@ func serveLoad(ctx context.Context, dir string, svc *runtime.Service, g *gateway
 		defer pprof.StopCPUProfile()
 	}
 	deadline := time.Now().Add(duration)
-	start := time.Now()
+	start, cpu0 := time.Now(), selfcpu.Time()
 	for _, cs := range clients {
 		wg.Add(1)
 		go func() {
@@ -457,7 +463,7 @@ func serveLoad(ctx context.Context, dir string, svc *runtime.Service, g *gateway
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), selfcpu.Time()-cpu0
 	slices.Sort(lat)
 	if len(lat) == 0 {
 		return fmt.Errorf("serve load: no call succeeded: %v", firstErr)
@@ -466,20 +472,24 @@ func serveLoad(ctx context.Context, dir string, svc *runtime.Service, g *gateway
 	fmt.Printf("\n## 2. statewright serve: %d concurrent MCP sessions over streamable HTTP, %v\n", sessions, duration)
 	fmt.Printf("calls ok %d, errors %d, throughput %.0f calls/s\n", len(lat), errs, float64(len(lat))/elapsed.Seconds())
 	fmt.Printf("latency p50 %s, p90 %s, p99 %s, max %s\n", us(p(0.5)), us(p(0.9)), us(p(0.99)), us(lat[len(lat)-1]))
+	fmt.Printf("process CPU per call %s (clients, serve, gateway, upstream and store in one process)\n", us(cpu/time.Duration(len(lat)+errs)))
 	if firstErr != nil {
 		fmt.Printf("first error: %v\n", firstErr)
 	}
 	return nil
 }
 
-type headers struct{ h http.Header }
+type headers struct {
+	h    http.Header
+	next http.RoundTripper
+}
 
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range h.h {
 		r.Header[k] = v
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return h.next.RoundTrip(r)
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond)) }
