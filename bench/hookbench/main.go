@@ -165,6 +165,10 @@ func run(n int, states []int, keep string) error {
 	}
 	var trivSh, trivDirect, clientDirect, full series
 	var deciderCPU time.Duration
+	_, requests0, err := b.deciderRequests()
+	if err != nil {
+		return err
+	}
 	clientArgs := b.directArgs(states[0])
 	fullArgs := append([]string{b.bin}, clientArgs[1:]...)
 	for range n {
@@ -196,9 +200,16 @@ func run(n int, states []int, keep string) error {
 		full.wall, full.cpu = append(full.wall, r.wall), append(full.cpu, r.cpu)
 	}
 	loadEnd := loadavg()
-	if pid2 := b.deciderPid(); pid2 != pid {
+	pid2, requests1, err := b.deciderRequests()
+	if err != nil {
+		return err
+	}
+	if pid2 != pid {
 		return fmt.Errorf("the decider changed during the run (pid %d, then %d)", pid, pid2)
 	}
+	// Hooks the decider did not answer: the client decided with the full
+	// binary (a tail the decider would cause: busy, too slow, refused).
+	fellBack := int64(n*(len(states)+1)) - (requests1 - requests0)
 
 	// Every hook was decided and recorded: one call record each.
 	st, err = store.Open(ctx, b.storePath, store.Options{MustExist: true})
@@ -246,7 +257,35 @@ func run(n int, states []int, keep string) error {
 		fmt.Printf("growth %d -> %d states: p50 %.2f  p90 %.2f   (budget <= 1.2)\n", k0, k, ratio(pct(hookS[k].wall, 50), hp), ratio(pct(hookS[k].wall, 90), pct(hookS[k0].wall, 90)))
 	}
 	fmt.Printf("hook p99 %v (idle-machine target < 10ms); trivial sh -c p99 %v\n", pct(hookS[k0].wall, 99).Round(10*time.Microsecond), pct(trivSh.wall, 99).Round(10*time.Microsecond))
+	fmt.Println("# the tail (p99 against the same run's trivial p99), and where it comes from:")
+	fmt.Printf("p99 ratio: hook / trivial, both as sh -c: %.2f   statewright-hook / trivial, direct: %.2f\n",
+		ratio(pct(hookS[k0].wall, 99), pct(trivSh.wall, 99)), ratio(pct(clientDirect.wall, 99), pct(trivDirect.wall, 99)))
+	fmt.Printf("hooks the decider did not answer (the client fell back to the full binary): %d of %d\n", fellBack, n*(len(states)+1))
+	for _, k := range states {
+		fmt.Printf("slowest 1%% of hook sh -c (%d states): %s\n", k, tail(hookS[k].wall, hookS[k].cpu))
+	}
+	fmt.Printf("slowest 1%% of trivial sh -c:          %s\n", tail(trivSh.wall, trivSh.cpu))
 	return nil
+}
+
+// tail describes the slowest 1% of calls: their mean wall and CPU time
+// beside the median call's. A tail with the median's CPU time waited (the
+// scheduler, the decider); one with more CPU did more work.
+func tail(wall, cpu []time.Duration) string {
+	idx := make([]int, len(wall))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return int(wall[b] - wall[a]) })
+	k := max(len(idx)/100, 1)
+	var w, c time.Duration
+	for _, i := range idx[:k] {
+		w += wall[i]
+		c += cpu[i]
+	}
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	return fmt.Sprintf("wall %v, cpu %v (n=%d); median call: wall %v, cpu %v",
+		r(w/time.Duration(k)), r(c/time.Duration(k)), k, r(pct(wall, 50)), r(pct(cpu, 50)))
 }
 
 func (b *bench) build() error {
@@ -363,19 +402,26 @@ func (b *bench) spawn(argv []string, stdin []byte) (result, error) {
 }
 
 func (b *bench) deciderStatus() (int, error) {
+	pid, _, err := b.deciderRequests()
+	return pid, err
+}
+
+// deciderRequests is the decider's pid and the hooks it answered so far.
+func (b *bench) deciderRequests() (pid int, requests int64, err error) {
 	cmd := exec.Command(b.bin, "decider", "status")
 	cmd.Env = b.env
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var st struct {
-		Pid int `json:"pid"`
+		Pid      int   `json:"pid"`
+		Requests int64 `json:"requests"`
 	}
 	if err := json.Unmarshal(out, &st); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return st.Pid, nil
+	return st.Pid, st.Requests, nil
 }
 
 func (b *bench) waitDecider() error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,9 @@ func BenchmarkHook(b *testing.B) {
 	env := []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 	args := []string{"hook", "claude-code", "pre-tool-use", "--store", loc, "--store-id", id, "--deadline", "5s"}
 	b.ReportAllocs()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	gcs := ms.NumGC
 	i := 0
 	for b.Loop() {
 		i++
@@ -50,4 +54,6 @@ func BenchmarkHook(b *testing.B) {
 			b.Fatalf("%+v", a)
 		}
 	}
+	goruntime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.NumGC-gcs)*1000/float64(b.N), "gc/1k-hooks")
 }

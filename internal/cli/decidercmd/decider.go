@@ -68,6 +68,7 @@ func NewCmdDecider(f *cmdutil.Factory) *cobra.Command {
 				return err
 			}
 			o.Registry = cmdutil.HarnessRegistry
+			cmdutil.TuneGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			err = decider.Serve(ctx, o)
