@@ -7,10 +7,13 @@
 // search_path; `?search_path=NAME` in the URL picks one), so one database
 // can hold several stores. Every Update holds a transaction-scoped advisory
 // lock on its session, so writes to one session queue across every process
-// and replica, and re-reads the session's live run under it; events are
-// chained by locking the chain's head row from the first Append to the
-// commit, so the log stays gapless in one global order. Every run write
-// sends a NOTIFY on the store's channel at commit; Watch listens on it.
+// and replica, and re-reads (or checks its copy of) the session's live run
+// under it; each run's events chain to that run's previous event, so no
+// lock is shared between sessions. A replica commits many sessions'
+// transactions from its copies in one PostgreSQL transaction (group.go).
+// Run writes that other replicas must see (a new state, an approval, a run
+// created or ended) send a NOTIFY at commit, the others a batched one after
+// it; Watch listens on the store's channel.
 //
 // See docs/postgres.md.
 package postgres
