@@ -50,8 +50,13 @@ const (
 	qCall           = "SELECT " + backend.CallColumnList + " FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?"
 )
 
-// begin reads the session's live run, or its newest when none is live.
+// begin reads the session's live run, or its newest when none is live;
+// a live run the writer knows as committed is not read again.
 func (t *tx) begin() error {
+	if r := t.b.runs[t.Key]; r != nil {
+		t.Begin(r)
+		return nil
+	}
 	live, err := t.readRun(qLive)
 	if err != nil {
 		return err
@@ -309,8 +314,15 @@ func (t *tx) append(e *store.Event) error {
 	return nil
 }
 
-// merge hands what a committed transaction moved on to its batch.
+// merge hands what a committed transaction moved on to its batch: the
+// chain heads, the next Seq and the session's live run (TxBase.Live is
+// replaced, never changed in place, when the run is written).
 func (t *tx) merge(b *batch) {
+	if t.Live != nil {
+		b.runs[t.Key] = t.Live
+	} else {
+		delete(b.runs, t.Key)
+	}
 	for c, h := range t.heads {
 		b.heads[c] = h
 		b.dirty[c] = true

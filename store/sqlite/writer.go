@@ -43,7 +43,7 @@ type writer struct {
 }
 
 // known is what the writer's last committed batch left behind: the
-// schema checked, the next store Seq and chain heads. It holds while no
+// schema checked, the next store Seq, chain heads and sessions' live runs. It holds while no
 // other connection commits, which PRAGMA data_version tells (it changes
 // on this connection only when another one committed), so a batch reads
 // none of it again; any other outcome (a rollback, a store write of its
@@ -54,9 +54,11 @@ type known struct {
 	seqLoaded   bool
 	nextSeq     int64
 	heads       map[string]store.Head
+	runs        map[string]*store.Run // live runs as committed, by session
 }
 
-// maxKnownHeads bounds the heads the writer keeps between batches.
+// maxKnownHeads bounds the heads (and the live runs) the writer keeps
+// between batches.
 const maxKnownHeads = 4096
 
 // job is one queued write: a session's transaction function, or a write
@@ -233,6 +235,11 @@ type batch struct {
 	nextSeq   int64
 	heads     map[string]store.Head // chain heads read or moved in this batch
 	dirty     map[string]bool       // heads to write before COMMIT
+	// runs are sessions' live runs as this batch's committed functions
+	// left them (or as an earlier batch did): a transaction on such a
+	// session takes its run from here instead of reading it. Entries are
+	// never changed in place.
+	runs map[string]*store.Run
 }
 
 // answer delivers r to every job.
@@ -341,9 +348,9 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 			return nil, fmt.Errorf("store: %s %s: %w: the schema is at version %d, this process at %d (another statewright migrated the store while this one ran: restart it with a matching binary)",
 				op, w.s.path, store.ErrCorrupt, v, want)
 		}
-		kn = known{heads: map[string]store.Head{}}
+		kn = known{heads: map[string]store.Head{}, runs: map[string]*store.Run{}}
 	}
-	b := &batch{w: w, heads: kn.heads, dirty: map[string]bool{}, nextSeq: kn.nextSeq, seqLoaded: kn.seqLoaded}
+	b := &batch{w: w, heads: kn.heads, runs: kn.runs, dirty: map[string]bool{}, nextSeq: kn.nextSeq, seqLoaded: kn.seqLoaded}
 	results = make([]jobResult, len(jobs))
 	alone := len(jobs) == 1
 	for i, j := range jobs {
@@ -388,8 +395,8 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 	if w.ckpt != nil {
 		w.ckpt.committed()
 	}
-	if !own && len(b.heads) <= maxKnownHeads {
-		w.known = known{valid: true, dataVersion: dv, seqLoaded: b.seqLoaded, nextSeq: b.nextSeq, heads: b.heads}
+	if !own && len(b.heads) <= maxKnownHeads && len(b.runs) <= maxKnownHeads {
+		w.known = known{valid: true, dataVersion: dv, seqLoaded: b.seqLoaded, nextSeq: b.nextSeq, heads: b.heads, runs: b.runs}
 	}
 	if w.s.oneShot {
 		w.truncateWAL(ctx)
