@@ -134,7 +134,16 @@ func (s *Store) commitGrouped(t *tx) error {
 		go s.runGroups()
 	}
 	g.mu.Unlock()
-	return <-t.done
+	select {
+	case err := <-t.done:
+		return err
+	case <-t.ctx.Done():
+		// As when a caller gives up during its own COMMIT: it fails
+		// closed, its group may still commit, and a retry of the call
+		// replays what was recorded. (done is buffered: the committer
+		// never blocks on an answer nobody takes.)
+		return fmt.Errorf("store: update %s: %w", t.Key, t.ctx.Err())
+	}
 }
 
 // runGroups commits groups until none is pending.

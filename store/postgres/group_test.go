@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/storetest"
@@ -109,4 +112,50 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("%d transactions committed in a group, %d with merged writes; want some", a.groupedCommits.Load(), a.mergedCommits.Load())
 	}
 	t.Logf("a: %d transactions from cached sessions, %d of them in groups, %d merged", a.cachedCommits.Load(), a.groupedCommits.Load(), a.mergedCommits.Load())
+}
+
+// TestGroupCallerGivesUp: a caller whose context ends while its group
+// waits (here for the session's lock, held elsewhere) fails closed; its
+// group may still commit, and a retry of the call afterwards decides it
+// exactly once: replayed if the group committed, fresh if not.
+func TestGroupCallerGivesUp(t *testing.T) {
+	s, u := openTemp(t, Options{})
+	const key = "cc:gives-up"
+	storetest.Create(t, s, key)
+	hinted := func(ctx context.Context, id string) context.Context {
+		return store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+	}
+	for _, id := range []string{"toolu_1", "toolu_2", "toolu_3"} {
+		if _, _, err := storetest.Decide(hinted(bg, id), s, key, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grouped := s.groupedCommits.Load()
+	if grouped == 0 {
+		t.Fatal("no transaction committed in a group")
+	}
+	holder := rawConn(t, u)
+	if _, err := holder.Exec(bg, "SELECT pg_advisory_lock($1)", lockKey("session", s.schema, key)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+	defer cancel()
+	if _, _, err := storetest.Decide(hinted(ctx, "toolu_4"), s, key, "toolu_4"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Decide while the session's lock is held elsewhere: %v, want the deadline", err)
+	}
+	if _, err := holder.Exec(bg, "SELECT pg_advisory_unlock($1)", lockKey("session", s.schema, key)); err != nil {
+		t.Fatal(err)
+	}
+	out, rep, err := storetest.Decide(hinted(bg, "toolu_4"), s, key, "toolu_4")
+	if err != nil || out != "allow #4" {
+		t.Fatalf("retry = %q (replayed %v), %v; want allow #4", out, rep, err)
+	}
+	r, err := s.LiveRun(bg, key)
+	if err != nil || r.Iterations != 4 {
+		t.Fatalf("run = %+v, %v; want 4 iterations", r, err)
+	}
+	if st, err := s.VerifyChain(bg); err != nil || st.Events != 4 {
+		t.Fatalf("VerifyChain = %+v, %v; want 4 events", st, err)
+	}
+	t.Logf("the retry was replayed: %v", rep)
 }
