@@ -119,6 +119,9 @@ type Gateway struct {
 
 	// settles counts the results still being recorded (Wait).
 	settles sync.WaitGroup
+
+	// changes hands the store's changes to the sessions.
+	changes changeHub
 }
 
 // Wait returns when every proxied call's result has been recorded (at most
@@ -140,7 +143,7 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{opts: opts, vis: map[visKey][]ToolInfo{}}, nil
+	return &Gateway{opts: opts, vis: map[visKey][]ToolInfo{}, changes: changeHub{st: opts.Store}}, nil
 }
 
 // SessionOptions configure one client session.
@@ -353,13 +356,15 @@ func (s *session) started(ss *mcp.ServerSession) {
 // watch announces a changed tool list on every change of phase (and of
 // the visible tools). A store that pushes changes (store.Watcher: LISTEN/
 // NOTIFY on PostgreSQL, so an approval granted through another replica)
-// wakes it at once; the poll stays as the fallback.
+// wakes it at once, through the gateway's one subscription (changeHub),
+// which hands each session its own run's changes only; the poll stays as
+// the fallback.
 func (s *session) watch(ctx context.Context) {
-	var changes <-chan store.Change
-	if w, ok := s.g.opts.Store.(store.Watcher); ok {
-		if ch, err := w.Watch(ctx); err == nil {
-			changes = ch
-		}
+	var wake <-chan struct{}
+	in, ok := s.g.changes.subscribe(s.key)
+	if ok {
+		defer s.g.changes.unsubscribe(in)
+		wake = in.wake
 	}
 	t := time.NewTicker(s.g.opts.PollInterval)
 	defer t.Stop()
@@ -370,26 +375,28 @@ func (s *session) watch(ctx context.Context) {
 			return
 		case <-t.C:
 			s.poke(ctx)
-		case c, ok := <-changes:
-			if !ok {
-				changes = nil
-				continue
+		case <-wake:
+			cs, ended := in.take()
+			if ended {
+				wake = nil
 			}
-			switch {
-			case c.Resync():
-				phase = ""
-				s.poke(ctx)
-			case c.SessionKey == s.key:
-				// Every decision writes the run; one that left its run,
-				// state, status and pending approval as they were (it
-				// moved counters) changes no tool list, so the run is
-				// not read again. The poll above still catches what a
-				// change cannot show (a sub-workflow entered in a state
-				// of the same name).
-				p := changePhase(c)
-				if p != phase {
-					phase = p
+			for _, c := range cs {
+				switch {
+				case c.Resync():
+					phase = ""
 					s.poke(ctx)
+				case c.SessionKey == s.key:
+					// Every decision writes the run; one that left its
+					// run, state, status and pending approval as they
+					// were (it moved counters) changes no tool list, so
+					// the run is not read again. The poll above still
+					// catches what a change cannot show (a sub-workflow
+					// entered in a state of the same name).
+					p := changePhase(c)
+					if p != phase {
+						phase = p
+						s.poke(ctx)
+					}
 				}
 			}
 		}

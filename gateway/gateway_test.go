@@ -408,3 +408,93 @@ func TestUpstreamConnectionsReused(t *testing.T) {
 		t.Errorf("%d calls by %d workers opened %d new connections to the upstream, want at most %d", workers*rounds, workers, n, 3*workers)
 	}
 }
+
+// watchCountingStore counts subscriptions to the store's changes.
+type watchCountingStore struct {
+	*sqlite.Store
+	watches atomic.Int32
+}
+
+func (w *watchCountingStore) Watch(ctx context.Context) (<-chan store.Change, error) {
+	w.watches.Add(1)
+	return w.Store.Watch(ctx)
+}
+
+// TestSessionsShareOneWatch: a gateway subscribes to the store's changes
+// once, however many sessions it serves, and each session hears of its
+// own run's change of phase, not of another's.
+func TestSessionsShareOneWatch(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	wst := &watchCountingStore{Store: st}
+	wf := filepath.Join(dir, "wf.json")
+	os.WriteFile(wf, []byte(testWorkflow), 0o644)
+	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
+	human := runtime.Actor{Kind: runtime.ActorHuman, Channel: "test"}
+	cfg := &Config{Timeout: Duration(2 * time.Second), Upstreams: []Upstream{{Name: "up", URL: newUpstream(t, &upstreamProbe{})}}}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(cfg, dir, nil)
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	g, err := New(Options{Runtime: svc, Store: wst, Upstreams: m, ProjectDir: dir, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Wait)
+	keys := []string{"claude-code:a", "claude-code:b", "claude-code:c"}
+	heard := make([]chan struct{}, len(keys))
+	for i, key := range keys {
+		if _, err := svc.Start(ctx, key, wf, human); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := g.NewServer(SessionOptions{Session: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ct, stt := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(ctx, stt, nil); err != nil {
+			t.Fatal(err)
+		}
+		heard[i] = make(chan struct{}, 16)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { heard[i] <- struct{}{} },
+		}).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool { return wst.watches.Load() >= 1 }, "the gateway to watch the store")
+	// Sessions a and b move on, one after the other; c stays.
+	for i := range 2 {
+		if _, err := svc.Transition(ctx, keys[i], "DONE", nil, human); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-heard[i]:
+		case <-time.After(20 * time.Second): // a liveness bound, not a latency assertion
+			t.Fatalf("session %s heard no tools/list_changed after its transition", keys[i])
+		}
+	}
+	time.Sleep(2 * sqlite.WatchInterval) // anything misdelivered has arrived by now
+	for i, n := range []int{0, 0, 0} {
+		if got := len(heard[i]); got != n {
+			t.Errorf("session %s heard %d more tools/list_changed, want %d", keys[i], got, n)
+		}
+	}
+	if n := wst.watches.Load(); n != 1 {
+		t.Errorf("the gateway subscribed to the store's changes %d times for %d sessions, want 1", n, len(keys))
+	}
+}
