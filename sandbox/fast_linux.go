@@ -75,7 +75,9 @@ func removeFast(c Call) {
 // fastShell is the part of the rewritten command that sends it to the
 // phase's server (ShellCommand): it sets __sw_rc to the exit status when
 // the server ran it, and leaves it empty otherwise. Bash only ($BASHPID,
-// $EPOCHREALTIME, read -t -u); other shells skip it.
+// $EPOCHREALTIME, read -t -u); other shells skip it. The FIFOs are opened
+// read-write, which never blocks: a FIFO whose keeper was killed costs a
+// 30 s wait for the "a", then the launcher, never a hang.
 func fastShell(c Call) string {
 	srv, sess := sessionPaths(c.Dir)
 	id := filepath.Base(c.Dir)
@@ -85,9 +87,9 @@ func fastShell(c Call) string {
 		return "while :; do IFS= read -r " + timeout + "-u 9 " + v + "; case $? in 129|130|131|143) continue;; esac; break; done"
 	}
 	return `__sw_rc=; if [ -n "${BASHPID-}" ] && [ -n "${EPOCHREALTIME-}" ] && [ -p ` + req + ` ]; then ` +
-		`__sw_s() { printf 's %s %s\n' ` + id + ` "$1" >> ` + req + `; } 2>/dev/null; ` +
+		`__sw_s() { printf 's %s %s\n' ` + id + ` "$1" 1<> ` + req + `; } 2>/dev/null; ` +
 		`trap '__sw_s INT' INT; trap '__sw_s TERM' TERM; trap '__sw_s HUP' HUP; trap '__sw_s QUIT' QUIT; ` +
-		`{ export -p >| ` + Quote(envPath(srv, sess, id)) + ` && printf 'r %s %s %s\n' "$BASHPID" "$EPOCHREALTIME" ` + id + ` >> ` + req +
+		`{ export -p >| ` + Quote(envPath(srv, sess, id)) + ` && printf 'r %s %s %s\n' "$BASHPID" "$EPOCHREALTIME" ` + id + ` 1<> ` + req +
 		` && __sw_a= && ` + wait("__sw_a", "-t 30 ") + ` && [ "$__sw_a" = a ] && ` + wait("__sw_rc", "") + `; } 9<> ` + Quote(replyPath(srv, sess, id)) +
 		` 5<&0 6>&1 7>&2; trap - INT TERM HUP QUIT; fi; `
 }
@@ -344,14 +346,20 @@ func keepFast(req *os.File, srv, sess, key, calls string, stopped chan struct{})
 	k := &fastKeeper{srv: srv, sess: sess, key: key, calls: calls, inflight: map[string]chan syscall.Signal{}}
 	go k.serve(req)
 	<-stopped
-	var a, b syscall.Stat_t
-	if syscall.Fstat(int(req.Fd()), &a) == nil && syscall.Stat(reqPath(srv, sess), &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev {
-		_ = os.Remove(reqPath(srv, sess))
-	}
+	unlinkFast(req, srv, sess)
 	// A shell that found the FIFO before it went still gets an answer ("x":
 	// the server is gone).
 	time.Sleep(300 * time.Millisecond)
 	k.wg.Wait()
+}
+
+// unlinkFast removes the session's request FIFO if it is still req (a
+// newer server's replaces it).
+func unlinkFast(req *os.File, srv, sess string) {
+	var a, b syscall.Stat_t
+	if syscall.Fstat(int(req.Fd()), &a) == nil && syscall.Stat(reqPath(srv, sess), &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev {
+		_ = os.Remove(reqPath(srv, sess))
+	}
 }
 
 // ParseExports returns the variables `export -p` printed (bash's

@@ -529,7 +529,12 @@ func Keep(args []string, stderr io.Writer) int {
 		case <-tick.C:
 			if watch > 1 && procStart(watch) != watchStart {
 				// The harness is gone: so is the sandbox (bubblewrap's
-				// --die-with-parent).
+				// --die-with-parent), and its fast path.
+				if reqf != nil {
+					callDir := filepath.Dir(spec)
+					srv, _ := sessionPaths(callDir)
+					unlinkFast(reqf, srv, sess)
+				}
 				return 0
 			}
 		}

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -475,4 +476,33 @@ func TestServerDiesWithHarness(t *testing.T) {
 		t.Fatal("no server recorded")
 	}
 	waitFor(t, func() bool { return !alive(r.PID, r.Start) })
+	// The session goes on (a resumed harness): its next command runs.
+	f.runWithin(60*time.Second, "after the harness exited")
+
+	// A keeper killed outright leaves its FIFO with no reader: the next
+	// command waits for the keeper's answer, then runs the launcher.
+	r = f.record()
+	bwrap, _ := strconv.Atoi(procStat(r.PID)[1])
+	k, _ := strconv.Atoi(procStat(bwrap)[1])
+	if !strings.Contains(read(t, "/proc/"+strconv.Itoa(k)+"/cmdline"), "keep") {
+		t.Fatalf("%d is not the keeper", k)
+	}
+	_ = syscall.Kill(k, syscall.SIGKILL)
+	waitFor(t, func() bool { return !alive(r.PID, r.Start) })
+	f.runWithin(90*time.Second, "after the keeper was killed")
+}
+
+// runWithin runs a command of the session's profile and fails unless it
+// ends, successfully, within d.
+func (f *serverFixture) runWithin(d time.Duration, when string) {
+	f.t.Helper()
+	_, outer := f.call("implementing", true, "echo ran")
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/bash", "-c", outer)
+	cmd.Dir = f.proj
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "ran\n" {
+		f.t.Errorf("%s: %v, %q", when, err, out)
+	}
 }
