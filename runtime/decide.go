@@ -440,16 +440,17 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 			return DecideResult{}, fmt.Errorf("encode outcome: %w", err)
 		}
 		rec := &store.Call{ToolUseID: id, Phase: store.PhasePre, Outcome: ob, Status: store.CallDone, State: out.State}
-		if run != nil && out.Verdict == policy.Allow {
+		if run != nil && out.Verdict == policy.Allow && (len(reserved) > 0 || eff.FireInterrupt != "") {
+			// The effects PostToolUse settles (reserved files, an
+			// interrupt to fire); a call with none has nothing to settle
+			// and records none.
 			eff.FilesEdited = reserved
 			eb, err := json.Marshal(&eff)
 			if err != nil {
 				return DecideResult{}, fmt.Errorf("encode effects: %w", err)
 			}
 			rec.Effects = eb
-			if len(reserved) > 0 || eff.FireInterrupt != "" {
-				rec.Status = store.CallReserved
-			}
+			rec.Status = store.CallReserved
 		}
 		if out.Grant != nil {
 			rec.Status = store.CallReserved // until PostToolUse confirms (or never)

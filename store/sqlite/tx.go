@@ -48,6 +48,9 @@ const (
 	qSnapshot       = "SELECT body FROM snapshots WHERE digest = ?"
 	qInsertSnapshot = "INSERT INTO snapshots (digest, body) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING"
 	qCall           = "SELECT " + backend.CallColumnList + " FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?"
+	// qHasCall asks first: nearly every call is new, and a one-column
+	// result costs the driver a fraction of the whole record's.
+	qHasCall = "SELECT EXISTS (SELECT 1 FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?)"
 )
 
 // begin reads the session's live run, or its newest when none is live;
@@ -105,6 +108,13 @@ func (t *tx) readRun(q string) (*store.Run, error) {
 func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	if err := t.Use("call"); err != nil {
 		return nil, err
+	}
+	var has bool
+	if err := t.b.w.queryRow(t.ctx, qHasCall, t.Key, toolUseID, string(phase)).Scan(&has); err != nil {
+		return nil, mapErr("call "+toolUseID, err)
+	}
+	if !has {
+		return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
 	}
 	c, err := backend.ScanCall(t.b.w.queryRow(t.ctx, qCall, t.Key, toolUseID, string(phase)))
 	if errors.Is(err, sql.ErrNoRows) {
