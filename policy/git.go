@@ -106,3 +106,86 @@ func (l *Law) repoRoots(call *ToolCall) []string {
 	}
 	return roots
 }
+
+// gitElsewhere returns the repository a git command outside the OS sandbox
+// would take its configuration from when that is not the project's own
+// ("" when it is, or cannot be told): a --git-dir other than a project's
+// git directory, or a working directory (the call's, a `cd` of the line,
+// -C) outside the project's working trees, or inside them below a
+// directory that holds a .git or is shaped like a git directory (HEAD).
+// git runs the programs that configuration names (core.fsmonitor at
+// `git status`, aliases, hooks, core.sshCommand, pagers), and the agent
+// can write such a repository with ordinary file writes, so git there
+// is Exec (docs/threat-model.md, "What holds without a sandbox").
+func (l *Law) gitElsewhere(call *ToolCall, c *shell.Command) string {
+	roots := l.repoRoots(call)
+	dir := cleanPath(call.Cwd)
+	if call.Sandboxed || len(roots) == 0 || !strings.HasPrefix(dir, "/") {
+		return ""
+	}
+	if c.DirUnknown {
+		return "a directory a `cd` of the line moves to"
+	}
+	if c.Dir != "" {
+		dir = l.absPath(&ToolCall{Cwd: dir, ProjectDir: call.ProjectDir}, c.Dir)
+	}
+	gitDir := ""
+	for i := 1; i < len(c.Argv); i++ {
+		a := c.Argv[i]
+		if !strings.HasPrefix(a, "-") {
+			break // the subcommand
+		}
+		name, val, eq := strings.Cut(a, "=")
+		switch name {
+		case "-C", "--git-dir":
+			if name == "-C" || !eq {
+				if i++; i >= len(c.Argv) {
+					return ""
+				}
+				val = c.Argv[i]
+			}
+			p := l.absPath(&ToolCall{Cwd: dir, ProjectDir: call.ProjectDir}, val)
+			if name == "-C" {
+				dir = p
+			} else {
+				gitDir = p
+			}
+		case "--work-tree", "-c", "--namespace", "--super-prefix", "--config-env", "--exec-path":
+			if !eq && name != "--exec-path" {
+				i++
+			}
+		}
+	}
+	if gitDir != "" {
+		for _, r := range roots {
+			if gitDir == path.Join(r, ".git") {
+				return ""
+			}
+		}
+		if h := l.opts.Host; h != nil {
+			for _, g := range h.GitDirs {
+				if gitDir == cleanPath(g) {
+					return ""
+				}
+			}
+		}
+		return gitDir
+	}
+	root := ""
+	for _, r := range roots {
+		if underOrEqual(dir, r) && len(r) > len(root) {
+			root = r
+		}
+	}
+	if root == "" {
+		return dir
+	}
+	// git looks for its repository from dir upwards: the first directory
+	// with a .git, or that is a git directory itself.
+	for d := dir; d != root && len(d) > len(root); d = path.Dir(d) {
+		if l.info(call, path.Join(d, ".git")).Exists || l.info(call, path.Join(d, "HEAD")).Exists {
+			return d
+		}
+	}
+	return ""
+}

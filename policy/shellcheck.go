@@ -552,6 +552,12 @@ func (l *Law) checkShell(cs *compiledState, run *RunState, call *ToolCall, sc *s
 		if missing := n &^ caps; missing != 0 {
 			return &shellFinding{RuleShellCapability, fmt.Sprintf("`%s` does %s, which needs the %s capability%s", commandText(c), strings.Join(c.Classes.Names(), "+"), strings.Join(missing.names(), " and "), cs.sandboxNote(call, missing))}
 		}
+		if c.Program == "git" && caps&capExec == 0 {
+			// Even where allowed_commands names it (`git status`).
+			if where := l.gitElsewhere(call, c); where != "" {
+				return &shellFinding{RuleShellCapability, fmt.Sprintf("`%s` runs git in %s, another repository than the project's: git runs the programs its configuration names (core.fsmonitor, aliases, hooks, core.sshCommand), which the agent could have written there, so this needs the Exec capability%s. Run git in the project's own repository", commandText(c), where, cs.sandboxNote(call, capExec))}
+			}
+		}
 	}
 	rest := needs(a.Classes &^ union)
 	if sc.background {

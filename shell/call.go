@@ -187,6 +187,7 @@ func (w *walker) call(ce *syntax.CallExpr, s *syntax.Stmt) {
 		c.Classes |= ClassExec // modules from the path it names run
 	}
 	ensureTarget(&c)
+	c.Dir, c.DirUnknown = w.cwd, w.cwdDyn
 	c.Argv = make([]string, len(x.args))
 	for i, a := range x.args {
 		c.Argv[i] = a.val

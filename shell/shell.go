@@ -116,6 +116,11 @@ type Command struct {
 	// Source is the source text of the simple command this Command came
 	// from (for a nested command, the text inside the nested string).
 	Source string `json:"source,omitempty"`
+	// Dir is the directory an earlier `cd` of the line moved the command
+	// to (absolute, or relative to the call's working directory; "" for
+	// none); DirUnknown is true when a cd could not be followed.
+	Dir        string `json:"-"`
+	DirUnknown bool   `json:"-"`
 
 	// namesOnly: a search that lists names without reading what it finds
 	// (find without -exec): its roots are not read recursively.
