@@ -369,12 +369,26 @@ func (s *session) watch(ctx context.Context) {
 	t := time.NewTicker(s.g.opts.PollInterval)
 	defer t.Stop()
 	var phase string // the last change's phase
+	// unread: the run may have been written since the session last read
+	// it. While the store reports its writes, a poll reads the run only
+	// then, or after idleReadEvery polls without a read: a run no change
+	// named was not written, so nothing the tool list depends on moved
+	// (the upstreams' lists are told apart, by Manager.OnChange), but a
+	// store may lose a hint (PostgreSQL sends a write that leaves the
+	// phase's names as they were after its commit, and a replica that
+	// dies then loses it). At first, and without a watcher, every poll
+	// reads.
+	unread, idle := true, 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.poke(ctx)
+			idle++
+			if unread || wake == nil || idle >= idleReadEvery {
+				unread, idle = false, 0
+				s.poke(ctx)
+			}
 		case <-wake:
 			cs, ended := in.take()
 			if ended {
@@ -384,24 +398,32 @@ func (s *session) watch(ctx context.Context) {
 				switch {
 				case c.Resync():
 					phase = ""
+					unread, idle = false, 0
 					s.poke(ctx)
 				case c.SessionKey == s.key:
 					// Every decision writes the run; one that left its
 					// run, state, status and pending approval as they
 					// were (it moved counters) changes no tool list, so
-					// the run is not read again. The poll above still
-					// catches what a change cannot show (a sub-workflow
+					// the run is not read again now. The next poll reads
+					// it, for what a change cannot show (a sub-workflow
 					// entered in a state of the same name).
 					p := changePhase(c)
 					if p != phase {
 						phase = p
+						unread, idle = false, 0
 						s.poke(ctx)
+					} else {
+						unread = true
 					}
 				}
 			}
 		}
 	}
 }
+
+// idleReadEvery bounds how many polls a watching session lets pass
+// without reading its run (20 polls: 5 s at the default interval).
+const idleReadEvery = 20
 
 // changePhase names the phase a store change shows: its run, state,
 // status and pending approval.

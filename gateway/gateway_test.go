@@ -498,3 +498,32 @@ func TestSessionsShareOneWatch(t *testing.T) {
 		t.Errorf("the gateway subscribed to the store's changes %d times for %d sessions, want 1", n, len(keys))
 	}
 }
+
+// TestIdleSessionReadsLittle: while the store reports its writes, a
+// session's poll reads its run after a write it did not read (one that
+// left the phase as it was), and otherwise only every idleReadEvery polls.
+func TestIdleSessionReadsLittle(t *testing.T) {
+	ctx := context.Background()
+	var cst *countingStore
+	const poll = 20 * time.Millisecond
+	cs, _ := newGateway(t, newUpstream(t, &upstreamProbe{}), gatewaySetup{
+		wrap: func(st *sqlite.Store) store.Store { cst = &countingStore{Store: st}; return cst },
+		poll: poll,
+	})
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * poll) // the first poll reads what the start may have missed
+	idle := cst.reads.Load()
+	time.Sleep(3 * idleReadEvery * poll)
+	if n := cst.reads.Load() - idle; n > 3 {
+		t.Errorf("an idle session read its run %d times in %d polls, want at most 3 (one every %d polls)", n, 3*idleReadEvery, idleReadEvery)
+	}
+	// A call writes the run without moving its phase: a later poll reads it.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %v", err, res)
+	}
+	before := cst.reads.Load()
+	waitFor(t, func() bool { return cst.reads.Load() > before }, "a poll to read the run the call wrote")
+}
