@@ -15,7 +15,7 @@ import (
 
 // tables names the tables for the shared queries.
 var tables = backend.Tables{Runs: "statewright_runs", Events: "statewright_events", Calls: "statewright_calls",
-	Snapshots: "statewright_snapshots", RunsOrder: "ord DESC", Dollar: true}
+	Snapshots: "statewright_snapshots", RunsOrder: "ord DESC", Dollar: true, SessionByRuns: true}
 
 const (
 	// qSessionRun reads the session's live run, or its newest when none

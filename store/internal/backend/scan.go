@@ -18,7 +18,7 @@ type Tables struct {
 	Dollar bool
 	// SessionByRuns finds a session's events through its runs' chains and
 	// an index of the events outside any run, for a schema with no index
-	// on every event's session (SQLite: one leaf fewer per decision).
+	// on every event's session (one index leaf fewer per decision).
 	SessionByRuns bool
 }
 
@@ -224,9 +224,18 @@ func EventsQuery(t Tables, f store.EventFilter) (string, []any) {
 		// Each arm is one index: the events outside any run by session,
 		// the chains of the session's runs, the legacy chain by run_id
 		// (every event of a run belongs to the run's session).
-		runs := "(SELECT id FROM " + t.Runs + " WHERE session_key = ?)"
-		w.add("session_key = ? AND ((session_key = ? AND run_id = '') OR (chain <> '' AND chain IN "+runs+
-			") OR (chain = '' AND run_id IN "+runs+"))", f.SessionKey, f.SessionKey, f.SessionKey, f.SessionKey)
+		// PostgreSQL cannot probe an index with IN (subquery) under OR
+		// (it filters a scan of every event by a hashed subplan), but can
+		// with = ANY of the subquery's array.
+		in := func(col string) string {
+			runs := "(SELECT id FROM " + t.Runs + " WHERE session_key = ?)"
+			if t.Dollar {
+				return col + " = ANY(ARRAY" + runs + ")"
+			}
+			return col + " IN " + runs
+		}
+		w.add("session_key = ? AND ((session_key = ? AND run_id = '') OR (chain <> '' AND "+in("chain")+
+			") OR (chain = '' AND "+in("run_id")+"))", f.SessionKey, f.SessionKey, f.SessionKey, f.SessionKey)
 	case f.SessionKey != "":
 		w.add("session_key = ?", f.SessionKey)
 	}
