@@ -98,6 +98,8 @@ func (h *Hook) EndSandbox(session string) {
 	}
 	if root, err := sandbox.DefaultRoot(); err == nil {
 		sandbox.StopServer(root, session)
+		// Calls whose end nobody reported: what they planted goes now.
+		sandbox.SweepSession(sandbox.SessionDir(root, session))
 	}
 }
 

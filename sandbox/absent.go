@@ -107,6 +107,26 @@ func (c Call) Sweep() string {
 	return QuarantineMessage(planted, moved, failed)
 }
 
+// SweepSession sweeps (Sweep) every call of the session whose directory is
+// still there: calls whose end the harness never reported and whose
+// launcher could not sweep (killed outright). The session's sandbox must
+// be stopped first, so that nothing of those calls still runs. It returns
+// what each sweep said.
+func SweepSession(sessionDir string) []string {
+	ents, err := os.ReadDir(filepath.Join(sessionDir, "calls"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		d := filepath.Join(sessionDir, "calls", e.Name())
+		if msg := (Call{Dir: d, RW: filepath.Join(d, "rw")}).Sweep(); msg != "" {
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
 // Quarantine moves each of paths (planted by a sandboxed command: Planted)
 // into sessionDir/quarantine/<call>/, mirroring its absolute path, where a
 // person can look at it and nothing runs it; what cannot be moved (another

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,37 @@ func TestPlantedNames(t *testing.T) {
 	}
 	if got := c.Planted(); len(got) != 0 {
 		t.Errorf("planted after the quarantine: %q", got)
+	}
+}
+
+// TestSweepSession: at the session's end, the calls whose directories are
+// left (their end never reported, their launcher killed) are swept.
+func TestSweepSession(t *testing.T) {
+	root := t.TempDir()
+	project := filepath.Join(root, "p")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	commondir := filepath.Join(project, ".git", "commondir")
+	p := &Profile{Writable: []string{project}, ReadOnly: []string{commondir}}
+	session := filepath.Join(root, "session")
+	c, err := PrepareCall(session, "", "call-1", Availability{Bwrap: "/usr/bin/bwrap"}, p, "true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := SweepSession(session); len(got) != 0 {
+		t.Errorf("swept before anything was planted: %q", got)
+	}
+	if err := os.WriteFile(commondir, []byte("..\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := SweepSession(session); len(got) != 1 || !strings.Contains(got[0], commondir) {
+		t.Errorf("SweepSession = %q", got)
+	}
+	if _, err := os.Lstat(commondir); err == nil {
+		t.Error("the planted name is still there")
+	}
+	if _, err := os.Lstat(filepath.Join(session, "quarantine", filepath.Base(c.Dir), strings.TrimPrefix(commondir, "/"))); err != nil {
+		t.Errorf("not kept in the quarantine: %v", err)
 	}
 }
