@@ -180,15 +180,20 @@ func (k *fastKeeper) run(pid int, ts, id string, sigs chan syscall.Signal) {
 	envFile := envPath(k.srv, k.sess, id)
 	rq, fds, pidfd, err := k.request(pid, callDir, envFile)
 	_ = os.Remove(envFile)
+	var pf *os.File
+	if pidfd >= 0 {
+		// Non-blocking: the runtime's poller waits for the shell's exit
+		// (a goroutine blocked in poll(2) kept the runtime's monitor
+		// waking up, which cost more CPU than the rest of the request).
+		pf = os.NewFile(uintptr(pidfd), "pidfd")
+		defer pf.Close()
+	}
 	defer func() {
 		for _, fd := range fds {
 			syscall.Close(fd)
 		}
-		if pidfd >= 0 {
-			syscall.Close(pidfd)
-		}
 	}()
-	if err != nil {
+	if err != nil || pf == nil {
 		answer("x")
 		return
 	}
@@ -221,7 +226,7 @@ func (k *fastKeeper) run(pid int, ts, id string, sigs chan syscall.Signal) {
 			}
 		}
 	}()
-	go watchPidfd(pidfd, stop, func() { conn.Close() })
+	go watchExit(pf, stop, func() { conn.Close() })
 	r = reply{}
 	err = readReply(br, &r)
 	// The command and everything it started have ended: what it planted
@@ -268,7 +273,7 @@ func (k *fastKeeper) request(pid int, callDir, envFile string) (request, []int, 
 	if err1 != nil || err2 != nil || mine != theirs {
 		return rq, nil, -1, errors.New("a process in another PID namespace")
 	}
-	pidfd, err := unix.PidfdOpen(pid, 0)
+	pidfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		return rq, nil, -1, err
 	}
@@ -299,31 +304,33 @@ func (k *fastKeeper) request(pid int, callDir, envFile string) (request, []int, 
 	return request{Key: k.key, Session: k.sess, Script: cf.Command, Cwd: cwd, Env: StripEnv(env)}, fds, pidfd, nil
 }
 
-// watchPidfd calls gone when the process of pidfd exits, unless stop is
-// closed first.
-func watchPidfd(pidfd int, stop chan struct{}, gone func()) {
-	r, w, err := os.Pipe()
+// watchExit calls gone when the process of the pidfd pf exits, unless
+// stop is closed first.
+func watchExit(pf *os.File, stop chan struct{}, gone func()) {
+	rc, err := pf.SyscallConn()
 	if err != nil {
 		return
 	}
-	defer r.Close()
-	go func() { <-stop; w.Close() }()
-	pfd := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(r.Fd()), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(pfd, -1)
-		if err == syscall.EINTR {
-			continue
+	exited := make(chan struct{})
+	go func() {
+		waited := false
+		err := rc.Read(func(uintptr) bool {
+			// Called once at once, then again when the pidfd is readable:
+			// the process exited.
+			if !waited {
+				waited = true
+				return false
+			}
+			return true
+		})
+		if err == nil {
+			close(exited)
 		}
-		if err != nil || n <= 0 {
-			return
-		}
-		if pfd[1].Revents != 0 {
-			return
-		}
-		if pfd[0].Revents != 0 {
-			gone()
-			return
-		}
+	}()
+	select {
+	case <-exited:
+		gone()
+	case <-stop:
 	}
 }
 
