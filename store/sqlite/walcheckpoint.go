@@ -54,15 +54,21 @@ const qCheckpoint = "PRAGMA wal_checkpoint(PASSIVE)"
 // walCheckpointer runs PASSIVE checkpoints on a pooled connection of its
 // own while the writer commits.
 type walCheckpointer struct {
-	db     *sql.DB
-	kick   chan struct{} // capacity 1: the writer committed
-	stop   chan struct{}
-	done   chan struct{}
-	finish atomic.Bool // the writer should finish a checkpoint between batches
+	db *sql.DB
+	// The settings as of its start (the tests change them).
+	every, idle                            time.Duration
+	minFrames, restartFrames, finishFrames int64
+	catchUp                                int
+	kick                                   chan struct{} // capacity 1: the writer committed
+	stop                                   chan struct{}
+	done                                   chan struct{}
+	finish                                 atomic.Bool // the writer should finish a checkpoint between batches
 }
 
 func newWALCheckpointer(db *sql.DB) *walCheckpointer {
-	c := &walCheckpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	c := &walCheckpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		every: walCheckpointEvery, idle: walCheckpointIdle, minFrames: walCheckpointMinFrames,
+		restartFrames: walRestartFrames, finishFrames: walFinishFrames, catchUp: walCatchUpPasses}
 	go c.loop()
 	return c
 }
@@ -98,7 +104,7 @@ func pass(ctx context.Context, q interface {
 func (c *walCheckpointer) loop() {
 	defer close(c.done)
 	ctx := context.Background()
-	wait := walCheckpointEvery
+	wait := c.every
 	var last int64 // the WAL's length at the last pass
 	for {
 		select {
@@ -120,7 +126,7 @@ func (c *walCheckpointer) loop() {
 		}
 		log, copied, ok := pass(ctx, c.db)
 		if !ok {
-			wait = walCheckpointEvery
+			wait = c.every
 			continue
 		}
 		fresh := log - last
@@ -128,23 +134,23 @@ func (c *walCheckpointer) loop() {
 			fresh = log
 		}
 		last = log
-		wait = walCheckpointEvery
-		if fresh < walCheckpointMinFrames {
-			wait = walCheckpointIdle
+		wait = c.every
+		if fresh < c.minFrames {
+			wait = c.idle
 		}
-		if log < walRestartFrames {
+		if log < c.restartFrames {
 			continue
 		}
 		// Catch up with the writer: each pass copies what was committed
 		// during the one before.
-		for i := 0; i < walCatchUpPasses; i++ {
+		for i := 0; i < c.catchUp; i++ {
 			next, copiedNext, ok := pass(ctx, c.db)
 			if !ok || next < log { // the WAL restarted meanwhile
 				break
 			}
 			grew := next - log
 			log, copied, last = next, copiedNext, next
-			if grew < walFinishFrames {
+			if grew < c.finishFrames {
 				break
 			}
 		}
