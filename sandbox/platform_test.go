@@ -18,3 +18,24 @@ func TestUnsupported(t *testing.T) {
 		}
 	}
 }
+
+func TestYamaRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		scope  string
+		refuse bool
+	}{
+		{"0\n", false},
+		{"1\n", true},
+		{"2\n", true},
+		{"3\n", true},
+		{"", true}, // unreadable contents: do not promise the fast path
+	} {
+		got := yamaRefusal(tc.scope)
+		if (got != "") != tc.refuse {
+			t.Errorf("yamaRefusal(%q) = %q, want refusal %v", tc.scope, got, tc.refuse)
+		}
+		if tc.refuse && !strings.Contains(got, "launcher") {
+			t.Errorf("yamaRefusal(%q) = %q: does not say what happens instead", tc.scope, got)
+		}
+	}
+}

@@ -37,4 +37,9 @@ func checkHookSandbox(ctx context.Context, r *doctorReport, harnessName string, 
 	default:
 		r.warn("sandbox", "an OS sandbox is available (%s) but the hooks do not use it: run `statewright init %s --sandbox` (or --require-sandbox); until then code the agent runs can read the operator token and the store (docs/threat-model.md)", a.String(), harnessName)
 	}
+	if a.OK() && (require || on) {
+		if why := sandbox.FastPathRefusal(); why != "" {
+			r.warn("sandbox fast path", "%s (docs/sandbox.md, \"The fast path\")", why)
+		}
+	}
 }
