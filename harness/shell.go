@@ -156,9 +156,17 @@ func (s *Shell) After(ctx context.Context, svc *runtime.Service, tr *runtime.Too
 		out = append(out, l)
 	}
 	r, ok := sandbox.ReadResult(c)
-	if _, err := os.Stat(c.Dir); err == nil {
+	if ok {
 		_ = c.Remove()
 	}
+	// Else the command has not ended through the rewritten command: it
+	// runs in the background (Claude Code reports a run_in_background call
+	// as soon as it starts) or its launcher was killed. Its directory
+	// stays, with the names it may plant (absent.json): the launcher or the
+	// keeper sweeps them when it ends, SessionEnd after the sandbox stops
+	// (sandbox.SweepSession). Removing it here left a background command
+	// free to plant a .git/commondir after this sweep, and nothing swept
+	// it again (TestBackgroundPlantIsSwept).
 	if !ok || !s.ranRewritten(tr, c, r.Command) {
 		// Not sandboxed, or not what the tool gate rewrote the call to: a
 		// record planted for a call the hook never rewrote counts for

@@ -33,7 +33,8 @@ import (
 // command's stdout through the observer outside the sandbox and writes
 // what it saw into DIR/result.json. The sandboxed command cannot write DIR:
 // only DIR/rw is writable inside. PostToolUse reads the result
-// (ReadResult) for evidence and lessons, and removes the directory.
+// (ReadResult) for evidence and lessons, and removes the directory once
+// the command has ended (its status is there).
 //
 // Layout, under Root (default $XDG_CACHE_HOME/statewright/sandbox):
 //
