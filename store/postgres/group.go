@@ -30,7 +30,11 @@ import (
 // failed is stale and every other one runs alone with reads (errRetry).
 //
 // PostgreSQL then pays one BEGIN, one lock statement, one check and one
-// COMMIT (and one WAL flush) per group instead of per decision.
+// COMMIT (and one WAL flush) per group instead of per decision. A group
+// whose transactions are all guarded by their own writes (guarded) skips
+// the check and its round trip: one pipeline from BEGIN to COMMIT; when a
+// write finds a copy stale, nothing was written and the group goes the
+// checked way.
 
 // errRetry: the transaction's group did not commit for a reason that is
 // not the transaction's own; Update runs it again alone, with reads.
@@ -239,6 +243,29 @@ func (s *Store) commitGroup(batch []*tx) {
 		locks[i], keys[i], ids[i], revs[i], sseqs[i], rseq[i], tuids[i], phases[i] =
 			c.lock, t.Key, c.runID, c.rev, c.sessionSeq, c.runSeq, c.assumedID, c.assumedWhen
 	}
+	if guarded(batch) {
+		switch err := s.commitUnchecked(ctx, conn.Conn(), batch, locks); {
+		case err == nil:
+			ok = true
+			s.mergedCommits.Add(int64(len(batch)))
+			s.uncheckedGroups.Add(1)
+			answer(nil)
+			return
+		case pgCode(err) == "":
+			// Not the server's refusal of a statement: whether the
+			// group committed is unknown, as after an error at COMMIT.
+			answer(errRetry)
+			return
+		}
+		// A statement failed, so nothing was written: some copy is
+		// stale (or the schema moved on). Check every copy, as below.
+		rollbackConn(ctx, conn)
+		if conn.Conn().IsClosed() {
+			answer(errRetry)
+			return
+		}
+		s.uncheckedFailed.Add(1)
+	}
 	stale, err := s.lockGroup(ctx, conn.Conn(), locks, keys, ids, revs, sseqs, rseq, tuids, phases)
 	if err != nil {
 		if errors.Is(err, store.ErrCorrupt) {
@@ -313,6 +340,74 @@ func (s *Store) commitGroup(batch []*tx) {
 	ok = true
 	s.mergedCommits.Add(int64(len(merged)))
 	answer(nil)
+}
+
+// guarded reports whether every transaction of a group is guarded by its
+// own writes, so that the group needs no check of the copies before them
+// (commitUnchecked): each merges with the others and writes its live run
+// by compare-and-swap at the revision its copy holds, and a call it took
+// as unrecorded it records, expecting a new row. The copy's run is then
+// checked by the update (the run, its state and counters are what the
+// copy says iff the revision is), each chain it appends to by the events'
+// unique (chain, chain_seq) index (a head that moved since the copy makes
+// the append collide), and the call by its insert. A chain the
+// transaction does not append to it does not write, so a head that moved
+// there since the copy changes nothing it writes (the next append from
+// the copy collides).
+func guarded(batch []*tx) bool {
+	for _, t := range batch {
+		if !t.merged() || len(t.set.runs) != 1 {
+			return false
+		}
+		if w := t.set.runs[0]; w.id != t.check.runID || w.rev != t.check.rev {
+			return false
+		}
+		if a := t.assumed; a.ToolUseID != "" && t.known[a.ToolUseID+"\x00"+string(a.Phase)] {
+			return false
+		}
+	}
+	return true
+}
+
+// qGroupLockExpect is qGroupLock refusing, by an error that aborts the
+// transaction, a schema version other than $2.
+const qGroupLockExpect = `SELECT count(pg_advisory_xact_lock(k)),
+	statewright_expect((SELECT COALESCE(max(version), 0) FROM statewright_migrations), $2, 'schema version') FROM unnest($1::bigint[]) AS k`
+
+// commitUnchecked commits a guarded group in one round trip: BEGIN, the
+// locks, the merged writes and COMMIT in one pipeline, with no check of
+// the copies (guarded says why none is needed). An error with a
+// PostgreSQL code (pgCode) came from a statement before COMMIT, so
+// nothing was written and the transaction is left open for the caller to
+// roll back; any other error leaves it unknown whether the group
+// committed.
+func (s *Store) commitUnchecked(ctx context.Context, conn *pgx.Conn, batch []*tx, locks []int64) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+	b.Queue(qGroupLockExpect, locks, SchemaVersion())
+	reads := append([]func(pgx.BatchResults) error{nil, nil, nil}, mergeWrites(b, batch)...)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	for _, read := range reads {
+		if err := readResult(br, read); err != nil {
+			br.Close()
+			return err
+		}
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() != "COMMIT" {
+		err = fmt.Errorf("store: group commit %s: the transaction ended with %s", s.where, tag)
+	}
+	if pgCode(err) != "" {
+		// At COMMIT itself (a deferred constraint): as unknown as any
+		// other failure there.
+		err = fmt.Errorf("store: group commit %s: %v", s.where, err)
+	}
+	return err
 }
 
 // lockGroup sends BEGIN, the group's locks and checks; it returns the

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -158,4 +159,91 @@ func TestGroupCallerGivesUp(t *testing.T) {
 		t.Fatalf("VerifyChain = %+v, %v; want 4 events", st, err)
 	}
 	t.Logf("the retry was replayed: %v", rep)
+}
+
+// TestUncheckedGroupStaleCopy: a group whose transactions are guarded by
+// their own writes commits without the check of its copies
+// (commitUnchecked); when another handle wrote the session since, the
+// write that guards the copy fails the group (the run's compare-and-swap
+// when the run moved; the chain's unique index when only the run's chain
+// moved; the call's insert when only the call was recorded), nothing of it
+// is written, and the group is checked and sent again: the stale session
+// runs again with reads. No iteration lost or doubled, the recorded call
+// replayed, one chain that verifies.
+func TestUncheckedGroupStaleCopy(t *testing.T) {
+	a, u := openTemp(t, Options{})
+	b, err := Open(bg, u, Options{MustExist: true, ExpectID: a.StoreID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const key = "cc:unchecked"
+	storetest.Create(t, a, key)
+	n := 0
+	decide := func(s *Store, id string, wantReplay string) {
+		t.Helper()
+		ctx := store.WithCallPrefetch(bg, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+		out, rep, err := storetest.Decide(ctx, s, key, id)
+		want := wantReplay
+		if want == "" {
+			n++
+			want = fmt.Sprintf("allow #%d", n)
+		}
+		if err != nil || out != want || rep != (wantReplay != "") {
+			t.Fatalf("decide %s = %q (replayed %v), %v; want %q", id, out, rep, err, want)
+		}
+	}
+	for i := range 3 { // the last ones from a's copy, in a group, unchecked
+		decide(a, fmt.Sprintf("toolu_%d", i), "")
+	}
+	if a.uncheckedGroups.Load() == 0 {
+		t.Fatal("no group committed unchecked")
+	}
+	stale := []struct {
+		name  string
+		write func()
+	}{
+		{"the run moved", func() { decide(b, "toolu_b1", "") }},
+		{"only the run's chain moved", func() {
+			if err := b.Update(bg, key, func(tx store.Tx) error {
+				return tx.Append(&store.Event{Kind: store.KindDecision, Tool: "Read", Decision: "deny", Rule: "b", ToolUseID: "toolu_b2"})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for i, c := range stale {
+		// a's copy is fresh again (it read), then b writes behind it.
+		decide(a, fmt.Sprintf("toolu_fresh%d", i), "")
+		failed := a.uncheckedFailed.Load()
+		c.write()
+		decide(a, fmt.Sprintf("toolu_stale%d", i), "")
+		if got := a.uncheckedFailed.Load(); got != failed+1 {
+			t.Errorf("%s: unchecked groups failed %d, want %d", c.name, got, failed+1)
+		}
+		// After a stale copy a reads for a while; wait it out.
+		a.sessions.put(key, nil, true)
+		decide(a, fmt.Sprintf("toolu_read%d", i), "")
+	}
+	// Only the call was recorded: the run and the chains are as a left
+	// them, the call's insert finds the row.
+	decide(a, "toolu_fresh_call", "")
+	failed := a.uncheckedFailed.Load()
+	if err := b.Update(bg, key, func(tx store.Tx) error {
+		return tx.Record(&store.Call{ToolUseID: "toolu_bc", Phase: store.PhasePre, State: "s1",
+			Outcome: json.RawMessage(`"allow #b"`), Effects: json.RawMessage(`{}`)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	decide(a, "toolu_bc", "allow #b")
+	if got := a.uncheckedFailed.Load(); got != failed+1 {
+		t.Errorf("a call recorded elsewhere: unchecked groups failed %d, want %d", got, failed+1)
+	}
+	r, err := a.Run(bg, mustLiveID(t, a, key))
+	if err != nil || r.Iterations != int64(n) {
+		t.Fatalf("run = %+v, %v; want %d iterations", r, err, n)
+	}
+	if st, err := a.VerifyChain(bg); err != nil || st.Events != int64(n)+1 {
+		t.Fatalf("VerifyChain = %+v, %v; want %d events", st, err, n+1)
+	}
 }

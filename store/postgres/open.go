@@ -74,7 +74,11 @@ type Store struct {
 	// cachedCommits counts transactions committed from a cached session,
 	// groupedCommits those of them committed in a group (group.go),
 	// mergedCommits those whose writes were merged with other sessions'.
+	// uncheckedGroups counts groups committed without the check of their
+	// copies (commitUnchecked), uncheckedFailed those that failed and were
+	// checked and sent again.
 	cachedCommits, groupedCommits, mergedCommits atomic.Int64
+	uncheckedGroups, uncheckedFailed             atomic.Int64
 	groups                                       groups
 	notifier                                     notifier
 

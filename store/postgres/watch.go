@@ -107,16 +107,27 @@ func (s *Store) listen(ctx context.Context, hub *backend.Hub, ready chan<- error
 // notifier sends, after their commits, the changes other replicas need not
 // see at once (a decision's counters): batched into one statement, so that
 // PostgreSQL's notification queue lock is taken once per batch rather than
-// once per decision. A process that dies between a commit and its batch
-// loses those hints; watchers also poll, and re-read on a resync.
+// once per decision, and at most one batch per notifyPace, so that a busy
+// process sends a few batches a second rather than one after every group
+// commit (each batch is a transaction of its own, with an XID and a commit
+// record, on a pooled connection). A process that dies between a commit
+// and its batch loses those hints; watchers also poll, and re-read on a
+// resync.
 type notifier struct {
 	mu      sync.Mutex
 	pending map[string]store.Change // by run id, the newest revision
 	s       *Store
 	wake    chan struct{}
+	quit    chan struct{} // closed by close: stop pacing
 	done    chan struct{}
 	stopped bool
 }
+
+// notifyPace is the least time between two of a process's batches of
+// changes sent after their commits: a counter shown elsewhere is at most
+// this much older than it would be otherwise (SQLite's watchers poll every
+// 100 ms).
+const notifyPace = 50 * time.Millisecond
 
 // notifyAfter queues changes for the notifier.
 func (s *Store) notifyAfter(cs []store.Change) {
@@ -131,7 +142,7 @@ func (s *Store) notifyAfter(cs []store.Change) {
 	}
 	if n.pending == nil {
 		n.pending = map[string]store.Change{}
-		n.s, n.wake, n.done = s, make(chan struct{}, 1), make(chan struct{})
+		n.s, n.wake, n.quit, n.done = s, make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 		go n.loop()
 	}
 	for _, c := range cs {
@@ -166,6 +177,10 @@ func (n *notifier) loop() {
 		if stopped {
 			return
 		}
+		select {
+		case <-time.After(notifyPace):
+		case <-n.quit:
+		}
 	}
 }
 
@@ -178,6 +193,7 @@ func (n *notifier) close() {
 		return
 	}
 	n.stopped = true
+	close(n.quit)
 	n.mu.Unlock()
 	select {
 	case n.wake <- struct{}{}:
