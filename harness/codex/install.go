@@ -78,7 +78,7 @@ func (adapter) Install(p *install.Plan) error {
 	if err != nil {
 		return install.Usage(err)
 	}
-	return p.Edit(path, func(old []byte) ([]byte, error) {
+	err = p.Edit(path, func(old []byte) ([]byte, error) {
 		var probe map[string]any
 		if _, err := toml.Decode(string(old), &probe); err != nil {
 			return nil, fmt.Errorf("not valid TOML (%v); fix it first, init never overwrites it", err)
@@ -121,6 +121,13 @@ func (adapter) Install(p *install.Plan) error {
 		}
 		return []byte(merged), nil
 	})
+	if err != nil {
+		return err
+	}
+	// A store inside the project (.statewright/) must not reach a commit.
+	// config.toml itself is left alone: a project's .codex/config.toml is a
+	// shared file that usually holds other settings (docs/codex.md).
+	return p.IgnoreMachineLocal()
 }
 
 // cutBlock removes statewright's marked block from a config.toml and

@@ -48,7 +48,7 @@ func (adapter) Install(p *install.Plan) error {
 		}
 		path = filepath.Join(home, ".cursor", "hooks.json")
 	}
-	return p.EditObject(path, func(doc *install.Object) error {
+	err := p.EditObject(path, func(doc *install.Object) error {
 		if raw, ok := doc.Get("version"); ok && string(bytes.TrimSpace(raw)) != "1" {
 			return fmt.Errorf("\"version\": %s; statewright writes version 1 hooks", raw)
 		}
@@ -79,6 +79,13 @@ func (adapter) Install(p *install.Plan) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// A store inside the project (.statewright/) must not reach a commit.
+	// hooks.json itself is left alone: it may hold the team's own hooks
+	// (docs/cursor.md).
+	return p.IgnoreMachineLocal()
 }
 
 // removeHooks drops statewright's entries from every event list, and the

@@ -108,6 +108,9 @@ const gitIgnoreHeader = "# statewright: machine-local files (statewright init)"
 // files that hold this machine's paths and the store, which a repository
 // must not share. Nothing is removed at --uninstall (the store stays).
 func (p *Plan) GitIgnore(patterns ...string) error {
+	if len(patterns) == 0 {
+		return nil
+	}
 	if _, err := os.Lstat(filepath.Join(p.Project, ".git")); err != nil {
 		return nil
 	}
