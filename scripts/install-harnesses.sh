@@ -58,7 +58,7 @@ else
 fi
 
 # Check the binary really runs (the optional native package must be there).
-got=$(DISABLE_AUTOUPDATER=1 timeout 30 "$claude_bin" --version 2>/dev/null || true)
+got=$(DISABLE_AUTOUPDATER=1 timeout 300 "$claude_bin" --version 2>/dev/null || true)
 case "$got" in
   "$CLAUDE_CODE_VERSION"*) ;;
   *) log "claude --version printed '$got', want $CLAUDE_CODE_VERSION (was the optional native package skipped?)"; exit 1 ;;
@@ -94,7 +94,7 @@ else
   (cd "$prefix" && npm install --no-audit --no-fund --save-exact --loglevel=error \
     "@openai/codex@$CODEX_VERSION" >&2)
 fi
-got=$(timeout 30 "$codex_bin" --version 2>/dev/null || true)
+got=$(timeout 300 "$codex_bin" --version 2>/dev/null || true)
 case "$got" in
   "codex-cli $CODEX_VERSION"*) ;;
   *) log "codex --version printed '$got', want codex-cli $CODEX_VERSION (was the optional native package skipped?)"; exit 1 ;;
@@ -112,10 +112,11 @@ if [ ${#oc_pkgs[@]} -gt 0 ]; then
 else
   log "opencode $OPENCODE_VERSION and pi $PI_VERSION already installed"
 fi
-got=$(OPENCODE_DISABLE_AUTOUPDATE=1 timeout 60 "$prefix/node_modules/.bin/opencode" --version 2>/dev/null || true)
+got=$(OPENCODE_DISABLE_AUTOUPDATE=1 timeout 300 "$prefix/node_modules/.bin/opencode" --version 2>/dev/null || true)
 [ "$got" = "$OPENCODE_VERSION" ] || { log "opencode --version printed '$got', want $OPENCODE_VERSION (was the optional native package skipped?)"; exit 1; }
-# pi prints its version on stderr, without a newline.
-got=$(PI_OFFLINE=1 timeout 60 "$prefix/node_modules/.bin/pi" --version 2>&1 | tail -n 1 || true)
+# pi prints its version on stderr, without a newline. The version checks allow
+# minutes, not seconds: on a loaded 2-core machine node takes 40 s or more to start pi.
+got=$(PI_OFFLINE=1 timeout 300 "$prefix/node_modules/.bin/pi" --version 2>&1 | tail -n 1 || true)
 [ "$got" = "$PI_VERSION" ] || { log "pi --version printed '$got', want $PI_VERSION"; exit 1; }
 echo "opencode=$prefix/node_modules/.bin/opencode"
 echo "pi=$prefix/node_modules/.bin/pi"
