@@ -68,6 +68,10 @@ func (adapter) Install(p *install.Plan) error {
 			}
 			p.Note("hooks: %d events, binary %s, store %s (id %s); Cursor support is unverified against the real client",
 				len(Events), p.Binary, p.Store, p.StoreID)
+			if p.Sandbox && !p.RequireSandbox {
+				p.Note("--sandbox changes nothing for Cursor: its hooks cannot rewrite a command, so shell commands run unsandboxed " +
+					"under the static law alone; --require-sandbox denies them instead (docs/sandbox.md)")
+			}
 		}
 		if err := doc.PutObject("hooks", hooks); err != nil {
 			return err

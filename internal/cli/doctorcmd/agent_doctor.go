@@ -2,6 +2,7 @@ package doctorcmd
 
 import (
 	"context"
+	"fmt"
 	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
 	"github.com/statewright-go/statewright/sandbox"
 
@@ -27,19 +28,46 @@ func checkHookSandbox(ctx context.Context, r *doctorReport, harnessName string, 
 	a := sandbox.Probe(ctx)
 	_, require := flags["require-sandbox"]
 	_, on := flags["sandbox"]
-	switch {
-	case !a.OK() && require:
-		r.ok("sandbox", "no OS sandbox here (%s), and --require-sandbox denies every shell call; %s", a.Why, "same-user secrecy would be impossible without it")
-	case !a.OK():
-		r.warn("sandbox", "%s (%s)", sandboxcmd.NoSandboxWarning, a.Why)
-	case require || on:
-		r.ok("sandbox", "every Bash call runs under the phase's OS sandbox (%s): secrets and the store hidden, the law read-only, writes only where the phase allows (docs/sandbox.md)", a.String())
-	default:
-		r.warn("sandbox", "an OS sandbox is available (%s) but the hooks do not use it: run `statewright init %s --sandbox` (or --require-sandbox); until then code the agent runs can read the operator token and the store (docs/threat-model.md)", a.String(), harnessName)
+	level, msg := hookSandboxFinding(a, harnessName, require, on)
+	if level == "ok" {
+		r.ok("sandbox", "%s", msg)
+	} else {
+		r.warn("sandbox", "%s", msg)
 	}
-	if a.OK() && (require || on) {
+	if a.OK() && (require || on) && unroutedShell[harnessName] == "" {
 		if why := sandbox.FastPathRefusal(); why != "" {
 			r.warn("sandbox fast path", "%s (docs/sandbox.md, \"The fast path\")", why)
 		}
 	}
+}
+
+// unroutedShell names the harnesses whose hooks cannot route a shell
+// command through the sandbox's launcher, and why (docs/sandbox.md, "Per
+// harness"): --sandbox changes nothing for them, --require-sandbox denies
+// every shell call.
+var unroutedShell = map[string]string{
+	"cursor": "Cursor's hooks cannot rewrite a command, so none runs under the OS sandbox",
+}
+
+// hookSandboxFinding is checkHookSandbox's verdict ("ok" or "warn") for
+// the sandbox a, the harness and its install flags.
+func hookSandboxFinding(a sandbox.Availability, harnessName string, require, on bool) (level, msg string) {
+	unrouted := unroutedShell[harnessName]
+	switch {
+	case !a.OK() && require:
+		return "ok", fmt.Sprintf("no OS sandbox here (%s), and --require-sandbox denies every shell call; %s", a.Why, "same-user secrecy would be impossible without it")
+	case !a.OK():
+		return "warn", fmt.Sprintf("%s (%s)", sandboxcmd.NoSandboxWarning, a.Why)
+	case unrouted != "" && require:
+		return "ok", fmt.Sprintf("--require-sandbox denies every shell call: %s (docs/sandbox.md)", unrouted)
+	case unrouted != "" && on:
+		return "warn", fmt.Sprintf("--sandbox changes nothing here: %s; shell commands run unsandboxed, only the static law holds, and code the agent runs can read the operator token and the store; "+
+			"install with --require-sandbox to deny shell calls instead (docs/sandbox.md, docs/threat-model.md)", unrouted)
+	case unrouted != "":
+		return "warn", fmt.Sprintf("an OS sandbox is available (%s) but %s: only the static law holds, and code the agent runs can read the operator token and the store; "+
+			"install with --require-sandbox to deny shell calls instead (docs/sandbox.md, docs/threat-model.md)", a.String(), unrouted)
+	case require || on:
+		return "ok", fmt.Sprintf("every Bash call runs under the phase's OS sandbox (%s): secrets and the store hidden, the law read-only, writes only where the phase allows (docs/sandbox.md)", a.String())
+	}
+	return "warn", fmt.Sprintf("an OS sandbox is available (%s) but the hooks do not use it: run `statewright init %s --sandbox` (or --require-sandbox); until then code the agent runs can read the operator token and the store (docs/threat-model.md)", a.String(), harnessName)
 }
