@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	stdruntime "runtime"
 	"strconv"
 	"sync"
 
@@ -17,24 +18,37 @@ import (
 const maxBatch = 128
 
 // writer commits every write this Store makes (group commit): one
-// goroutine with one connection, whose statements are prepared once. A
-// Store.Update queues its function and waits; the writer takes every
-// function queued meanwhile into one BEGIN IMMEDIATE transaction, each in a
-// savepoint of its own (a function that fails rolls back only its own
-// writes), and commits them together. Each caller gets its answer only
-// after the commit: as durable as the store's synchronous setting makes
-// any commit. Other processes' writers still queue on the file lock, one
-// batch at a time.
+// connection, whose statements are prepared once, used by one batch at a
+// time. A Store.Update queues its function and waits; the writer takes
+// every function queued meanwhile into one BEGIN IMMEDIATE transaction,
+// each in a savepoint of its own (a function that fails rolls back only
+// its own writes), and commits them together. Each caller gets its answer
+// only after the commit: as durable as the store's synchronous setting
+// makes any commit. Other processes' writers still queue on the file
+// lock, one batch at a time.
+//
+// A caller that finds the writer idle (no batch running, nothing queued)
+// while its last batch was a lone function leads: it commits its own
+// function in its own goroutine, as a batch of one, instead of handing it
+// to the writer's goroutine and waiting to be woken (two goroutine
+// wake-ups per write). Whatever queued meanwhile is handed to the
+// goroutine when the leader's batch is done. While batches hold several
+// functions, the goroutine yields to the callers it answered before it
+// cuts the next batch (see take).
 type writer struct {
 	s *Store
 
 	mu     sync.Mutex
 	queue  []*job
 	closed bool
-	wake   chan struct{} // capacity 1: something was queued, or close
+	busy   bool          // a batch runs (the goroutine's or a leader's): it owns the fields below
+	shared bool          // the last batch had more than one job (sessions write concurrently)
+	last   int           // how many jobs the goroutine's last batch had
+	handed bool          // a leader handed its turn (busy) to the goroutine
+	wake   chan struct{} // capacity 1: something was queued, handed over, or close
 	done   chan struct{} // closed when the goroutine ends
 
-	// Owned by the goroutine.
+	// Owned by whoever runs a batch (busy).
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
 	wl    *writeLock
@@ -92,11 +106,14 @@ func (w *writer) submit(j *job) error {
 		w.mu.Unlock()
 		return store.ErrClosed
 	}
-	w.queue = append(w.queue, j)
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
+	if !w.busy && !w.shared && len(w.queue) == 0 {
+		w.busy = true
+		w.mu.Unlock()
+		w.lead(j)
+	} else {
+		w.queue = append(w.queue, j)
+		w.mu.Unlock()
+		w.signal()
 	}
 	r := <-j.res
 	if r.panicked {
@@ -111,10 +128,7 @@ func (w *writer) close() error {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.signal()
 	<-w.done
 	if w.ckpt != nil {
 		w.ckpt.close()
@@ -134,6 +148,43 @@ func (w *writer) close() error {
 	return err
 }
 
+// signal wakes the goroutine.
+func (w *writer) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// lead runs j as a batch of its own in the caller's goroutine (w.busy is
+// the caller's). Then it gives the turn up, or hands it to the goroutine
+// when jobs queued meanwhile, the checkpointer asks for a checkpoint to
+// finish (which no caller waits for) or the store closes.
+func (w *writer) lead(j *job) {
+	defer func() {
+		// A panic of the writer's own (a job's is recovered in runFn)
+		// leaves the connection in an unknown state: end the process,
+		// as it did when only the goroutine ran batches, rather than let
+		// a caller's recover keep a writer that never runs again.
+		if v := recover(); v != nil {
+			go panic(v)
+			select {}
+		}
+	}()
+	w.run([]*job{j})
+	w.mu.Lock()
+	hand := len(w.queue) > 0 || w.closed || (w.ckpt != nil && w.ckpt.finish.Load())
+	if hand {
+		w.handed = true
+	} else {
+		w.busy = false
+	}
+	w.mu.Unlock()
+	if hand {
+		w.signal()
+	}
+}
+
 func (w *writer) loop() {
 	defer close(w.done)
 	for {
@@ -141,22 +192,55 @@ func (w *writer) loop() {
 		if !ok {
 			return
 		}
-		w.run(jobs)
+		if len(jobs) > 0 {
+			w.run(jobs)
+		}
 		if w.ckpt != nil && w.ckpt.finish.Swap(false) {
 			// Every caller has its answer: copy the frames the
 			// checkpointer left, so that the next transaction restarts
 			// the WAL (see walCheckpointer).
 			pass(context.Background(), w.conn)
 		}
+		w.mu.Lock()
+		w.busy = false
+		w.mu.Unlock()
 	}
 }
 
-// take waits for queued jobs and takes a batch: every queued session
-// transaction up to maxBatch, or one write of the store's own.
+// take waits for its turn and takes a batch: every queued session
+// transaction up to maxBatch, or one write of the store's own; none when
+// a leader handed its turn over (a checkpoint to finish comes first).
 func (w *writer) take() ([]*job, bool) {
 	w.mu.Lock()
-	for len(w.queue) == 0 {
-		if w.closed {
+	for {
+		if w.handed {
+			// The leader's batch may have to be followed by a
+			// checkpoint before the next: take nothing this turn.
+			w.handed = false
+			w.mu.Unlock()
+			return nil, true
+		}
+		if !w.busy && len(w.queue) > 0 {
+			w.busy = true
+			if w.shared {
+				// Sessions write concurrently: the callers this
+				// goroutine just answered are runnable, most of
+				// them on its own P. Let them queue their next
+				// writes before the batch is cut, or batches
+				// stay a few jobs long and each pays a commit.
+				for range 4 {
+					n := len(w.queue)
+					w.mu.Unlock()
+					stdruntime.Gosched()
+					w.mu.Lock()
+					if len(w.queue) == n || len(w.queue) >= w.last {
+						break
+					}
+				}
+			}
+			break
+		}
+		if w.closed && !w.busy {
 			w.mu.Unlock()
 			return nil, false
 		}
@@ -170,6 +254,7 @@ func (w *writer) take() ([]*job, bool) {
 			n++
 		}
 	}
+	w.shared, w.last = n > 1, n
 	jobs := make([]*job, n)
 	copy(jobs, w.queue)
 	w.queue = append(w.queue[:0], w.queue[n:]...)
