@@ -116,9 +116,9 @@ func bigWrite(size int, pathFirst bool) *ToolCall {
 }
 
 // Large Writes where Write is not allowed (issue 16: a denied call <= 1
-// µs): the path is read without the content when it comes first, and the
-// content is skipped a quote at a time when it comes last; the lesson's
-// suggestions read only as many lines as max_edit_lines needs.
+// µs): the path is read without the content, from the start when it
+// comes first, from the end when it comes last; the lesson's suggestions
+// read only as many lines as max_edit_lines needs.
 func BenchmarkDecideDeniedWriteSize(b *testing.B) {
 	law := benchLaw(b)
 	run := &RunState{Active: true, State: "planning"}

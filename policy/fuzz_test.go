@@ -53,8 +53,8 @@ func FuzzDecideShell(f *testing.F) {
 
 // FuzzDecideInput decides arbitrary tool inputs for every kind of tool and
 // harness: Decide never panics, and a call it cannot read is never allowed
-// in a limited phase; read lazily (lazyFlat), it allows only what the
-// whole reading allows.
+// in a limited phase; read lazily (lazyFlat), from the start or from the
+// end, it allows only what the whole reading allows.
 func FuzzDecideInput(f *testing.F) {
 	f.Add("Edit", `{"file_path":"src/a.go","old_string":"a","new_string":"b"}`)
 	f.Add("apply_patch", `{"input":"*** Begin Patch\n*** Update File: a\n-a\n+b\n*** End Patch"}`)
@@ -64,18 +64,20 @@ func FuzzDecideInput(f *testing.F) {
 	f.Add("Read", `not json`)
 	law := loadLaw(f, "workflows/dev.yaml", corpusOptions)
 	run := &RunState{Active: true, State: "implementing", FilesEdited: []string{"src/a.go"}}
-	def := lazyMin
+	def, ahead := lazyMin, lazyAhead
 	f.Fuzz(func(t *testing.T, tool, input string) {
 		for _, h := range Harnesses {
 			d := law.Decide(run, &ToolCall{Harness: h, Tool: tool, Input: json.RawMessage(input), Cwd: "/repo"})
 			if d.Verdict == Allow && !json.Valid([]byte(input)) && isEditKind(lookupTool(h, tool).kind) {
 				t.Fatalf("%s %s: allowed an edit whose input is not JSON: %q", h, tool, input)
 			}
-			lazyMin = 0
-			lazy := law.Decide(run, &ToolCall{Harness: h, Tool: tool, Input: json.RawMessage(input), Cwd: "/repo"})
-			lazyMin = def
-			if lazy.Verdict == Allow && d.Verdict != Allow {
-				t.Fatalf("%s %s: read lazily %q is allowed, read whole %v %s", h, tool, input, d.Verdict, d.Reason)
+			for _, n := range aheads {
+				lazyMin, lazyAhead = 0, n
+				lazy := law.Decide(run, &ToolCall{Harness: h, Tool: tool, Input: json.RawMessage(input), Cwd: "/repo"})
+				lazyMin, lazyAhead = def, ahead
+				if lazy.Verdict == Allow && d.Verdict != Allow {
+					t.Fatalf("%s %s: read lazily (ahead %d) %q is allowed, read whole %v %s", h, tool, n, input, d.Verdict, d.Reason)
+				}
 			}
 		}
 	})

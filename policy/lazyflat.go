@@ -6,11 +6,16 @@ import (
 )
 
 // lazyFlat reads the top-level members of a flat edit's input (Write,
-// Edit, NotebookEdit, a deletion) in order, only as far as a question
-// needs: which file the call names, and whether its content has more
-// lines than a phase allows. A Write that names its file first is
-// answered without reading its content; one that names it last skips the
-// content a quote at a time (strings.IndexByte), without decoding it.
+// Edit, NotebookEdit, a deletion) only as far as a question needs: which
+// file the call names, and whether its content has more lines than a
+// phase allows. It reads from both ends. From the start, in order, while
+// each value it passes is short (lazyAhead): a Write that names its file
+// first is answered without reading its content. Then from the end,
+// member by member, the last first: a Write that names its file after
+// its content is answered without reading the content either. A string
+// read from the end ends at the nearest quote not escaped by an odd run
+// of backslashes before it: in JSON every quote inside a string is
+// escaped, so that quote is where the string starts.
 //
 // What it reads it does not validate: it answers self-protection and
 // denies, which an input that is not JSON would get anyway. An allow reads
@@ -18,19 +23,33 @@ import (
 // encoding/json), which must name the same files, or the call is denied.
 //
 // Which of a key given twice counts: the last, as encoding/json,
-// JavaScript's JSON.parse and serde_json's maps read it. The lazy reading
-// stops at the first file_path it meets; when a later one differs, the
-// whole reading disagrees with it and the call is denied (fail closed).
-// A flat key the lazy reading meets twice makes it unsure: the whole
-// reading decides.
+// JavaScript's JSON.parse and serde_json's maps read it. The reading from
+// the end meets the last of a key first and keeps it; once it reaches the
+// object's start it knows every key's value. The reading from the start
+// keeps the first it meets: when a later one differs, the whole reading
+// disagrees with it and the call is denied (fail closed). A flat key the
+// reading from the start meets twice makes it unsure: the whole reading
+// decides.
 type lazyFlat struct {
 	s    string
-	i    int // where the scan stands
+	i    int // where the scan from the start stands
 	st   lazyState
 	open int // the flat key whose value starts at i (lzOpen)
-	// spans are where each flat key's value lies; end 0: not met (yet),
-	// -1: met, its value starts at start and is not skipped yet.
+	// spans are where each flat key's value lies, as read from the start;
+	// end 0: not met (yet), -1: met, its value starts at start and is not
+	// skipped yet.
 	spans [24]lazySpan
+	// The reading from the end: back are the values of the flat keys it
+	// met (the last of each; end 0: not met), b the index of the ',' or
+	// '}' after the next member it reads, obj the object's '{'.
+	bst    backState
+	b, obj int
+	back   [24]lazySpan
+	// The newline count of linesOver, kept between its calls (one per
+	// simulated phase): ln is where the string it counts starts (+1; 0
+	// for none).
+	ln      int
+	lnState lineCount
 }
 
 type lazySpan struct{ start, end int }
@@ -45,10 +64,48 @@ const (
 	lzUnsure                  // not an object as far as read, or a flat key given twice: read the input whole
 )
 
-// advance reads one step further: the object's start, a member's key
-// (a flat key's value is left open), or the open value. It returns false
-// once the scan is done or unsure.
-func (f *lazyFlat) advance() bool {
+type backState uint8
+
+const (
+	lbStart  backState = iota // nothing read from the end
+	lbMember                  // members before b are unread
+	lbDone                    // every member was read from the end
+	lbStuck                   // the end does not read as an object's: read from the start only
+)
+
+// lazyAhead is how long a value the reading from the start passes before
+// it turns to the end of the input (tests set it to 0 or to a large value
+// to exercise each reading).
+var lazyAhead = 128
+
+// step reads one member further: from the start while the value it
+// passes is shorter than lazyAhead, else from the end, else (the end
+// read, or not readable) from the start whatever the value's length. It
+// returns false once nothing more can be read.
+func (f *lazyFlat) step() bool {
+	if f.st == lzUnsure || f.st == lzDone {
+		return false
+	}
+	if f.bst == lbDone || f.bst == lbStuck {
+		return f.advance(-1)
+	}
+	if f.advance(lazyAhead) {
+		return true
+	}
+	if f.st == lzUnsure || f.st == lzDone {
+		return false
+	}
+	if f.stepBack() {
+		return true
+	}
+	return f.advance(-1)
+}
+
+// advance reads one step further from the start: the object's start, a
+// member's key (a flat key's value is left open), or the open value. It
+// returns false once the scan is done or unsure, or (limit >= 0) when the
+// value to pass is longer than limit bytes; then the state is unchanged.
+func (f *lazyFlat) advance(limit int) bool {
 	s := f.s
 	switch f.st {
 	case lzStart:
@@ -65,7 +122,10 @@ func (f *lazyFlat) advance() bool {
 		f.i, f.st = i, lzMember
 		return true
 	case lzOpen:
-		end, ok := skipJSON(s, f.i)
+		end, ok, far := skipWithin(s, f.i, limit)
+		if far {
+			return false
+		}
 		if !ok {
 			f.st = lzUnsure
 			return false
@@ -83,19 +143,10 @@ func (f *lazyFlat) advance() bool {
 			f.st = lzUnsure
 			return false
 		}
-		key := s[i+1 : kend-1]
-		if strings.IndexByte(key, '\\') >= 0 {
-			// An escaped key (file\u005fpath): decoded, as a parser would.
-			// None of the flat keys is longer than 13 bytes, six per escape.
-			key = ""
-			if kend-i <= 2+6*13 {
-				var k string
-				if json.Unmarshal([]byte(s[i:kend]), &k) != nil {
-					f.st = lzUnsure
-					return false
-				}
-				key = k
-			}
+		key, ok := memberKey(s, i, kend)
+		if !ok {
+			f.st = lzUnsure
+			return false
 		}
 		i = skipWS(s, kend)
 		if i >= len(s) || s[i] != ':' {
@@ -116,7 +167,10 @@ func (f *lazyFlat) advance() bool {
 			f.i, f.open, f.st = i, idx, lzOpen
 			return true
 		}
-		end, ok := skipJSON(s, i)
+		end, ok, far := skipWithin(s, i, limit)
+		if far {
+			return false
+		}
 		if !ok {
 			f.st = lzUnsure
 			return false
@@ -124,6 +178,40 @@ func (f *lazyFlat) advance() bool {
 		return f.afterValue(end)
 	}
 	return false
+}
+
+// memberKey returns the key of the member whose key string is s[i:end]:
+// as written, or decoded when it holds an escape (file\u005fpath), as a
+// parser would; "" for an escaped key too long to be a flat key (none is
+// longer than 13 bytes, six per escape). ok is false when an escaped key
+// does not decode.
+func memberKey(s string, i, end int) (string, bool) {
+	key := s[i+1 : end-1]
+	if strings.IndexByte(key, '\\') < 0 {
+		return key, true
+	}
+	if end-i > 2+6*13 {
+		return "", true
+	}
+	var k string
+	if json.Unmarshal([]byte(s[i:end]), &k) != nil {
+		return "", false
+	}
+	return k, true
+}
+
+// skipWithin is skipJSON of the value at s[i], or (limit >= 0) far when
+// it does not end within limit bytes.
+func skipWithin(s string, i, limit int) (end int, ok, far bool) {
+	if limit < 0 || len(s)-i <= limit {
+		end, ok = skipJSON(s, i)
+		return end, ok, false
+	}
+	lim := i + limit
+	if end, ok = skipJSON(s[:lim], i); ok && end < lim {
+		return end, true, false
+	}
+	return 0, false, true
 }
 
 // afterValue reads what follows a member's value at i: ',' and the next
@@ -143,19 +231,180 @@ func (f *lazyFlat) afterValue(i int) bool {
 	return false
 }
 
+// stepBack reads one member from the end (the last unread one), or finds
+// that the input does not end as an object does (lbStuck). It returns
+// false once the reading from the end is done or stuck.
+func (f *lazyFlat) stepBack() bool {
+	s := f.s
+	switch f.bst {
+	case lbStart:
+		obj := skipWS(s, 0)
+		e := skipWSBack(s, len(s))
+		if obj >= len(s) || s[obj] != '{' || e-1 <= obj || s[e-1] != '}' {
+			f.bst = lbStuck
+			return false
+		}
+		f.obj, f.b, f.bst = obj, e-1, lbMember
+		if skipWSBack(s, e-1) == obj+1 {
+			f.bst = lbDone // {}
+		}
+		return true
+	case lbMember:
+		lo := f.obj + 1
+		vend := skipWSBack(s, f.b)
+		vstart, ok := skipBackValue(s, lo, vend)
+		if !ok {
+			break
+		}
+		j := skipWSBack(s, vstart)
+		if j <= lo || s[j-1] != ':' {
+			break
+		}
+		kend := skipWSBack(s, j-1)
+		if kend <= lo || s[kend-1] != '"' {
+			break
+		}
+		kstart, ok := skipStrBack(s, lo, kend)
+		if !ok {
+			break
+		}
+		key, ok := memberKey(s, kstart, kend)
+		if !ok {
+			break
+		}
+		j = skipWSBack(s, kstart)
+		switch {
+		case j == lo:
+			f.bst = lbDone
+		case j > lo && s[j-1] == ',':
+			f.b = j - 1
+		default:
+			f.bst = lbStuck
+			return false
+		}
+		if idx := flatKeyIndex(key); idx >= 0 && f.back[idx].end == 0 {
+			f.back[idx] = lazySpan{start: vstart, end: vend}
+		}
+		return true
+	default:
+		return false
+	}
+	f.bst = lbStuck
+	return false
+}
+
+// skipWSBack returns the index after the last byte before i that is not
+// JSON whitespace.
+func skipWSBack(s string, i int) int {
+	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t' || s[i-1] == '\n' || s[i-1] == '\r') {
+		i--
+	}
+	return i
+}
+
+// escapedAt reports whether the quote at s[q] follows an odd run of
+// backslashes (that start at or after lo).
+func escapedAt(s string, lo, q int) bool {
+	n := 0
+	for q-1-n >= lo && s[q-1-n] == '\\' {
+		n++
+	}
+	return n%2 == 1
+}
+
+// skipStrBack returns the index of the quote that opens the JSON string
+// ending at end (s[end-1] is '"'), looking no further back than lo.
+func skipStrBack(s string, lo, end int) (int, bool) {
+	if escapedAt(s, lo, end-1) {
+		return 0, false
+	}
+	j := end - 1
+	for j > lo {
+		k := strings.LastIndexByte(s[lo:j], '"')
+		if k < 0 {
+			return 0, false
+		}
+		q := lo + k
+		if !escapedAt(s, lo, q) {
+			return q, true
+		}
+		j = q
+	}
+	return 0, false
+}
+
+// skipBackValue returns the index where the JSON value ending at end
+// starts, following strings and brackets without checking the rest.
+func skipBackValue(s string, lo, end int) (int, bool) {
+	if end <= lo {
+		return 0, false
+	}
+	switch s[end-1] {
+	case '"':
+		return skipStrBack(s, lo, end)
+	case '}', ']':
+		depth := 0
+		for i := end; i > lo; {
+			switch s[i-1] {
+			case '"':
+				q, ok := skipStrBack(s, lo, i)
+				if !ok {
+					return 0, false
+				}
+				i = q
+			case '}', ']':
+				depth++
+				i--
+			case '{', '[':
+				depth--
+				i--
+				if depth == 0 {
+					return i, true
+				}
+				if depth < 0 {
+					return 0, false
+				}
+			default:
+				i--
+			}
+		}
+		return 0, false
+	}
+	// A number or a literal: the bytes back to a separator.
+	i := end
+	for i > lo {
+		switch s[i-1] {
+		case ':', ',', '{', '[', '}', ']', '"', ' ', '\t', '\n', '\r':
+			return i, i < end
+		}
+		i--
+	}
+	return 0, false
+}
+
+// span returns where flat key idx's value lies: the last of it, read from
+// the end, or else the first, read from the start.
+func (f *lazyFlat) span(idx int) lazySpan {
+	if f.back[idx].end != 0 {
+		return f.back[idx]
+	}
+	return f.spans[idx]
+}
+
 // pick returns the flat key index of the first of keys whose value is a
 // string, reading only until that is certain: the key was met with a
 // string value, and every key before it in keys was met with another
-// value or the object ended. idx is -1 for none; ok is false when the
+// value or is absent (the object was read to its end from the start, or
+// to its start from the end). idx is -1 for none; ok is false when the
 // scan became unsure.
 func (f *lazyFlat) pick(keys []string) (idx int, ok bool) {
 	for {
 		decided := true
 		for _, k := range keys {
 			i := flatKeyIndex(k)
-			sp := f.spans[i]
+			sp := f.span(i)
 			if sp.end == 0 {
-				if f.st == lzDone {
+				if f.st == lzDone || f.bst == lbDone {
 					continue
 				}
 				decided = false
@@ -168,7 +417,7 @@ func (f *lazyFlat) pick(keys []string) (idx int, ok bool) {
 		if decided {
 			return -1, true
 		}
-		if !f.advance() {
+		if !f.step() {
 			return -1, false
 		}
 	}
@@ -177,12 +426,12 @@ func (f *lazyFlat) pick(keys []string) (idx int, ok bool) {
 // str returns the string value of flat key idx (met, a string), checked
 // and decoded. ok is false when it is not a valid JSON string.
 func (f *lazyFlat) str(idx int) (string, bool) {
-	if f.spans[idx].end < 0 {
-		if f.st != lzOpen || f.open != idx || !f.advance() {
+	if f.span(idx).end < 0 {
+		if f.st != lzOpen || f.open != idx || !f.advance(-1) {
 			return "", false
 		}
 	}
-	sp := f.spans[idx]
+	sp := f.span(idx)
 	if end, _, _, ok := scanString(f.s, sp.start); !ok || end != sp.end {
 		return "", false
 	}
@@ -191,60 +440,74 @@ func (f *lazyFlat) str(idx int) (string, bool) {
 	return raw.str(flatKeys[0])
 }
 
+// lineCount is how far linesOver counted a string's newlines: from j on
+// the string is unread; nl newlines so far, the last of them ending at
+// lastNL; done when the closing quote was read (at lastQ).
+type lineCount struct {
+	j, nl, lastNL, lastQ int
+	done                 bool
+}
+
 // linesOver reports whether countLines of the string value of flat key
 // idx is more than limit, reading the value only until that is certain
-// (its escapes are followed, its other bytes not checked). ok is false
-// when the value does not end as a JSON string would.
+// (its escapes are followed, its other bytes not checked), and going on
+// from where an earlier call stopped. ok is false when the value does not
+// end as a JSON string would.
 func (f *lazyFlat) linesOver(idx, limit int) (over, ok bool) {
 	s := f.s
-	start := f.spans[idx].start
-	nl, lastNL := 0, -1 // newlines, and the index after the last
-	q := -1             // the next quote at or after j
-	for j := start + 1; ; {
-		if q < j {
-			k := strings.IndexByte(s[j:], '"')
-			if k < 0 {
-				return false, false
-			}
-			q = j + k
-		}
-		b := strings.IndexByte(s[j:q], '\\')
-		if b < 0 {
-			// The closing quote.
-			lines := 0
-			if q > start+1 {
-				lines = nl + 1
-				if lastNL == q {
-					lines = nl
-				}
-			}
-			return lines > limit, true
-		}
-		j += b
-		if j+1 >= len(s) {
+	start := f.span(idx).start
+	c := &f.lnState
+	if f.ln != start+1 {
+		f.ln, *c = start+1, lineCount{j: start + 1, lastNL: -1}
+	}
+	for !c.done && c.nl <= limit {
+		j := plainRun(s, c.j)
+		if j >= len(s) {
+			f.ln = 0
 			return false, false
 		}
-		switch s[j+1] {
-		case 'n':
-			nl++
-			j += 2
-			lastNL = j
-		case 'u':
-			if j+6 > len(s) {
+		switch s[j] {
+		case '"':
+			c.done, c.lastQ = true, j
+		case '\\':
+			if j+1 >= len(s) {
+				f.ln = 0
 				return false, false
 			}
-			if h := s[j+2 : j+6]; h == "000a" || h == "000A" {
-				nl++
-				lastNL = j + 6
+			switch s[j+1] {
+			case 'n':
+				c.nl++
+				j += 2
+				c.lastNL = j
+			case 'u':
+				if j+6 > len(s) {
+					f.ln = 0
+					return false, false
+				}
+				if h := s[j+2 : j+6]; h == "000a" || h == "000A" {
+					c.nl++
+					c.lastNL = j + 6
+				}
+				j += 6
+			default:
+				j += 2
 			}
-			j += 6
 		default:
-			j += 2
+			j++ // a control character (not JSON; not checked here)
 		}
-		if nl > limit {
-			return true, true
+		c.j = j
+	}
+	if !c.done {
+		return true, true // more than limit newlines
+	}
+	lines := 0
+	if c.lastQ > start+1 {
+		lines = c.nl + 1
+		if c.lastNL == c.lastQ {
+			lines = c.nl
 		}
 	}
+	return lines > limit, true
 }
 
 // skipStr returns the index after the JSON string at s[i] (s[i] is '"'):

@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,13 +18,31 @@ func readLazily(t testing.TB) {
 	t.Cleanup(func() { lazyMin = old })
 }
 
+// readAhead sets how long a value the lazy reading passes from the start
+// before it turns to the end (0: none, it reads from the end at once; a
+// large value: it reads from the start only) until the test ends.
+func readAhead(t testing.TB, n int) {
+	old := lazyAhead
+	lazyAhead = n
+	t.Cleanup(func() { lazyAhead = old })
+}
+
+// aheads are the lazyAhead values a lazy reading is tested with.
+var aheads = []int{0, 1, 128, 1 << 30}
+
 // TestLazyReadingKeepsTheCorpus: the corpus and the golden lessons
-// decide alike when every flat edit is read lazily.
+// decide alike when every flat edit is read lazily, from the start or
+// from the end.
 func TestLazyReadingKeepsTheCorpus(t *testing.T) {
 	readLazily(t)
-	TestCorpus(t)
-	TestGoldenReasons(t)
-	TestRawFieldsAgree(t)
+	for _, n := range aheads {
+		t.Run(fmt.Sprintf("ahead=%d", n), func(t *testing.T) {
+			readAhead(t, n)
+			TestCorpus(t)
+			TestGoldenReasons(t)
+			TestRawFieldsAgree(t)
+		})
+	}
 }
 
 // lazyAgrees checks the lazy reading of a flat edit's input against
@@ -32,6 +53,16 @@ func TestLazyReadingKeepsTheCorpus(t *testing.T) {
 func lazyAgrees(t *testing.T, input []byte) {
 	t.Helper()
 	readLazily(t)
+	backAgrees(t, input)
+	for _, n := range aheads {
+		readAhead(t, n)
+		lazyAgreesAhead(t, input)
+	}
+}
+
+func lazyAgreesAhead(t *testing.T, input []byte) {
+	t.Helper()
+	unique := validUniqueObject(input)
 	for _, k := range []kind{kWrite, kEdit, kNotebookEdit, kDelete} {
 		var want *editInfo
 		if m, err := decodeInput(input); err == nil {
@@ -43,6 +74,20 @@ func lazyAgrees(t *testing.T, input []byte) {
 			p := prepared{call: &ToolCall{Tool: "x", Input: input}, info: toolInfo{kind: k}}
 			targets, terr := p.editTargets()
 			over, overOK := p.linesOver(limit)
+			over2, overOK2 := p.linesOver(limit) // again, from where the count stopped
+			if over2 != over || overOK2 != overOK {
+				t.Fatalf("kind %d, %q: linesOver(%d) %v %v, then %v %v", k, input, limit, over, overOK, over2, overOK2)
+			}
+			if unique && want != nil {
+				// Valid JSON, no flat key twice: the lazy reading finds
+				// exactly what decoding finds, from either end.
+				if terr != nil || !slices.Equal(targets, want.paths) {
+					t.Fatalf("kind %d, ahead %d, %q: lazy %q (%v), decoded %q", k, lazyAhead, input, targets, terr, want.paths)
+				}
+				if overOK && over != (want.lines > limit) {
+					t.Fatalf("kind %d, ahead %d, %q: lazy says over %d is %v, decoded has %d lines", k, lazyAhead, input, limit, over, want.lines)
+				}
+			}
 			ei, err := p.editInfo()
 			if err == nil {
 				if want == nil {
@@ -62,6 +107,85 @@ func lazyAgrees(t *testing.T, input []byte) {
 			if want != nil && terr == nil && !slices.Equal(targets, want.paths) && err == nil {
 				t.Fatalf("kind %d, %q: lazy %q, decoded %q, and the whole reading did not refuse", k, input, targets, want.paths)
 			}
+		}
+	}
+}
+
+// validUniqueObject reports whether input is a valid JSON object that
+// names no flat key twice (as the decoder reads the keys).
+func validUniqueObject(input []byte) bool {
+	var top map[string]json.RawMessage
+	if !json.Valid(input) || json.Unmarshal(input, &top) != nil || top == nil {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(input))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		key := tok.(string)
+		if flatKeyIndex(key) >= 0 && seen[key] {
+			return false
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// backAgrees reads input's members from the end to its start, and from
+// the start to its end, and checks them against encoding/json: for a
+// valid JSON object the reading from the end never gets stuck and finds
+// every flat key decoding finds, with the value decoding keeps (the last
+// of a key given twice); the reading from the start finds the first.
+// Whatever the input, neither panics.
+func backAgrees(t *testing.T, input []byte) {
+	t.Helper()
+	f := lazyFlat{s: string(input)}
+	for f.stepBack() {
+	}
+	for f.advance(-1) {
+	}
+	var m map[string]json.RawMessage
+	if !json.Valid(input) || json.Unmarshal(input, &m) != nil || m == nil {
+		return
+	}
+	if f.bst != lbDone || f.st != lzDone && f.st != lzUnsure {
+		t.Fatalf("%q: a valid object read from the end ends %d, from the start %d", input, f.bst, f.st)
+	}
+	firsts := map[string]json.RawMessage{}
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.Token()
+	for dec.More() {
+		tok, _ := dec.Token()
+		var v json.RawMessage
+		dec.Decode(&v)
+		if _, ok := firsts[tok.(string)]; !ok {
+			firsts[tok.(string)] = v
+		}
+	}
+	same := func(raw json.RawMessage, sp lazySpan) bool {
+		var a, b any
+		return json.Unmarshal(raw, &a) == nil && json.Unmarshal([]byte(f.s[sp.start:sp.end]), &b) == nil && reflect.DeepEqual(a, b)
+	}
+	for idx, key := range flatKeys {
+		v, ok := m[key]
+		if sp := f.back[idx]; ok != (sp.end != 0) || ok && !same(v, sp) {
+			t.Fatalf("%q: %s read from the end %v (%q), decoded %v (%s)", input, key, sp.end != 0, f.s[sp.start:max(sp.end, sp.start)], ok, v)
+		}
+		if f.st != lzDone {
+			continue // a flat key given twice: the reading from the start is unsure
+		}
+		if sp := f.spans[idx]; ok != (sp.end != 0) || ok && !same(firsts[key], sp) {
+			t.Fatalf("%q: %s read from the start %v (%q), decoded first %v (%s)", input, key, sp.end != 0, f.s[sp.start:max(sp.end, sp.start)], ok, firsts[key])
 		}
 	}
 }
@@ -87,6 +211,24 @@ func TestLazyFlat(t *testing.T) {
 		`{"notebook_path":"/n","new_source":"a\nb\nc","content":"x"}`,
 		`{"file_path":"/a","old_string":"a\nb","new_string":"c","replace_all":true}`,
 		`{"filePath":"/a","content":"` + big + `","text":"y"}`,
+		// Read from the end: quotes, backslashes and brackets in strings,
+		// nesting, literals, escaped keys, keys given twice, whitespace.
+		`{"content":"` + big + `","file_path":"/a","file_path":"/b"}`,
+		`{"content":"` + big + `","file\u005fpath":"/a"}`,
+		`{"content":"` + big + `","file_path":"/a","x":{"file_path":"/y","a":[1,"]}\"{[",{"b":"\\"}],"c":null}}`,
+		`{"content":"` + big + `","file_path":"/a\\","n":-1.5e3,"t":true,"f":false,"z":null}`,
+		`{"content":"` + big + `","file_path":"/a\"b"}`,
+		` { "content" : "` + big + `" , "file_path" : "/a" } ` + "\n\t",
+		`{"content":"` + big + `","path":"/p","filePath":"/q"}`,
+		`{"content":"` + big + `","file_path":1,"path":"/p"}`,
+		`{"content":"` + big + `","file_path":"/\u002e\u002e/etc"}`,
+		`{"content":"` + big + `","file_path":"\ud800/a` + "\xff\xfe" + `"}`, `{"content":"` + big + `","file_pathÿ":"/a","file_path":"/b"}`,
+		`{"content":"` + big + `","file_path":"/a"` + "\n", `{"content":"` + big + `","file_path":"/a"}}`,
+		`{"content":"` + big + `","file_path":"/a\"}`, `{"content":"` + big + `",:"/a"}`, `{"content":"` + big + `","file_path""/a"}`,
+		`{"content":"` + big + `" "file_path":"/a"}`, `"file_path":"/a"}`, `{"file_path":"/a"}` + `{"file_path":"/b"}`,
+		`{"a":"\\","file_path":"/a"}`, `{"a":"\\\"","file_path":"/a"}`, `{"file_path":"/a",}`, `{,"file_path":"/a"}`,
+		`{"notebook_path":"/n","x":"` + big + `","new_source":"a\nb\nc"}`,
+		`{"file_path":"/a","content":"` + big + `","old_string":"a","new_string":"b\nc"}`,
 	} {
 		lazyAgrees(t, []byte(in))
 	}
@@ -98,6 +240,45 @@ func FuzzLazyFlat(f *testing.F) {
 		f.Add([]byte(in))
 	}
 	f.Fuzz(lazyAgrees)
+}
+
+// FuzzLazyMembers builds valid JSON objects from fuzzed members (flat keys,
+// spelled plainly or escaped, given once or twice; string values with any
+// bytes, or any valid JSON value) in fuzzed order, so that the readings
+// from either end meet quotes, backslashes and brackets inside values:
+// lazyAgrees holds for each.
+func FuzzLazyMembers(f *testing.F) {
+	f.Add(uint64(0x0700), "/a", `x \" "q" \\ \n`, `{"file_path":"/y","a":["]}"]}`)
+	f.Add(uint64(0x070000), "/a\\", "line\n\"quoted\"\n", `"/b"`)
+	f.Add(uint64(0x02000700), "/p", strings.Repeat(`\"x\\`, 40), `[1,{"k":"\\\""}]`)
+	keys := append(slices.Clone(flatKeys), "x", `file\u005fpath`, `\u0070ath`, "file_path ")
+	f.Fuzz(func(t *testing.T, shape uint64, a, b, c string) {
+		vals := []string{a, b, c}
+		var sb strings.Builder
+		sb.WriteByte('{')
+		for i := range 4 {
+			k := int(shape>>(8*i)) & 0xff
+			if k >= len(keys) {
+				continue
+			}
+			if sb.Len() > 1 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(`"` + keys[k] + `":`)
+			v := vals[(int(shape>>(32+4*i))&0xf)%3]
+			if shape>>(48+i)&1 == 1 && json.Valid([]byte(v)) {
+				sb.WriteString(v)
+			} else {
+				m, _ := json.Marshal(v)
+				sb.Write(m)
+			}
+		}
+		sb.WriteByte('}')
+		if !json.Valid([]byte(sb.String())) {
+			t.Fatalf("built %q, which is not JSON", sb.String())
+		}
+		lazyAgrees(t, []byte(sb.String()))
+	})
 }
 
 // TestLazyDecisions: a large Write's decisions, read lazily, fail closed:
