@@ -356,7 +356,7 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	var askBlock *block
 	if suggest {
 		if b, bad := l.viewFor(cs).selfProtect(p); b != nil && !b.deferred && !b.ask {
-			return l.deny(cs, run, p, b.rule, b.reason, b.rule != RuleSelfProtect)
+			return l.denyBlock(cs, run, p, b, b.rule != RuleSelfProtect)
 		} else if b != nil && b.ask {
 			askBlock = b
 		} else if b != nil {
@@ -371,7 +371,7 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		if b, _ := cs.view.selfProtect(p); b != nil && b.ask {
 			askBlock = b
 		} else if b != nil && !b.deferred && b.rule != RuleSelfProtect {
-			return l.deny(cs, run, p, b.rule, b.reason, false)
+			return l.denyBlock(cs, run, p, b, false)
 		}
 	}
 
@@ -411,7 +411,7 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 			}
 		}
 		if b := p.deferred; b != nil {
-			return l.deny(nil, run, p, b.rule, b.reason, false)
+			return l.denyBlock(nil, run, p, b, false)
 		}
 		return Decision{Verdict: Allow, Rule: RuleDormant, Reason: "no run is active", AllowedTools: emptyList, NextEvents: emptyList, Tool: info.canon}
 	}
@@ -582,7 +582,7 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	}
 
 	if b := p.deferred; b != nil {
-		return l.deny(cs, run, p, b.rule, b.reason, false)
+		return l.denyBlock(cs, run, p, b, false)
 	}
 	if len(eff.FilesEdited) > 0 && (!p.simulating || l.autoImplicit) {
 		// (A suggestion's allow needs its effects only when it may become
@@ -596,7 +596,7 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		if h := ro.ask; h != nil {
 			what = h.what + " matches " + h.rule.describe()
 		} else {
-			what = askBlock.reason
+			what = askBlock.text()
 		}
 		if p.call.Granted {
 			d.Rule = RulePermissionGranted
@@ -955,6 +955,18 @@ func (l *Law) implicit(cs *compiledState, run *RunState, p *prepared, rule Rule,
 // phase where the call would be allowed. Inside a suggestion simulation
 // nobody reads the lesson, so none is built.
 func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, what string, suggest bool) Decision {
+	return l.denyWhy(cs, run, p, rule, what, nil, suggest)
+}
+
+// denyBlock is deny for a self-protection or read block: its reason is
+// written into the lesson (a protected file's is not written before).
+func (l *Law) denyBlock(cs *compiledState, run *RunState, p *prepared, b *block, suggest bool) Decision {
+	return l.denyWhy(cs, run, p, b.rule, "", b, suggest)
+}
+
+// denyWhy is deny where what was denied and why is what, or (wb set)
+// wb's reason.
+func (l *Law) denyWhy(cs *compiledState, run *RunState, p *prepared, rule Rule, what string, wb *block, suggest bool) Decision {
 	d := Decision{Verdict: Deny, Rule: rule, AllowedTools: emptyList, NextEvents: emptyList, Tool: p.info.canon}
 	// Denied ordinary calls count toward max_iterations too.
 	d.Effects.CountIteration = run != nil && run.Active && cs != nil && !cs.final &&
@@ -974,7 +986,7 @@ func (l *Law) deny(cs *compiledState, run *RunState, p *prepared, rule Rule, wha
 			far = l.farther(cs, run, p, rule)
 		}
 	}
-	l.lesson(&d, cs, rule, what, suggest, &ss, harnessIndex(p.call.Harness), far)
+	l.lesson(&d, cs, rule, what, wb, suggest, &ss, harnessIndex(p.call.Harness), far)
 	return d
 }
 
@@ -1029,7 +1041,7 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 			return d
 		}
 	}
-	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", true, &ss, h, far)
+	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", nil, true, &ss, h, far)
 	if !ss.dynamic && cs.nLessons.Add(1) <= lessonCacheSize {
 		cs.lessons.Store(key, &cachedLesson{d.Reason, d.NextEvents})
 	}
@@ -1039,8 +1051,9 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 // lesson writes a deny's reason and next events into d: the phase, what
 // was denied and why, the rule, the allowed tools, and the suggestions ss
 // (computed by the caller), once, into a buffer on the stack, copied out
-// at its exact size.
-func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, suggest bool, ss *suggList, h, far int) {
+// at its exact size. What was denied and why is what, or (wb set) wb's
+// reason.
+func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, wb *block, suggest bool, ss *suggList, h, far int) {
 	var arr [768]byte
 	b := arr[:0]
 	if cs != nil {
@@ -1048,7 +1061,11 @@ func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, sug
 		b = append(b, "Denied in phase '"...)
 		b = append(b, cs.name...)
 		b = append(b, "': "...)
-		b = append(b, what...)
+		if wb != nil {
+			b = wb.appendReason(b)
+		} else {
+			b = append(b, what...)
+		}
 		b = append(b, " (rule "...)
 		b = append(b, rule...)
 		b = append(b, ")."...)
@@ -1057,7 +1074,11 @@ func (l *Law) lesson(d *Decision, cs *compiledState, rule Rule, what string, sug
 		}
 	} else {
 		b = append(b, "Denied: "...)
-		b = append(b, what...)
+		if wb != nil {
+			b = wb.appendReason(b)
+		} else {
+			b = append(b, what...)
+		}
 		b = append(b, " (rule "...)
 		b = append(b, rule...)
 		b = append(b, ")."...)

@@ -14,6 +14,10 @@ import (
 type block struct {
 	rule   Rule
 	reason string
+	// prot, when set, is a protected file's block whose reason is not
+	// written yet: text and appendReason write it where it is needed (a
+	// deny's lesson), once.
+	prot *protectedWrite
 	// deferred blocks (a target that could reach the law, rather than one
 	// that does) are applied only when nothing else denies the call, so
 	// that the phase's own rules teach first.
@@ -21,6 +25,49 @@ type block struct {
 	// ask blocks do not deny: a read that a phase's ask rule names makes
 	// the call wait for a person, if nothing else denies it.
 	ask bool
+}
+
+// protectedWrite is what the reason of a write to a protected file says:
+// subject+verb, the target as written (and its real path when a link or
+// ".." changed it), and the protected entry that covers it.
+type protectedWrite struct {
+	subject, verb, written, real, what string
+}
+
+// protectedBlock is the block of a write to a protected file, its reason
+// unwritten: one allocation, where a written reason takes two.
+type protectedBlock struct {
+	b block
+	w protectedWrite
+}
+
+// text returns b's reason, writing it first when it is a protected
+// file's.
+func (b *block) text() string {
+	if b.reason == "" && b.prot != nil {
+		b.reason = string(b.appendReason(nil))
+	}
+	return b.reason
+}
+
+// appendReason appends b's reason to buf.
+func (b *block) appendReason(buf []byte) []byte {
+	w := b.prot
+	if w == nil || b.reason != "" {
+		return append(buf, b.reason...)
+	}
+	buf = append(buf, w.subject...)
+	buf = append(buf, w.verb...)
+	buf = append(buf, ' ')
+	buf = append(buf, w.written...)
+	if w.real != "" {
+		buf = append(buf, " (really "...)
+		buf = append(buf, w.real...)
+		buf = append(buf, ')')
+	}
+	buf = append(buf, ", which is protected ("...)
+	buf = append(buf, w.what...)
+	return append(buf, "): agents cannot change statewright's store, workflows or binary, harness settings and hooks, shell rc files, or git configuration and hooks"...)
 }
 
 // blocks keeps the first deferred and the first ask block while the scan
@@ -185,8 +232,14 @@ func (l *Law) writeBlockOf(call *ToolCall, t resolved, into bool, subject, verb 
 	var pbuf [2]string
 	for _, p := range t.paths(&pbuf) {
 		if what, ok := l.protectedBy(p); ok {
-			// (Joined without fmt: the most common self-protection deny.)
-			return &block{rule: RuleSelfProtect, reason: subject + verb + " " + describe(t) + ", which is protected (" + what + "): agents cannot change statewright's store, workflows or binary, harness settings and hooks, shell rc files, or git configuration and hooks"}
+			// (The most common self-protection deny: its reason is
+			// written into the lesson, not joined here first.)
+			pb := &protectedBlock{w: protectedWrite{subject: subject, verb: verb, written: t.written, what: what}}
+			if t.info.Real != "" && t.info.Real != t.abs {
+				pb.w.real = t.info.Real
+			}
+			pb.b = block{rule: RuleSelfProtect, prot: &pb.w}
+			return &pb.b
 		}
 	}
 	if !(into && t.info.Exists && t.info.Dir) {

@@ -461,7 +461,12 @@ func (f *lazyFlat) linesOver(idx, limit int) (over, ok bool) {
 		f.ln, *c = start+1, lineCount{j: start + 1, lastNL: -1}
 	}
 	for !c.done && c.nl <= limit {
-		j := plainRun(s, c.j)
+		// (A byte at a time: in code, escapes come every few bytes, too
+		// often for a word-at-a-time search to pay.)
+		j := c.j
+		for j < len(s) && s[j] != '\\' && s[j] != '"' {
+			j++
+		}
 		if j >= len(s) {
 			f.ln = 0
 			return false, false
@@ -469,7 +474,7 @@ func (f *lazyFlat) linesOver(idx, limit int) (over, ok bool) {
 		switch s[j] {
 		case '"':
 			c.done, c.lastQ = true, j
-		case '\\':
+		default: // a backslash
 			if j+1 >= len(s) {
 				f.ln = 0
 				return false, false
@@ -492,8 +497,6 @@ func (f *lazyFlat) linesOver(idx, limit int) (over, ok bool) {
 			default:
 				j += 2
 			}
-		default:
-			j++ // a control character (not JSON; not checked here)
 		}
 		c.j = j
 	}
