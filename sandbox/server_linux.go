@@ -71,7 +71,8 @@ import (
 //     killed), as with one bubblewrap per command, and when its client's
 //     connection closes (the harness killed the client: a timeout,
 //     Ctrl-C); a process that left its session (setsid) dies when any
-//     command ends (killStrays) and with the server.
+//     command ends (endCommand: by kill(-1) when no other command runs,
+//     else with every process stopped meanwhile) and with the server.
 //   - Fail closed: when the server cannot be reached or started, or
 //     refuses the command before starting it, the launcher runs the
 //     command with its own bubblewrap (Exec), never unsandboxed.
@@ -584,7 +585,20 @@ func procStat(pid int) []string {
 // and not yet a zombie.
 func alive(pid int, start string) bool {
 	f := procStat(pid)
-	return len(f) > 19 && f[19] == start && f[0] != "Z"
+	return len(f) > 19 && f[19] == start && !zombie(pid, f)
+}
+
+// zombie reports whether the process pid, whose /proc/PID/stat fields are
+// f, is a zombie: state Z and no thread left. A process whose main thread
+// exited alone (SYS_EXIT) is "Z" there too while its other threads run
+// on; one scan that passed over "Z" processes let such a process outlive
+// its command.
+func zombie(pid int, f []string) bool {
+	if len(f) == 0 || f[0] != "Z" {
+		return false
+	}
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	return err != nil || len(ents) <= 1
 }
 
 // stopLocked kills the session's recorded server (with everything it
@@ -843,8 +857,7 @@ func (s *server) handle(c *net.UnixConn) {
 	}()
 	_ = s.send(c, reply{Started: true})
 	ws := <-cmd.status
-	killSession(pid) // what the command left running dies with it
-	s.killStrays()
+	s.endCommand() // what the command left running dies with it
 	code := waitStatusCode(ws)
 	_ = s.send(c, reply{Exit: &code, Cwd: readCwd(pr)})
 }
@@ -943,37 +956,87 @@ func readCwd(pr *os.File) string {
 	return line
 }
 
-// killStrays kills every process of the sandbox that is in no running
-// command's session: what left its command's session (setsid, a daemon)
-// dies at the end of the next command, not only when the phase's sandbox
-// stops.
-func (s *server) killStrays() {
+// endCommand kills, when a command's shell has been reaped, every
+// process of the sandbox that is in no running command's session: what
+// the command left running in its session (&, nohup) and what left a
+// session (setsid, a daemon), the ended command's or an earlier one's.
+// They are dead when it returns, before the command's end is answered:
+// the launcher or the keeper then sweeps what they planted (Sweep), and
+// nothing of theirs writes after it.
+//
+// Signals sent one PID at a time can be outrun: a process that forks and
+// exits in a loop (a fork "hopper") has a child the scan did not list
+// when its parent's SIGKILL lands, and lives on (it did against the scan
+// of /proc this replaced). The kernel's signals to many processes
+// (kill(-1), a process group) reach a child that a fork in progress
+// makes. A process whose main thread exited alone shows "Z" in /proc
+// while its other threads run: it is not taken for a zombie (zombie). So with no other command running the server, PID 1, kills
+// every other process of its namespace with kill(-1, SIGKILL); with
+// others running it stops them all with kill(-1, SIGSTOP) (a stopped
+// process forks nothing), kills the processes outside the running
+// commands' sessions while nothing runs, and continues the rest
+// (kill(-1, SIGCONT)). s.mu is held throughout, so no command starts
+// meanwhile.
+func (s *server) endCommand() {
 	s.mu.Lock()
-	live := map[string]bool{strconv.Itoa(os.Getpid()): true}
+	defer s.mu.Unlock()
+	self := strconv.Itoa(os.Getpid())
+	if len(s.waiters) == 0 {
+		_ = syscall.Kill(-1, syscall.SIGKILL)
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			if len(s.strays(self, nil)) == 0 {
+				return
+			}
+		}
+		return
+	}
+	live := map[string]bool{self: true}
 	for pid := range s.waiters {
 		live[strconv.Itoa(pid)] = true
 	}
+	_ = syscall.Kill(-1, syscall.SIGSTOP)
+	var killed [][2]string
+	seen := map[[2]string]bool{}
+	// A fork in progress at the SIGSTOP completes with a stopped child:
+	// scan again until a scan finds nothing new.
+	for pass := 0; pass < 10; pass++ {
+		found := false
+		for _, p := range s.strays(self, live) {
+			if seen[p] {
+				continue
+			}
+			seen[p], found = true, true
+			pid, _ := strconv.Atoi(p[0])
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, p)
+		}
+		if !found {
+			break
+		}
+	}
+	_ = syscall.Kill(-1, syscall.SIGCONT)
+	waitDead(killed)
+}
+
+// strays lists (PID, start time) of the processes of the sandbox, other
+// than self and zombies, whose session is not in live (nil: every one).
+func (s *server) strays(self string, live map[string]bool) [][2]string {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		s.mu.Unlock()
-		return
+		return nil
 	}
-	var killed [][2]string
+	var out [][2]string
 	for _, e := range ents {
 		name := e.Name()
-		if name[0] < '0' || name[0] > '9' || live[name] {
+		if name[0] < '0' || name[0] > '9' || name == self {
 			continue
 		}
 		pid, _ := strconv.Atoi(name)
-		if f := procStat(pid); len(f) > 19 && !live[f[3]] && f[0] != "Z" {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			killed = append(killed, [2]string{name, f[19]})
+		if f := procStat(pid); len(f) > 19 && !live[f[3]] && !zombie(pid, f) {
+			out = append(out, [2]string{name, f[19]})
 		}
 	}
-	s.mu.Unlock()
-	// Dead before the command's end is answered: the launcher then sweeps
-	// what they planted (Sweep), and nothing of theirs writes after it.
-	waitDead(killed)
+	return out
 }
 
 // waitDead waits, at most a second in all, until the processes (PID,
@@ -992,7 +1055,7 @@ func waitDead(procs [][2]string) {
 // session of the command whose shell was sid (it started it with setsid):
 // what a command leaves running dies with it, as it does with one
 // bubblewrap per command. A process that left the session (setsid) is
-// killStrays'.
+// endCommand's.
 func killSession(sid int) {
 	_ = syscall.Kill(-sid, syscall.SIGKILL)
 	self := strconv.Itoa(os.Getpid())
@@ -1011,7 +1074,7 @@ func killSession(sid int) {
 				continue
 			}
 			pid, _ := strconv.Atoi(name)
-			if f := procStat(pid); len(f) > 19 && f[3] == want && f[0] != "Z" {
+			if f := procStat(pid); len(f) > 19 && f[3] == want && !zombie(pid, f) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				killed = append(killed, [2]string{name, f[19]})
 				found = true

@@ -3,6 +3,7 @@
 package outcome
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,4 +102,91 @@ print('planted')
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// TestForkHopperDiesWithItsCommand: code the agent runs in the sandbox
+// (a phase that lets code run there, hooks of `init claude-code
+// --sandbox`) leaves a process that forks and exits in a loop, in a
+// session of its own, so that it is never the process a scan of /proc
+// listed when the scan's SIGKILL lands. It must die when its command
+// ends, before the command's sweep: afterwards it writes nothing, and the
+// harness configuration it plants later (.mcp.json, a name that did not
+// exist, which the sandbox cannot bind read-only) never appears, neither
+// after the command nor after the session's end. Alone, and beside a
+// command the harness runs in the background, which must run on
+// undisturbed.
+func TestForkHopperDiesWithItsCommand(t *testing.T) {
+	for _, beside := range []bool{false, true} {
+		t.Run(map[bool]string{false: "alone", true: "beside a background command"}[beside], func(t *testing.T) {
+			w := sandboxedWorldAt(t, "proj")
+			w.write(filepath.Join(w.home, "bg.yaml"), `id: bg
+initial: working
+states:
+  working:
+    allowed_tools: [Read, Edit, Write, Bash, Background]
+    sandbox: {exec: true}
+    on: {DONE: done}
+  done: {type: final}
+`)
+			w.cli("start", filepath.Join(w.home, "bg.yaml"), "--session", w.session, "--store", w.store)
+			mcp := filepath.Join(w.project, ".mcp.json")
+			// The agent's program, as `go build` in this phase would make
+			// it (built here with the test's Go cache, for time).
+			build := exec.Command("go", "build", "-o", w.abs("hop"), "./testdata/hopper")
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("build the hopper: %v: %s", err, out)
+			}
+			var bgDone chan string
+			if beside {
+				id, in, denied := w.pre("Bash", map[string]any{"command": "sleep 8; echo slept", "run_in_background": true})
+				if denied != nil {
+					t.Fatalf("the background command was denied: %s", denied.reason)
+				}
+				bg := exec.Command("bash", "-c", in["command"].(string))
+				bg.Dir, bg.Env = w.project, w.env
+				bg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				var out strings.Builder
+				bg.Stdout, bg.Stderr = &out, &out
+				must(t, bg.Start())
+				defer func() { _ = syscall.Kill(-bg.Process.Pid, syscall.SIGKILL) }()
+				w.hook("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": in, "tool_use_id": id,
+					"tool_response": map[string]any{"stdout": "Command running in background"}})
+				bgDone = make(chan string, 1)
+				go func() { err := bg.Wait(); bgDone <- fmt.Sprint(out.String(), err) }()
+				time.Sleep(time.Second)
+			}
+			start := time.Now()
+			r := w.bash("./hop")
+			if !r.allowed || !strings.Contains(r.output, "left") {
+				t.Fatalf("the hopper's command did not run: allowed %v: %s %s", r.allowed, r.reason, clip(r.output))
+			}
+			ticks := w.abs("ticks")
+			if size(ticks) == 0 {
+				t.Fatalf("the hopper never ran, so nothing was tested")
+			}
+			n := size(ticks)
+			time.Sleep(time.Until(start.Add(5 * time.Second)))
+			if m := size(ticks); m != n {
+				t.Errorf("the hopper still runs after its command ended (%d -> %d bytes)", n, m)
+			}
+			if exists(mcp) {
+				t.Errorf("%s was planted after the command ended", mcp)
+			}
+			if beside {
+				select {
+				case out := <-bgDone:
+					if out != "slept\n<nil>" {
+						t.Errorf("the background command was disturbed: %q", out)
+					}
+				case <-time.After(60 * time.Second):
+					t.Errorf("the background command did not end")
+				}
+			}
+			w.hook("SessionEnd", map[string]any{"reason": "exit"})
+			if exists(mcp) {
+				t.Errorf("%s is there after the session ended", mcp)
+			}
+			w.lawUnchanged()
+		})
+	}
 }
