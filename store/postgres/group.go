@@ -41,8 +41,9 @@ import (
 var errRetry = errors.New("store: the group commit failed; run alone")
 
 const (
-	// groupCommitters is how many groups a replica has in flight at once:
-	// while one is at the server, the next gathers.
+	// groupCommitters is how many groups a replica alone has in flight at
+	// once: while one is at the server, the next gathers (a replica that
+	// sees others has one; replicas.go).
 	groupCommitters = 2
 	// maxGroup caps the transactions in one group.
 	maxGroup = 128
@@ -132,7 +133,7 @@ func (s *Store) commitGrouped(t *tx) error {
 		return errRetry // alone, the closed store says so
 	}
 	g.pending = append(g.pending, t)
-	if g.running < groupCommitters {
+	if g.running < s.committers() {
 		g.running++
 		g.wg.Add(1)
 		go s.runGroups()

@@ -81,6 +81,7 @@ type Store struct {
 	uncheckedGroups, uncheckedFailed             atomic.Int64
 	groups                                       groups
 	notifier                                     notifier
+	presence                                     presence
 
 	watchMu   sync.Mutex
 	hub       *backend.Hub
@@ -383,6 +384,7 @@ func (s *Store) Close() error {
 	s.groups.mu.Unlock()
 	s.groups.wg.Wait()
 	s.notifier.close()
+	s.stopPresence()
 	s.pool.Close()
 	return nil
 }

@@ -1,0 +1,42 @@
+package postgres
+
+import (
+	"testing"
+	"time"
+)
+
+// TestReplicasSeeEachOther: a replica alone keeps two groups in flight;
+// once another replica of the same store commits groups, each sees the
+// other (by the presence lock) and keeps one; when the other closes, the
+// first is alone again. A store in another schema is another store.
+func TestReplicasSeeEachOther(t *testing.T) {
+	old := presencePoll
+	presencePoll = 20 * time.Millisecond
+	t.Cleanup(func() { presencePoll = old }) // after the stores close
+	a, u := openTemp(t, Options{})
+	other, _ := openTemp(t, Options{})
+	other.committers()
+	want := func(s *Store, name string, n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for s.committers() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s keeps %d groups in flight (sees %d others), want %d", name, s.committers(), s.presence.others.Load(), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	want(a, "a alone", groupCommitters)
+	time.Sleep(5 * presencePoll) // a counted itself (and not the other store) a few times
+	want(a, "a alone", groupCommitters)
+	b, err := Open(bg, u, Options{MustExist: true, ExpectID: a.StoreID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(b, "b beside a", 1)
+	want(a, "a beside b", 1)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want(a, "a after b closed", groupCommitters)
+}
