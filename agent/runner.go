@@ -644,7 +644,14 @@ func (r *runner) call(ctx context.Context, c model.ToolCall) (events.RunEnd, boo
 		r.failed()
 		return events.RunEnd{}, false
 	}
-	out := r.cfg.Tools.ExecIn(ctx, c.Name, args, res.Sandbox)
+	ectx, stopFollow := ctx, func() {}
+	if res.Sandbox != nil && r.cfg.Store != nil {
+		// A transition made elsewhere while the command runs (a person's
+		// approve or transition) kills it with its sandbox.
+		ectx, stopFollow = followPhase(ctx, r.cfg.Store, r.session, res.Sandbox.Phase)
+	}
+	out := r.cfg.Tools.ExecIn(ectx, c.Name, args, res.Sandbox)
+	stopFollow()
 	if c.Name == tools.EditFile || c.Name == tools.WriteFile {
 		clear(r.readCounts) // the file changed: reading it again is not a loop
 	}

@@ -2,15 +2,18 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/statewright-go/statewright/agent"
 	"github.com/statewright-go/statewright/agent/events"
 	fm "github.com/statewright-go/statewright/internal/fakemodel"
 	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
 )
 
 const phaseSandboxWorkflow = `id: sbx
@@ -79,4 +82,95 @@ func TestRunPhaseSandbox(t *testing.T) {
 			t.Errorf("command result %d: %q", i, last)
 		}
 	}
+}
+
+const followWorkflow = `id: follow
+initial: implementing
+states:
+  implementing:
+    allowed_tools: [Read, Edit, Write, Bash, Background]
+    sandbox: {exec: true}
+    on: {DONE: reviewing}
+  reviewing:
+    allowed_tools: [Read, Bash]
+    on: {OK: done}
+  done: {type: final}
+`
+
+// TestRunCommandFollowsPhase: a command statewright agent runs in a phase
+// that may write the project keeps appending to a file, and leaves a
+// process doing the same; a person moves the run to a read-only phase
+// elsewhere (the store, not the runner). The command and its process die,
+// the file stops growing, and the model is told why.
+func TestRunCommandFollowsPhase(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "wf.yaml", followWorkflow)
+	h := newHarness(t, dir)
+	if h.sb.Bwrap == "" {
+		if os.Getenv("STATEWRIGHT_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("no sandbox: %s", h.sb.Why)
+		}
+		t.Skip("no sandbox: " + h.sb.Why)
+	}
+	ticks, bgTicks := filepath.Join(dir, "ticks"), filepath.Join(dir, "bg-ticks")
+	loop := func(p string) string { return "while :; do echo x >> " + p + "; sleep 0.05; done" }
+	srv := fm.NewChatCompletions(fm.Script{Turns: []fm.Turn{
+		call("run_command", map[string]any{"command": "(" + loop(bgTicks) + ") & " + loop(ticks), "timeout_seconds": 100}),
+		call("statewright_transition", map[string]any{"event": "OK"}),
+	}}, fm.WithLog(t.Logf))
+	defer srv.Close()
+	cfg := h.config(srv, filepath.Join(dir, "wf.yaml"), "Implement.", "")
+	cfg.Session = "agent:follow-test"
+	cfg.Tools.SandboxEnv = &policy.SandboxEnv{ProjectDir: h.ws.Root, Home: t.TempDir(), SessionDir: filepath.Join(t.TempDir(), "session")}
+
+	moved := make(chan error, 1)
+	go func() {
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if size(ticks) > 4 && size(bgTicks) > 4 {
+				break
+			}
+			if time.Now().After(deadline) {
+				moved <- errors.New("the command never wrote:\n" + h.jsnl.String())
+				return
+			}
+		}
+		_, err := h.svc.Transition(context.Background(), cfg.Session, "DONE", nil, runtime.Actor{Kind: runtime.ActorHuman, Channel: "cli"})
+		moved <- err
+	}()
+	res, err := agent.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-moved; err != nil {
+		t.Fatal(err)
+	}
+	if res.FinalState != "done" {
+		t.Fatalf("result %+v\n%s", res, h.jsnl.String())
+	}
+	n, m := size(ticks), size(bgTicks)
+	time.Sleep(500 * time.Millisecond)
+	if size(ticks) != n || size(bgTicks) != m {
+		t.Error("implementing's loops still write the project after the run moved to reviewing")
+	}
+	c, err := srv.MainRequests()[1].Chat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result string
+	for _, m := range c.Messages {
+		if txt := m.Text(); strings.Contains(txt, "exit code ") {
+			result = txt
+		}
+	}
+	if !strings.Contains(result, "the phase's sandbox stopped while the command ran") || !strings.Contains(result, "exit code 137") {
+		t.Errorf("the command's result: %q", result)
+	}
+}
+
+func size(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }

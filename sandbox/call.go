@@ -23,9 +23,11 @@ import (
 // it writes the profile in force at the decision into profile.json and
 // bubblewrap's arguments for it into bwrap.args, and rewrites the command
 // to run `statewright-sandbox sandbox exec --call DIR -c CMD`
-// (ShellCommand). The launcher (Exec) reads the arguments, strips
-// statewright's variables from the environment and replaces itself with
-// bubblewrap: no Go process waits beside the command (bench/sandbox.txt).
+// (ShellCommand). The launcher (Exec) sends the command to the phase's
+// server (server_linux.go); failing that, it reads the arguments, strips
+// statewright's variables from the environment and runs bubblewrap, as its
+// child with the phase's watcher beside it (follow_linux.go), or, with no
+// watcher, by replacing itself with bubblewrap (bench/sandbox.txt).
 // The harness's own shell, after the launcher returns, writes the exit
 // status into DIR/status and cds to the directory the command ended in
 // (DIR/rw/cwd). A launcher given an Observer (`statewright sandbox exec`,
@@ -345,14 +347,24 @@ func shellArgs(script string) []string {
 // bubblewrap running the command under the call's profile, in the current
 // directory, with the environment stripped of statewright's variables. It
 // returns only when that fails (exit 126 with the reason): it never runs
-// the command unsandboxed. A call that could plant a name of the law
-// (absent.json) runs bubblewrap as the launcher's child instead (Launch),
-// so that the launcher outlives the command and sweeps (Main).
+// the command unsandboxed. A profile with a watcher, and a call that could
+// plant a name of the law (absent.json), run bubblewrap as the launcher's
+// child instead (Launch), so that the launcher runs the watcher beside the
+// command (followPhase) and outlives it to sweep (Main).
 func Exec(callDir, script string, argv []string, stderr io.Writer) int {
 	if script != "" {
 		if code, ran := viaServer(callDir, script, stderr); ran {
 			return code
 		}
+	}
+	cf, err := readCallFile(callDir)
+	if err != nil {
+		return launchFailed(stderr, err)
+	}
+	if len(cf.Profile.Watch) > 0 {
+		// The launcher waits, to run the phase's watcher beside the
+		// command: a transition made anywhere stops it (followPhase).
+		return Launch(callDir, script, argv, nil, os.Stdin, os.Stdout, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(callDir, absentFile)); err == nil {
 		// The command could plant a name of the law: the launcher waits
@@ -363,12 +375,19 @@ func Exec(callDir, script string, argv []string, stderr io.Writer) int {
 	if err != nil {
 		return launchFailed(stderr, err)
 	}
+	// The hooks' next decision in another phase kills it (followPhase).
+	registerSelf(callDir, &cf.Profile)
 	// The variables are stripped here, before bubblewrap starts: what
 	// --unsetenv removes stays readable in /proc/1/environ of the
 	// sandbox's first process.
 	err = syscall.Exec(args[0], args, StripEnv(os.Environ()))
 	return launchFailed(stderr, fmt.Errorf("bubblewrap (%s): %w; the command did not run", args[0], err))
 }
+
+// stoppedMessage is what a command killed by a stop of its phase's
+// sandbox (the run left the phase, the session ended) tells the agent on
+// its stderr.
+const stoppedMessage = "statewright sandbox: the phase's sandbox stopped while the command ran (the phase changed or the session ended); the command was killed"
 
 func launchFailed(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "statewright sandbox:", err)
@@ -418,16 +437,23 @@ func Launch(callDir, script string, argv []string, obs Observer, stdin io.Reader
 		out.Close()
 		return launchFailed(stderr, err)
 	}
+	// It follows the phase: a stop of the phase's sandboxes (the run left
+	// the phase) kills it, as it kills the phase's server.
+	follow := followPhase(callDir, &cf.Profile, cmd.Process.Pid)
 	go func() {
 		for s := range sigs {
 			_ = cmd.Process.Signal(s)
 		}
 	}()
 	err = cmd.Wait()
+	stopped := follow()
 	out.Close()
 	code, ok := ExitStatus(err)
 	if !ok {
 		return launchFailed(stderr, err)
+	}
+	if stopped {
+		fmt.Fprintln(stderr, stoppedMessage)
 	}
 	r := launchResult{ExitCode: code}
 	if obs != nil {

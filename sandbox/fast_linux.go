@@ -236,7 +236,7 @@ func (k *fastKeeper) run(pid int, ts, id string, sigs chan syscall.Signal) {
 		stderr(msg)
 	}
 	if err != nil || r.Exit == nil {
-		stderr("statewright sandbox: the phase's sandbox stopped while the command ran (the phase changed or the session ended); the command was killed")
+		stderr(stoppedMessage)
 		answer(strconv.Itoa(128 + int(syscall.SIGKILL)))
 		return
 	}

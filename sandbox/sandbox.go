@@ -71,7 +71,9 @@ type Profile struct {
 	// phase's sandbox server runs beside it, outside the sandbox, for as
 	// long as it lives: `statewright sandbox watch`, which stops the server
 	// when the run leaves Phase, whoever moved it (a person, serve, the
-	// TUI). It changes nothing inside the sandbox.
+	// TUI). A launcher that runs a command with a bubblewrap of its own
+	// runs it beside that command too (followPhase). It changes nothing
+	// inside the sandbox.
 	Watch []string `json:"watch,omitempty"`
 }
 

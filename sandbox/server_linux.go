@@ -212,7 +212,7 @@ func viaServer(callDir, script string, stderr io.Writer) (code int, ran bool) {
 	}()
 	r = reply{}
 	if err := readReply(br, &r); err != nil || r.Exit == nil {
-		fmt.Fprintln(stderr, "statewright sandbox: the phase's sandbox stopped while the command ran (the phase changed or the session ended); the command was killed")
+		fmt.Fprintln(stderr, stoppedMessage)
 		return 128 + int(syscall.SIGKILL), true
 	}
 	if r.Cwd != "" {
@@ -550,6 +550,7 @@ func startWatch(argv []string) *exec.Cmd {
 	}
 	w := exec.Command(argv[0], argv[1:]...)
 	w.Dir = "/"
+	w.Env = keeperEnv(os.Environ())
 	w.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if w.Start() != nil {
 		return nil
@@ -631,12 +632,17 @@ func StopServer(root, session string) {
 }
 
 // StopServerUnless stops the session's sandbox server, and everything it
-// runs, unless its profile is of phase *keep: the hooks call it with the
-// phase in force at every decision, so that commands started in an
-// earlier phase (a harness's background commands) do not outlive it.
+// runs, unless its profile is of phase *keep, and likewise the session's
+// commands that run with a bubblewrap of their own (stopCommands): the
+// hooks and the watcher call it with the phase in force, so that commands
+// started in an earlier phase (a harness's background commands) do not
+// outlive it.
 func StopServerUnless(root, session string, keep *string) {
 	srv := ServerDir(root)
 	sess := filepath.Base(SessionDir(root, session))
+	// The commands that run with a bubblewrap of their own follow the
+	// phase as the server does (follow_linux.go).
+	stopCommands(srv, sess, keep)
 	rec := filepath.Join(srv, sess+".json")
 	b, err := os.ReadFile(rec)
 	if err != nil {

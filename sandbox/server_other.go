@@ -31,3 +31,9 @@ func Serve(args []string, stderr io.Writer) int {
 	_, _ = io.WriteString(stderr, "statewright sandbox serve: "+Unsupported("this system")+"\n")
 	return 126
 }
+
+func followPhase(callDir string, p *Profile, pid int) func() bool {
+	return func() bool { return false }
+}
+
+func registerSelf(callDir string, p *Profile) {}

@@ -55,6 +55,12 @@ func newServerFixture(t *testing.T) *serverFixture {
 // for script.
 func (f *serverFixture) call(phase string, writable bool, script string, readOnly ...string) (Call, string) {
 	f.t.Helper()
+	return f.callWith(phase, writable, script, nil, readOnly...)
+}
+
+// callWith is call with the profile changed by prep (nil: unchanged).
+func (f *serverFixture) callWith(phase string, writable bool, script string, prep func(*Profile), readOnly ...string) (Call, string) {
+	f.t.Helper()
 	f.n++
 	id := "toolu_" + strconv.Itoa(f.n)
 	c := CallDir(f.sess, id)
@@ -63,6 +69,9 @@ func (f *serverFixture) call(phase string, writable bool, script string, readOnl
 		Tmp: filepath.Join(f.sess, "tmp"), Env: []string{"TMPDIR=/tmp"}}
 	if writable {
 		p.Writable = append(p.Writable, f.proj)
+	}
+	if prep != nil {
+		prep(p)
 	}
 	c2, err := PrepareCall(f.sess, "", id, f.a, p, script)
 	if err != nil {

@@ -80,12 +80,22 @@ type CommandResult struct {
 	// Output is stdout and stderr interleaved, capped (the middle is cut).
 	Output   string
 	TimedOut bool
+	// Stopped says the command was killed because the run left the phase
+	// it was decided in (ctx was cancelled with ErrPhaseLeft).
+	Stopped bool
 	// Truncated is the number of bytes cut from the middle.
 	Truncated int
 	// Test is the structured evidence of a plain test command (go test,
 	// pytest, ...), which RunIn makes write its report; nil otherwise.
 	Test *testreport.Evidence
 }
+
+// ErrPhaseLeft is the cause with which the runner cancels a command's
+// context when the run leaves the phase the command was decided in (a
+// person's transition elsewhere): RunIn kills the command, and its
+// sandbox with everything in it, as a transition stops the phase's
+// sandbox of a hook-routed harness (docs/sandbox.md).
+var ErrPhaseLeft = errors.New("the run left the phase this command was decided in")
 
 // Limits bound a command.
 type Limits struct {
@@ -223,21 +233,24 @@ func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profil
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var werr error
-	timedOut := false
+	timedOut, stopped := false, false
 	select {
 	case werr = <-done:
 	case <-ctx.Done():
-		timedOut = true
+		stopped = errors.Is(context.Cause(ctx), ErrPhaseLeft)
+		timedOut = !stopped
 		killProcessGroup(cmd)
 		werr = <-done
 	}
 	if testOut != nil {
 		testOut.Close()
 	}
-	res := CommandResult{TimedOut: timedOut}
+	res := CommandResult{TimedOut: timedOut, Stopped: stopped}
 	res.Output, res.Truncated = headTail(buf.Bytes(), lim.OutputCap)
 	var ee *exec.ExitError
 	switch {
+	case stopped:
+		res.ExitCode = 128 + 9
 	case timedOut:
 		res.ExitCode = 124
 	case werr == nil:

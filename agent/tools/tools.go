@@ -214,6 +214,9 @@ func (s *Set) ExecIn(ctx context.Context, name string, a Args, prof *sandbox.Pro
 		if r.TimedOut {
 			out += fmt.Sprintf("\n[timed out after %s]", lim.Timeout)
 		}
+		if r.Stopped {
+			out += "\n[the phase's sandbox stopped while the command ran (the run left the phase it was decided in); the command was killed]"
+		}
 		if strings.TrimSpace(out) == "" {
 			out = "(no output)"
 		}

@@ -78,10 +78,20 @@ func newWorldWith(t *testing.T, initFlags ...string) *world {
 // their agent).
 func newWorldAt(t *testing.T, rel string, initFlags ...string) *world {
 	t.Helper()
+	return newWorldStore(t, rel, "", initFlags...)
+}
+
+// newWorldStore is newWorldAt with the store at location store ("" for a
+// SQLite file under the home directory; a PostgreSQL URL).
+func newWorldStore(t *testing.T, rel, store string, initFlags ...string) *world {
+	t.Helper()
 	root := t.TempDir()
 	w := &world{t: t, home: filepath.Join(root, "home"), project: filepath.Join(root, "home", rel), session: "sess-" + filepath.Base(root)}
 	w.store = filepath.Join(w.home, ".local", "state", "statewright", "state.db")
-	for _, d := range []string{w.project, filepath.Join(w.home, ".config"), filepath.Dir(w.store)} {
+	if store != "" {
+		w.store = store
+	}
+	for _, d := range []string{w.project, filepath.Join(w.home, ".config"), filepath.Join(w.home, ".local", "state", "statewright")} {
 		must(t, os.MkdirAll(d, 0o755))
 	}
 	gocache, _ := exec.Command("go", "env", "GOCACHE").Output()

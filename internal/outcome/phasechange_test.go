@@ -10,24 +10,49 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/statewright-go/statewright/store/postgres/pgtest"
 )
 
 // TestPhaseChangeElsewhereStopsTheSandbox is the outcome test of a
 // transition made outside the agent's hooks: a command the harness runs in
 // the background (Claude Code's run_in_background) keeps appending to a
-// file of the project in a phase that may write it; a person moves the run
-// to a phase that may not, with the CLI; no hook event follows. The
-// background command must die and the file stop growing: the phase's
-// sandbox server is stopped by its watcher, not at the agent's next call.
+// file of the project in a phase that may write it, and leaves a process
+// of its own doing the same; a person moves the run to a phase that may
+// not, with the CLI; no hook event follows. The command and its process
+// must die, the files stop growing and the agent be told why, whichever
+// sandbox the command runs in: the phase's server (stopped by its
+// watcher), or a bubblewrap of its own (stopped by the watcher its
+// launcher runs beside it): a test command the observer watches, a phase
+// whose network goes through the proxy. On SQLite, and on PostgreSQL,
+// whose watcher follows notifications instead of polling.
 func TestPhaseChangeElsewhereStopsTheSandbox(t *testing.T) {
-	w := sandboxedWorldAt(t, "proj")
+	for _, path := range []string{"server", "observed", "proxy"} {
+		t.Run(path, func(t *testing.T) { phaseChangeElsewhere(t, sandboxedWorldAt(t, "proj"), path) })
+	}
+	t.Run("postgres", func(t *testing.T) {
+		for _, path := range []string{"server", "observed"} {
+			t.Run(path, func(t *testing.T) { phaseChangeElsewhere(t, sandboxedWorldStore(t, "proj", pgtest.Schema(t)), path) })
+		}
+	})
+}
+
+// phaseChangeElsewhere runs TestPhaseChangeElsewhereStopsTheSandbox's
+// story in w, with the background command on path.
+func phaseChangeElsewhere(t *testing.T, w *world, path string) {
 	// A phase that lets commands run in the background (the bundled
 	// templates grant Background nowhere), and a narrower one after it.
+	domains := ""
+	if path == "proxy" {
+		// Its network goes through statewright's proxy: commands take a
+		// bubblewrap of their own, the proxy beside them.
+		domains = "\n    allowed_domains: [example.com]"
+	}
 	w.write(filepath.Join(w.home, "bg.yaml"), `id: bg
 initial: working
 states:
   working:
-    allowed_tools: [Read, Edit, Write, Bash, Background]
+    allowed_tools: [Read, Edit, Write, Bash, Background]`+domains+`
     on: {DONE: reviewing}
   reviewing:
     allowed_tools: [Read, Bash]
@@ -35,8 +60,20 @@ states:
   done: {type: final}
 `)
 	w.cli("start", filepath.Join(w.home, "bg.yaml"), "--session", w.session, "--store", w.store)
-	ticks := w.abs("ticks")
-	id, in, denied := w.pre("Bash", map[string]any{"command": "for i in $(seq 600); do echo x >> ticks; sleep 0.05; done", "run_in_background": true})
+	ticks, bgTicks := w.abs("ticks"), w.abs("bg-ticks")
+	loop := func(p string) string { return "while :; do echo x >> " + shellQuote(p) + "; sleep 0.05; done" }
+	command := "(" + loop(bgTicks) + ") & " + loop(ticks)
+	env := w.env
+	if path == "observed" {
+		// A plain test command, which the launcher runs watched: the
+		// runner here is a go of the test's that writes instead of testing.
+		fake := w.abs(".bin") // in the project: the rest of /tmp is not visible inside
+		w.write(filepath.Join(fake, "go"), "#!/bin/sh\n"+command+"\n")
+		must(t, os.Chmod(filepath.Join(fake, "go"), 0o755))
+		env = append(append([]string(nil), w.env...), "PATH="+fake+":"+os.Getenv("PATH"))
+		command = "go test ./..."
+	}
+	id, in, denied := w.pre("Bash", map[string]any{"command": command, "run_in_background": true})
 	if denied != nil {
 		t.Fatalf("the background writer was denied: %s", denied.reason)
 	}
@@ -45,8 +82,10 @@ states:
 		t.Fatalf("the command was not routed through the sandbox: %s", line)
 	}
 	bg := exec.Command("bash", "-c", line)
-	bg.Dir, bg.Env = w.project, w.env
+	bg.Dir, bg.Env = w.project, env
 	bg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr strings.Builder
+	bg.Stderr = &stderr
 	must(t, bg.Start())
 	done := make(chan int, 1)
 	go func() {
@@ -58,10 +97,15 @@ states:
 		done <- code
 	}()
 	defer func() { _ = syscall.Kill(-bg.Process.Pid, syscall.SIGKILL) }()
-	for deadline := time.Now().Add(30 * time.Second); size(ticks) < 5; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); size(ticks) < 5 || size(bgTicks) < 5; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the background writer never wrote")
+			t.Fatalf("the background writer never wrote; stderr:\n%s", stderr.String())
 		}
+	}
+	// Which sandbox it runs in: a server is recorded only on that path.
+	servers, _ := filepath.Glob(filepath.Join(w.home, ".cache", "statewright", "sandbox", "srv", "*.json"))
+	if (len(servers) > 0) != (path == "server") {
+		t.Fatalf("servers %v on the %s path", servers, path)
 	}
 	// Claude Code reports a background call as soon as it runs.
 	w.hook("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": in, "tool_use_id": id,
@@ -79,10 +123,13 @@ states:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the background command of working still runs after the run moved to reviewing")
 	}
-	n := size(ticks)
+	n, m := size(ticks), size(bgTicks)
 	time.Sleep(500 * time.Millisecond)
-	if size(ticks) != n {
-		t.Error("working's loop still writes the project in reviewing")
+	if size(ticks) != n || size(bgTicks) != m {
+		t.Error("working's loops still write the project in reviewing")
+	}
+	if !strings.Contains(stderr.String(), "the phase's sandbox stopped while the command ran") {
+		t.Errorf("the agent is not told why its command died; stderr:\n%s", stderr.String())
 	}
 }
 

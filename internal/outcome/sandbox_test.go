@@ -36,6 +36,13 @@ func sandboxedImplementingAt(t *testing.T, rel string) *world {
 // run yet.
 func sandboxedWorldAt(t *testing.T, rel string) *world {
 	t.Helper()
+	return sandboxedWorldStore(t, rel, "")
+}
+
+// sandboxedWorldStore is sandboxedWorldAt with the store at location store
+// (newWorldStore).
+func sandboxedWorldStore(t *testing.T, rel, store string) *world {
+	t.Helper()
 	if out, err := exec.Command(bin, "sandbox", "status", "--json").Output(); err != nil || !strings.Contains(string(out), `"available":true`) {
 		t.Fatalf("the OS sandbox is not available here (%v): %s", err, out)
 	}
@@ -48,7 +55,7 @@ func sandboxedWorldAt(t *testing.T, rel string) *world {
 	must(t, err)
 	t.Cleanup(func() { ln.Close() })
 	t.Setenv("XDG_RUNTIME_DIR", xrd)
-	w := newWorldAt(t, rel, "--sandbox")
+	w := newWorldStore(t, rel, store, "--sandbox")
 	w.runtimeSock = ln
 	w.write(".vscode/tasks.json", "{}\n")
 	w.write(filepath.Join(w.home, ".npmrc"), "//registry.npmjs.org/:_authToken=npmsecret-77aa\n")
