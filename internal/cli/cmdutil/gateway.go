@@ -39,7 +39,7 @@ type GatewayFlags struct {
 
 func (f *GatewayFlags) Add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "gateway-config", "", "the gateway configuration (default PROJECT/.statewright/gateway.yaml when it exists); its upstreams start only once `statewright trust` recorded consent to its exact bytes")
+	fl.StringVar(&f.config, "gateway-config", "", "the gateway configuration (default PROJECT/.statewright/gateway.yaml when it exists); its upstreams start only once statewright trust recorded consent to its exact bytes")
 	fl.BoolVar(&f.noConfig, "no-gateway-config", false, "ignore the project's .statewright/gateway.yaml")
 	fl.StringArrayVar(&f.upstreams, "upstream", nil, "an upstream MCP server, NAME=COMMAND [ARGS...] (stdio; split on spaces) or NAME=http(s)://URL (streamable HTTP); repeatable")
 	fl.DurationVar(&f.timeout, "upstream-timeout", gateway.DefaultTimeout, "how long one upstream call may take (per upstream in the config file)")

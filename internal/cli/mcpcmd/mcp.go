@@ -174,7 +174,7 @@ statewright init claude-code registers it in .mcp.json; by hand:
 	cmd.Flags().StringVar(&harness, "harness", mcpserver.DefaultHarness, "the harness whose sessions the server serves; session keys are HARNESS:ID")
 	cmd.Flags().BoolVar(&trustEnv, "trust-env-session", false,
 		"let a call without the hook's session stamp use $"+mcpserver.EnvSessionVar+" (stale after /clear; off by default)")
-	cmd.Flags().StringVar(&storeID, "store-id", "", "the store's id (see `statewright init`): refuse to serve any other store, and never create one")
+	cmd.Flags().StringVar(&storeID, "store-id", "", "the store's id (see statewright init): refuse to serve any other store, and never create one")
 	cmd.Flags().StringVar(&session, "session", "", "serve this one session (HARNESS:ID or an id of --harness) to a client that cannot be stamped by a hook (a plain MCP client)")
 	cmd.Flags().StringVar(&metricsAt, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics to metrics or operator tokens (loopback unless a token exists; :0 picks a port)")
 	cmdutil.AddTokensFileFlag(cmd, &tokensPath)

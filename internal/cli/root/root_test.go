@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
 )
@@ -38,4 +39,26 @@ func TestEveryCommandHasExample(t *testing.T) {
 	if n < 40 {
 		t.Errorf("walked %d commands; the tree has more", n)
 	}
+}
+
+// TestFlagPlaceholders walks every command's flags: pflag shows the first
+// `backquoted` word of a usage as the flag's value placeholder, so a usage
+// quoting a command (`statewright trust`) printed "--gateway-config
+// statewright trust" in --help. A placeholder is one word.
+func TestFlagPlaceholders(t *testing.T) {
+	root := NewCmdRoot(cmdutil.New("test"))
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		check := func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.ContainsAny(name, " \t") {
+				t.Errorf("%s --%s: its help shows the placeholder %q (a backquoted phrase in the usage)", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+	}
+	walk(root)
 }
