@@ -70,18 +70,22 @@ func StoreLocation(cmd *cobra.Command) (string, error) {
 	if err != nil {
 		return "", Usage(err)
 	}
-	if why := storeSource(flag, from); why != "" {
+	if why := storeSource(flag, p, from); why != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "statewright: store %s (%s)\n", store.Display(p), why)
 	}
 	return p, nil
 }
 
-// storeSource says where a resolved store comes from, for StoreLocation's
-// note ("" when --store named it on the command line).
-func storeSource(flag, from string) string {
+// storeSource says where the resolved store loc comes from, for
+// StoreLocation's note ("" when --store named it on the command line).
+func storeSource(flag, loc, from string) string {
 	switch {
 	case flag != "":
 		return ""
+	case from != "" && from == loc:
+		// Found as the project's .statewright/state.db: no install file
+		// names it (an install whose file names no store, or one removed).
+		return "the project's store, found from this directory"
 	case from != "":
 		return "the project's install, " + from
 	case os.Getenv(store.EnvStore) != "":
