@@ -6,6 +6,7 @@
 //	go run ./cmd/fakemodel -api anthropic            # Claude Code: ANTHROPIC_BASE_URL
 //	go run ./cmd/fakemodel -api responses            # Codex: a model provider's base_url
 //	go run ./cmd/fakemodel -api chat                 # opencode, Pi: an OpenAI-compatible provider
+//	go run ./cmd/fakemodel -api ollama               # statewright agent --model ollama://HOST:PORT#fake
 //	go run ./cmd/fakemodel -api chat -script turns.json -log
 //
 // It prints the base URL, answers until interrupted, then prints one line
@@ -26,6 +27,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/statewright-go/statewright/internal/fakemodel"
@@ -61,11 +63,12 @@ var servers = map[string]struct {
 	"anthropic": {fakemodel.NewAnthropic, fakemodel.Tool("Write", map[string]any{"file_path": "statewright-demo.txt", "content": "hello\n"}),
 		"Claude Code: ANTHROPIC_BASE_URL=%s ANTHROPIC_API_KEY=fake claude -p 'try it'"},
 	"responses": {fakemodel.NewResponses, fakemodel.Tool("apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: statewright-demo.txt\n+hello\n*** End Patch\n"}),
-		"Codex: a model provider with base_url = \"%s/v1\" and wire_api = \"responses\" in config.toml"},
+		"Codex: a model provider with base_url = \"%s/v1\" and wire_api = \"responses\" in config.toml, " +
+			"and a model whose metadata offers apply_patch (model_catalog_json: docs/e2e.md, Codex's facts)"},
 	"chat": {fakemodel.NewChatCompletions, fakemodel.Tool("write", map[string]any{"filePath": "statewright-demo.txt", "path": "statewright-demo.txt", "content": "hello\n"}),
 		"opencode, Pi: an OpenAI-compatible provider with baseURL %s/v1"},
 	"ollama": {fakemodel.NewOllama, fakemodel.Tool("write_file", map[string]any{"path": "statewright-demo.txt", "content": "hello\n"}),
-		"an Ollama client (statewright agent --model %s#fake): OLLAMA_HOST"},
+		"an Ollama client on its native /api/chat: statewright agent --model ollama://%s#fake, or OLLAMA_HOST=%[1]s"},
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -109,7 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, srv.URL)
-	fmt.Fprintf(stderr, "fakemodel: serving %d turns at %s; %s\n", len(script.Turns), srv.URL, fmt.Sprintf(srvKind.how, srv.URL))
+	fmt.Fprintf(stderr, "fakemodel: serving %d turns at %s; %s\n", len(script.Turns), srv.URL, hint(srvKind.how, *api, srv.URL))
 	<-ctx.Done()
 	srv.Close()
 	fmt.Fprint(stderr, srv.Summary())
@@ -125,4 +128,14 @@ func newServer(mk func(fakemodel.Script, ...fakemodel.Option) *fakemodel.Server,
 		}
 	}()
 	return mk(s, opts...), nil
+}
+
+// hint fills the API's how-to with the server's URL: Ollama's clients name
+// the host and port alone (ollama://HOST:PORT, OLLAMA_HOST), an http:// URL
+// would be taken for an OpenAI-compatible server at /v1.
+func hint(how, api, url string) string {
+	if api == "ollama" {
+		url = strings.TrimPrefix(url, "http://")
+	}
+	return fmt.Sprintf(how, url)
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/statewright-go/statewright/agent/model"
 )
 
 // TestRun starts the command with a script, sends it an Anthropic request
@@ -59,5 +61,32 @@ func TestRunRefusesBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"turns":[{"tool_uses":[{"name":"Write","input":[1]}]}]}`), 0o644)
 	if err := run(context.Background(), []string{"-script", bad}, io.Discard, io.Discard); err == nil {
 		t.Error("a tool input that is no object: no error")
+	}
+}
+
+// TestHintNamesAWorkingModel: the how-to line printed for -api ollama names
+// a --model value that `statewright agent` parses as Ollama's native API at
+// this server (an http:// URL would be taken for /v1/chat/completions, which
+// the Ollama fake does not serve).
+func TestHintNamesAWorkingModel(t *testing.T) {
+	const url = "http://127.0.0.1:4321"
+	h := hint(servers["ollama"].how, "ollama", url)
+	i := strings.Index(h, "--model ")
+	if i < 0 {
+		t.Fatalf("hint %q names no --model", h)
+	}
+	arg := strings.Fields(h[i+len("--model "):])[0]
+	ep, err := model.ParseEndpoint(strings.TrimSuffix(arg, ","))
+	if err != nil {
+		t.Fatalf("hint %q: %v", h, err)
+	}
+	if ep.API != model.Ollama || ep.BaseURL != url {
+		t.Errorf("hint %q: --model %s is %s at %s, want ollama at %s", h, arg, ep.API, ep.BaseURL, url)
+	}
+	if !strings.Contains(h, "OLLAMA_HOST=127.0.0.1:4321") {
+		t.Errorf("hint %q: OLLAMA_HOST should be host:port", h)
+	}
+	if h := hint(servers["chat"].how, "chat", url); !strings.Contains(h, url+"/v1") {
+		t.Errorf("chat hint %q lost the URL", h)
 	}
 }
