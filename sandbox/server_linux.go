@@ -529,13 +529,20 @@ func Keep(args []string, stderr io.Writer) int {
 			return 0
 		case <-tick.C:
 			if watch > 1 && procStart(watch) != watchStart {
-				// The harness is gone: so is the sandbox (bubblewrap's
-				// --die-with-parent), and its fast path.
+				// The harness is gone: so is the sandbox, and its fast
+				// path. bubblewrap is killed here (the server with it,
+				// --die-with-parent) rather than by the keeper's exit, so
+				// that the fast path's commands in flight end first and
+				// their keeper sweeps what they planted (fastKeeper.run):
+				// a harness that crashed sends no SessionEnd to do it.
 				if reqf != nil {
 					callDir := filepath.Dir(spec)
 					srv, _ := sessionPaths(callDir)
 					unlinkFast(reqf, srv, sess)
 				}
+				_ = cmd.Process.Kill()
+				<-done
+				<-fast
 				return 0
 			}
 		}

@@ -515,3 +515,34 @@ func (f *serverFixture) runWithin(d time.Duration, when string) {
 		f.t.Errorf("%s: %v, %q", when, err, out)
 	}
 }
+
+// TestHarnessCrashSweeps: the harness dies (no SessionEnd) while a
+// command of the fast path that planted a name of the law (.mcp.json,
+// absent at the decision) still runs. The keeper stops the sandbox and
+// the command's sweep takes the name out.
+func TestHarnessCrashSweeps(t *testing.T) {
+	f := newServerFixture(t)
+	mcp := filepath.Join(f.proj, ".mcp.json")
+	_, first := f.call("implementing", true, "exit 0")
+	_, second := f.call("implementing", true, "printf '{}' > .mcp.json; echo planted; sleep 60", mcp)
+	// The harness: a bash whose child shell runs the rewritten commands.
+	harness := exec.Command("/bin/bash", "-c", "/bin/bash -c "+Quote(first+"\n"+second)+"; exit 0")
+	harness.Dir = f.proj
+	// Its output goes to a file: a shell left waiting must not hold a pipe
+	// the test waits on.
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	harness.Stdout, harness.Stderr = out, out
+	harness.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := harness.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-harness.Process.Pid, syscall.SIGKILL) }()
+	waitFor(t, func() bool { _, err := os.Lstat(mcp); return err == nil })
+	_ = harness.Process.Kill()
+	_ = harness.Wait()
+	waitFor(t, func() bool { _, err := os.Lstat(mcp); return err != nil })
+}
