@@ -20,7 +20,9 @@ func NewCmdVersion(_ *cmdutil.Factory) *cobra.Command {
 		Short:   "Print the statewright version (the same line as --version)",
 		Long: `version prints the version, commit and commit date a release build
 stamped into the binary (scripts/release.sh), the Go toolchain and the
-platform. A build from a checkout says "devel".`,
+platform. A plain go build in a git checkout says the pseudo-version Go
+stamps from the commit (+dirty with uncommitted changes); go run, and a
+build without git information (-buildvcs=false), say "devel".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			i := buildinfo.Get()
