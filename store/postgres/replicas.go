@@ -21,8 +21,8 @@ import (
 // server instead.
 //
 // A replica shows itself by holding a shared advisory lock of the store's
-// schema on a connection of its own (opened with its first group, outside
-// the pool), and counts the holders in pg_locks every presencePoll. Shared
+// schema on a connection of its own (outside the pool, opened once the
+// process committed presenceAfter transactions in groups), and counts the holders in pg_locks every presencePoll. Shared
 // locks never wait on each other: nobody queues on this lock. A replica
 // that dies drops its connection and with it the lock. The count only
 // tunes how many groups a replica sends at once; nothing depends on it for
@@ -31,6 +31,11 @@ import (
 
 // presencePoll is how often a replica counts the others.
 var presencePoll = 2 * time.Second
+
+// presenceAfter is how many transactions a process commits in groups
+// before it shows itself: a process that commits a few (a session's MCP
+// server) opens no connection for it, and sends too few groups to count.
+var presenceAfter int64 = 64
 
 // presence is a replica's view of the others.
 type presence struct {
@@ -50,6 +55,9 @@ const qOtherReplicas = `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory
 
 // committers is how many groups this replica has in flight at once.
 func (s *Store) committers() int {
+	if s.groupedCommits.Load() < presenceAfter {
+		return groupCommitters
+	}
 	s.presence.once.Do(s.startPresence)
 	if s.presence.others.Load() > 0 {
 		return 1

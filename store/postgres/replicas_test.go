@@ -8,11 +8,19 @@ import (
 // TestReplicasSeeEachOther: a replica alone keeps two groups in flight;
 // once another replica of the same store commits groups, each sees the
 // other (by the presence lock) and keeps one; when the other closes, the
-// first is alone again. A store in another schema is another store.
+// first is alone again. A store in another schema is another store; a
+// process that committed fewer than presenceAfter transactions in groups
+// opens no connection to show itself.
 func TestReplicasSeeEachOther(t *testing.T) {
-	old := presencePoll
-	presencePoll = 20 * time.Millisecond
-	t.Cleanup(func() { presencePoll = old }) // after the stores close
+	oldPoll, oldAfter := presencePoll, presenceAfter
+	presencePoll, presenceAfter = 20*time.Millisecond, 0
+	t.Cleanup(func() { presencePoll, presenceAfter = oldPoll, oldAfter }) // after the stores close
+	few, _ := openTemp(t, Options{})
+	presenceAfter = 1
+	if few.committers(); few.presence.cancel != nil {
+		t.Fatal("a store that committed no group shows itself")
+	}
+	presenceAfter = 0
 	a, u := openTemp(t, Options{})
 	other, _ := openTemp(t, Options{})
 	other.committers()
