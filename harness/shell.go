@@ -12,6 +12,7 @@ import (
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/shell"
 	"github.com/statewright-go/statewright/testreport"
 	"github.com/statewright-go/statewright/testreport/testrun"
 )
@@ -122,7 +123,10 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 		// phase, whoever moves it (sandboxcmd.RunWatch).
 		p.Watch = []string{s.Bin, "sandbox", "watch", "--store", s.Host.Store, "--session", session, "--root", s.Root, "--phase", p.Phase}
 	}
-	c, err := sandbox.PrepareCall(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command)
+	// One program with literal words runs without the inner bash
+	// (docs/sandbox.md, "Direct exec").
+	argv, _ := shell.LiteralArgv(command)
+	c, err := sandbox.PrepareCallArgv(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command, argv)
 	if err != nil {
 		return nil, err
 	}

@@ -94,6 +94,10 @@ type callFile struct {
 	// Command is the agent's command as it asked for it (the harness
 	// reports the rewritten one at PostToolUse).
 	Command string `json:"command,omitempty"`
+	// Argv is Command's words when it is one simple command of literal
+	// words (shell.LiteralArgv): the phase's server may then execute the
+	// program itself instead of `bash -c` (direct_linux.go).
+	Argv []string `json:"argv,omitempty"`
 }
 
 // Files of a call's directory.
@@ -117,6 +121,14 @@ const (
 // same id is replaced. The profile's paths are resolved now, at the
 // decision.
 func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile, command string) (Call, error) {
+	return PrepareCallArgv(sessionDir, cacheDir, id, a, p, command, nil)
+}
+
+// PrepareCallArgv is PrepareCall for a command whose words are argv when
+// it is one simple command of literal words (shell.LiteralArgv; nil
+// otherwise): the phase's server then runs the program without the inner
+// bash, as that bash would (docs/sandbox.md, "Direct exec").
+func PrepareCallArgv(sessionDir, cacheDir, id string, a Availability, p *Profile, command string, argv []string) (Call, error) {
 	c := CallDir(sessionDir, id)
 	if !a.OK() {
 		return Call{}, fmt.Errorf("%w: %s", ErrUnavailable, a.Why)
@@ -130,7 +142,7 @@ func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile, co
 	if err := os.MkdirAll(c.RW, 0o700); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command})
+	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command, Argv: argv})
 	if err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}

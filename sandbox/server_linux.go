@@ -116,6 +116,10 @@ type request struct {
 	Script  string   `json:"script"`
 	Cwd     string   `json:"cwd"`
 	Env     []string `json:"env"`
+	// Argv, when set, is Script's words (callFile.Argv): the server
+	// executes the program directly when it is sure bash would
+	// (directCommand), else runs Script with bash.
+	Argv []string `json:"argv,omitempty"`
 }
 
 // reply is one line the server sends back: Started once the command runs
@@ -828,12 +832,31 @@ func (s *server) handle(c *net.UnixConn) {
 		fds[i] = f.Fd()
 	}
 	fds[serverCwdFD] = pw.Fd()
-	env := MergeEnv(StripEnv(req.Env), append(append([]string(nil), s.env...), cwdEnv+"=/dev/fd/"+strconv.Itoa(serverCwdFD)))
 	cmd := &running{status: make(chan syscall.WaitStatus, 1)}
+	var path string
+	var argv, env []string
+	direct := false
+	if len(req.Argv) > 0 {
+		path, env, direct = directCommand(req.Argv, MergeEnv(StripEnv(req.Env), s.env), req.Cwd)
+		argv = req.Argv
+	}
 	s.mu.Lock()
-	pid, err := syscall.ForkExec("/bin/bash", append([]string{"bash"}, shellArgs(req.Script)...), &syscall.ProcAttr{
-		Dir: req.Cwd, Env: env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true},
-	})
+	var pid int
+	if direct {
+		// The program itself, as bash -c would exec it (its stdio only);
+		// bash when the exec fails (ENOEXEC, EACCES, …: bash's own error
+		// or its script fallback).
+		pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
+			Dir: req.Cwd, Env: env, Files: fds[:3], Sys: &syscall.SysProcAttr{Setsid: true},
+		})
+		direct = err == nil
+	}
+	if !direct {
+		env = MergeEnv(StripEnv(req.Env), append(append([]string(nil), s.env...), cwdEnv+"=/dev/fd/"+strconv.Itoa(serverCwdFD)))
+		pid, err = syscall.ForkExec("/bin/bash", append([]string{"bash"}, shellArgs(req.Script)...), &syscall.ProcAttr{
+			Dir: req.Cwd, Env: env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true},
+		})
+	}
 	if err == nil {
 		s.waiters[pid] = cmd
 		s.active++
@@ -872,7 +895,15 @@ func (s *server) handle(c *net.UnixConn) {
 	ws := <-cmd.status
 	s.endCommand() // what the command left running dies with it
 	code := waitStatusCode(ws)
-	_ = s.send(c, reply{Exit: &code, Cwd: readCwd(pr)})
+	cwd := readCwd(pr)
+	if direct {
+		// The directory it ran in, as the inner bash's `pwd -P` would say
+		// (nothing when it is gone).
+		if fi, err := os.Stat(req.Cwd); err == nil && fi.IsDir() {
+			cwd = req.Cwd
+		}
+	}
+	_ = s.send(c, reply{Exit: &code, Cwd: cwd})
 }
 
 func (s *server) peerOK(c *net.UnixConn) bool {

@@ -28,6 +28,12 @@
 //	               it to the server's keeper (no launcher), the server forks
 //	               bash -c inside
 //	fast+net       the same with the phase granting Network
+//	plain-exec     bash -c '/bin/true': an external program, the reference
+//	               for fast-direct
+//	fast-direct    the rewritten command for '/bin/true': one program with
+//	               literal words, which the server executes itself, without
+//	               the inner bash (docs/sandbox.md, "Direct exec"; checked
+//	               before the run: the program's parent is the server)
 //	observed       a test command's path: `statewright sandbox exec` running
 //	               bubblewrap as its child, its stdout through the observer
 //	               (the command is `true`, so the observer only counts bytes)
@@ -55,6 +61,7 @@ import (
 
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/shell"
 	"github.com/statewright-go/statewright/testreport/testrun"
 	"github.com/statewright-go/statewright/workflow"
 )
@@ -131,7 +138,9 @@ func run(n int) error {
 			return sandbox.Call{}, err
 		}
 		p.Network = network
-		return sandbox.PrepareCall(sess, env.CacheDir, id, a, &p, command)
+		// The words the hook records for a literal command (harness.Shell).
+		argv, _ := shell.LiteralArgv(command)
+		return sandbox.PrepareCallArgv(sess, env.CacheDir, id, a, &p, command, argv)
 	}
 	c, err := prepare(false, "call-1", "true")
 	if err != nil {
@@ -151,6 +160,10 @@ func run(n int) error {
 	}
 	defer sandbox.StopServer(root, "bench")
 	defer sandbox.StopServer(root, "bench-net")
+	cDirect, err := prepare(false, "call-5", "/bin/true")
+	if err != nil {
+		return err
+	}
 	const testCmd = "go test ./..."
 	cTest, err := prepare(false, "call-3", testCmd)
 	if err != nil {
@@ -170,11 +183,7 @@ func run(n int) error {
 	// runs the launcher, which sends the command to the server (the path
 	// before the fast path, kept as the fallback).
 	const noFast = "unset EPOCHREALTIME; "
-	cmds := []struct {
-		name string
-		argv []string
-		env  []string
-	}{
+	cmds := []cmdRow{
 		{"plain", []string{"/bin/bash", "-c", "true"}, nil},
 		{"client-exec", []string{sandbox.LauncherFor(slim), "--version"}, nil},
 		{"bwrap", bargs, nil},
@@ -183,11 +192,18 @@ func run(n int) error {
 		{"server-full", []string{"/bin/bash", "-c", noFast + sandbox.ShellCommand(full, c, "true")}, nil},
 		{"fast", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, "true")}, nil},
 		{"fast+net", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cNet, "true")}, nil},
+		{"plain-exec", []string{"/bin/bash", "-c", "/bin/true"}, nil},
+		{"fast-direct", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cDirect, "/bin/true")}, nil},
 		{"plain-test", []string{"/bin/bash", "-c", testCmd}, []string{testPath}},
 		{"observed", []string{"/bin/bash", "-c", sandbox.ShellCommand(full, cTest, testCmd)}, []string{testPath}},
 	}
 	cpu := newCPUMeter()
 	defer cpu.close()
+	// After the move into the cgroup: the servers it starts (the keeper,
+	// the server, what they run) are counted there too.
+	if err := checkDirect(prepare, slim, proj, c); err != nil {
+		return err
+	}
 	res := make([][]sample, len(cmds))
 	for i := 0; i < n+5; i++ {
 		for j, c := range cmds {
@@ -222,15 +238,56 @@ func run(n int) error {
 		p50[j] = sample{w[0], u[0]}
 	}
 	fmt.Printf("# added at p50 (budget 5 ms over plain):\n")
+	row := func(name string) sample {
+		return p50[slices.IndexFunc(cmds, func(c cmdRow) bool { return c.name == name })]
+	}
 	for j, c := range cmds[1:] {
 		ref, refName := p50[0], "plain"
-		if c.name == "observed" {
-			ref, refName = p50[len(cmds)-2], "plain-test"
-		}
-		if c.name == "plain-test" {
+		switch c.name {
+		case "plain-test", "plain-exec":
 			continue
+		case "observed":
+			ref, refName = row("plain-test"), "plain-test"
+		case "fast-direct":
+			ref, refName = row("plain-exec"), "plain-exec"
 		}
 		fmt.Printf("%-16s wall %+.2fms  cpu %+.2fms  (over %s)\n", c.name, msf(p50[j+1].wall-ref.wall), msf(p50[j+1].cpu-ref.cpu), refName)
+	}
+	fmt.Printf("# CPU at p50 as a ratio of its reference: fast %.2fx (bash -c true), fast-direct %.2fx (bash -c /bin/true)\n",
+		float64(row("fast").cpu)/float64(p50[0].cpu), float64(row("fast-direct").cpu)/float64(row("plain-exec").cpu))
+	return nil
+}
+
+// cmdRow is one command the benchmark alternates.
+type cmdRow struct {
+	name string
+	argv []string
+	env  []string
+}
+
+// checkDirect makes sure the fast-direct row measures what it says: a
+// literal command's program runs as the server's child (its parent is PID
+// 1 of the sandbox), not under an inner bash (an environment variable
+// bash acts on would send it there).
+func checkDirect(prepare func(bool, string, string) (sandbox.Call, error), slim, proj string, warm sandbox.Call) error {
+	for _, cmd := range []struct {
+		c   sandbox.Call
+		src string
+	}{{warm, "true"}} {
+		if out, err := exec.Command("/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cmd.c, cmd.src)).CombinedOutput(); err != nil {
+			return fmt.Errorf("starting the server: %v: %s", err, out)
+		}
+	}
+	const probe = "grep PPid /proc/self/status"
+	c, err := prepare(false, "call-probe", probe)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, probe))
+	cmd.Dir = proj
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "PPid:\t1\n" {
+		return fmt.Errorf("a literal command did not run directly (%v: %q): fast-direct would measure the inner bash", err, out)
 	}
 	return nil
 }
