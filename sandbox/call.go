@@ -100,9 +100,20 @@ type callFile struct {
 	Argv []string `json:"argv,omitempty"`
 }
 
+// callCommand is command.json: profile.json's Command and Argv alone (a
+// profile.json is tens of kilobytes of JSON, whose decoding was a large
+// part of the keeper's work per command).
+type callCommand struct {
+	Command string   `json:"command"`
+	Argv    []string `json:"argv,omitempty"`
+}
+
 // Files of a call's directory.
 const (
 	profileFile = "profile.json"
+	// commandFile is the agent's command and its words alone (callCommand):
+	// what the keeper reads per command, without decoding the profile.
+	commandFile = "command.json"
 	argsFile    = "bwrap.args"
 	statusFile  = "status"
 	resultFile  = "result.json"
@@ -147,6 +158,12 @@ func PrepareCallArgv(sessionDir, cacheDir, id string, a Availability, p *Profile
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir, profileFile), b, 0o600); err != nil {
+		return Call{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if b, err = json.Marshal(callCommand{Command: command, Argv: argv}); err != nil {
+		return Call{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, commandFile), b, 0o600); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if absent := Absent(p); len(absent) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -98,6 +99,7 @@ func fastShell(c Call) string {
 type fastKeeper struct {
 	srv, sess, key string
 	calls          string // <root>/<session>/calls
+	pidNS          string // the keeper's PID namespace (/proc/self/ns/pid)
 	wg             sync.WaitGroup
 
 	mu       sync.Mutex
@@ -259,8 +261,8 @@ func (k *fastKeeper) request(pid int, callDir, envFile string) (request, []int, 
 	if h := sha256.Sum256(raw); hex.EncodeToString(h[:12]) != k.key {
 		return rq, nil, -1, errors.New("another profile")
 	}
-	cf, err := readCallFile(callDir)
-	if err != nil || cf.Command == "" {
+	var cf callCommand
+	if b, err := os.ReadFile(filepath.Join(callDir, commandFile)); err != nil || json.Unmarshal(b, &cf) != nil || cf.Command == "" {
 		return rq, nil, -1, errors.New("no command")
 	}
 	proc := "/proc/" + strconv.Itoa(pid)
@@ -268,9 +270,8 @@ func (k *fastKeeper) request(pid int, callDir, envFile string) (request, []int, 
 	if err := syscall.Stat(proc, &st); err != nil || st.Uid != uint32(os.Getuid()) {
 		return rq, nil, -1, errors.New("not this user's process")
 	}
-	mine, err1 := os.Readlink("/proc/self/ns/pid")
-	theirs, err2 := os.Readlink(proc + "/ns/pid")
-	if err1 != nil || err2 != nil || mine != theirs {
+	theirs, err := os.Readlink(proc + "/ns/pid")
+	if k.pidNS == "" || err != nil || k.pidNS != theirs {
 		return rq, nil, -1, errors.New("a process in another PID namespace")
 	}
 	pidfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
@@ -351,6 +352,7 @@ func startFast(srv, sess string) (*os.File, error) {
 // queued and waits for the requests in flight.
 func keepFast(req *os.File, srv, sess, key, calls string, stopped chan struct{}) {
 	k := &fastKeeper{srv: srv, sess: sess, key: key, calls: calls, inflight: map[string]chan syscall.Signal{}}
+	k.pidNS, _ = os.Readlink("/proc/self/ns/pid")
 	go k.serve(req)
 	<-stopped
 	unlinkFast(req, srv, sess)

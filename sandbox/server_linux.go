@@ -921,13 +921,19 @@ func (s *server) peerOK(c *net.UnixConn) bool {
 	return cred.Uid == uint32(os.Getuid())
 }
 
+// requestBufs are readRequest's buffers: a fresh 64 KiB per command cost
+// page faults (~40 us each on the VM measured).
+var requestBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
 // readRequest reads a client's request and the three file descriptors
 // that come with it (stdin, stdout, stderr). A directory or a link among
 // them is refused: opened outside the sandbox's mount namespace, it would
 // lead out of it.
 func readRequest(c *net.UnixConn) ([]*os.File, request, error) {
 	var req request
-	buf := make([]byte, 64<<10)
+	bp := requestBufs.Get().(*[]byte)
+	defer requestBufs.Put(bp)
+	buf := *bp
 	oob := make([]byte, syscall.CmsgSpace(4*4))
 	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
 	if err != nil {
@@ -967,10 +973,15 @@ func readRequest(c *net.UnixConn) ([]*os.File, request, error) {
 	if size > maxRequest {
 		return files, req, errors.New("request too large")
 	}
-	body := make([]byte, size)
-	got := copy(body, buf[4:n])
-	if _, err := io.ReadFull(c, body[got:]); err != nil {
-		return files, req, err
+	var body []byte
+	if size <= n-4 {
+		body = buf[4 : 4+size] // the whole request came at once: the usual case
+	} else {
+		body = make([]byte, size)
+		got := copy(body, buf[4:n])
+		if _, err := io.ReadFull(c, body[got:]); err != nil {
+			return files, req, err
+		}
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return files, req, err
