@@ -274,7 +274,9 @@ func checkDirect(prepare func(bool, string, string) (sandbox.Call, error), slim,
 		c   sandbox.Call
 		src string
 	}{{warm, "true"}} {
-		if out, err := exec.Command("/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cmd.c, cmd.src)).CombinedOutput(); err != nil {
+		warm := exec.Command("/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cmd.c, cmd.src))
+		warm.Dir = proj
+		if out, err := warm.CombinedOutput(); err != nil {
 			return fmt.Errorf("starting the server: %v: %s", err, out)
 		}
 	}
