@@ -573,6 +573,9 @@ type fenceSet struct {
 	seqs   []string // "/a/b": component sequences that match at any depth, tree-wise
 	globs  []string // doublestar patterns: absolute, or "**/..." at any depth
 	except []string // base-name patterns that globs never match
+	// shown maps a lower-cased entry to the fence as written, so a lesson
+	// names the path with its own case (only entries that differ).
+	shown map[string]string
 	// The fast matcher's tables (fencematch.go): allFast when every glob
 	// and exception compiles to it.
 	fast
@@ -582,26 +585,53 @@ func compileFences(fs []Fence, except []string) fenceSet {
 	var s fenceSet
 	s.except = except
 	for _, f := range fs {
-		p := strings.ToLower(f.Path)
+		p, w := strings.ToLower(f.Path), f.Path
+		// key is the entry as match names it; shown, as the fence wrote it.
+		var key, shown string
 		switch {
 		case !f.Pattern:
 			s.trees = append(s.trees, p)
+			key, shown = p, w
 		case strings.HasPrefix(p, "**/") && !strings.ContainsAny(p[3:], "*?[{\\"):
 			s.seqs = append(s.seqs, "/"+p[3:])
+			key, shown = p[3:], w[3:]
 		case strings.HasPrefix(p, "**/") && strings.HasSuffix(p, "/**") && !strings.ContainsAny(p[3:len(p)-3], "*?[{\\"):
 			s.seqs = append(s.seqs, "/"+p[3:len(p)-3])
+			key, shown = p[3:len(p)-3], w[3:len(w)-3]
 		case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "**/"):
 			s.globs = append(s.globs, p)
+			key, shown = p, w
 		default:
 			s.globs = append(s.globs, "**/"+p)
+			key, shown = "**/"+p, "**/"+w
+		}
+		if key != shown {
+			if s.shown == nil {
+				s.shown = map[string]string{}
+			}
+			if _, dup := s.shown[key]; !dup {
+				s.shown[key] = shown
+			}
 		}
 	}
 	s.compileFast()
 	return s
 }
 
-// match reports whether the absolute, clean path p is covered, and by what.
+// match reports whether the absolute, clean path p is covered, and by what
+// (the fence as written).
 func (s *fenceSet) match(p string) (string, bool) {
+	m, ok := s.matchLower(p)
+	if ok && s.shown != nil {
+		if w, found := s.shown[m]; found {
+			m = w
+		}
+	}
+	return m, ok
+}
+
+// matchLower is match, naming the fence lower-cased.
+func (s *fenceSet) matchLower(p string) (string, bool) {
 	if p == "" {
 		return "", false
 	}

@@ -162,3 +162,34 @@ func TestHasSeq(t *testing.T) {
 		}
 	}
 }
+
+// TestFenceMatchNamesTheFenceAsWritten: matching ignores ASCII case, but
+// what a lesson names is the fence with its own case (a home such as
+// /tmp/home.7huM must not read as /tmp/home.7hum).
+func TestFenceMatchNamesTheFenceAsWritten(t *testing.T) {
+	s := compileFences([]Fence{
+		{Path: "/tmp/Home.7huM/.claude"},
+		{Path: "**/.MyTool", Pattern: true},
+		{Path: "**/Deep/Tree/**", Pattern: true},
+		{Path: "/tmp/Home.7huM/Logs/*.Secret", Pattern: true},
+		{Path: "*.PEM", Pattern: true},
+		{Path: "/opt/lower"},
+	}, nil)
+	for _, tt := range []struct{ path, want string }{
+		{"/tmp/Home.7huM/.claude/settings.json", "/tmp/Home.7huM/.claude"},
+		{"/tmp/home.7hum/.CLAUDE", "/tmp/Home.7huM/.claude"},
+		{"/srv/x/.mytool/cfg", ".MyTool"},
+		{"/srv/deep/tree/a", "Deep/Tree"},
+		{"/tmp/Home.7huM/Logs/a.Secret", "/tmp/Home.7huM/Logs/*.Secret"},
+		{"/srv/key.pem", "**/*.PEM"},
+		{"/opt/lower/x", "/opt/lower"},
+	} {
+		got, ok := s.match(tt.path)
+		if !ok || got != tt.want {
+			t.Errorf("match(%q) = %q, %v; want %q, true", tt.path, got, ok, tt.want)
+		}
+	}
+	if got, ok := s.match("/tmp/Home.7huM/other"); ok {
+		t.Errorf("match(/tmp/Home.7huM/other) = %q, true; want no match", got)
+	}
+}
