@@ -99,7 +99,8 @@ var escapeFields = []string{"dangerouslyDisableSandbox", "with_escalated_permiss
 // is the directory the harness runs the command in. A plain test command
 // runs through statewright itself (`statewright sandbox exec` with the
 // test observer, so that its evidence comes from the runner's report);
-// every other command through the slim launcher, which becomes bubblewrap.
+// both run the slim launcher when it sits next to statewright (it links the
+// observer), else statewright itself.
 func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input json.RawMessage, key, cwd string) (json.RawMessage, error) {
 	var m map[string]any
 	if err := json.Unmarshal(input, &m); err != nil {
@@ -130,11 +131,12 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 	if err != nil {
 		return nil, err
 	}
-	launcher := sandbox.LauncherFor(s.Bin)
-	if testrun.IsTestCommand(command) && testrun.Mark(c.Dir, s.Host.ProjectDir, command) == nil {
-		launcher = s.Bin
+	if testrun.IsTestCommand(command) {
+		// Marked, the launcher watches it (testrun.Observe, linked into
+		// the slim launcher too).
+		_ = testrun.Mark(c.Dir, s.Host.ProjectDir, command)
 	}
-	m[key] = sandbox.ShellCommand(launcher, c, command)
+	m[key] = sandbox.ShellCommand(sandbox.LauncherFor(s.Bin), c, command)
 	for _, f := range escapeFields {
 		delete(m, f)
 	}

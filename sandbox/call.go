@@ -235,8 +235,8 @@ func Quote(s string) string {
 }
 
 // ShellCommand returns the command a harness's shell runs instead of the
-// agent's command: the launcher (an absolute path: LauncherFor's for
-// ordinary commands, statewright itself for commands an Observer watches)
+// agent's command: the launcher (an absolute path: LauncherFor's; the slim
+// launcher links the test observer too)
 // running command under the call's profile; then, in the harness's own
 // shell, outside the sandbox, the exit status written into the call's
 // directory, a cd to the directory the command ended in (so that `cd`

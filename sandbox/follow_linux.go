@@ -3,10 +3,12 @@ package sandbox
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Commands with a bubblewrap of their own follow the phase too
@@ -126,24 +128,58 @@ func procChildren(pid int) []int {
 
 // followPhase makes the command that bubblewrap pid runs for callDir
 // follow the phase of p: it records it (registerCommand) and, when p has a
-// watcher, runs it until done is called, so a transition made anywhere
-// stops the command as soon as the store has it. done reports whether a
-// stop killed the command. Where it cannot record the command, the command
-// still runs (the hooks' next decision cannot find it then; nothing else
+// watcher, makes sure one runs until done is called, so a transition made
+// anywhere stops the command as soon as the store has it: while the
+// session's server of the same phase lives, its keeper's watcher stops the
+// session's commands too (StopServerUnless), so the launcher starts its own
+// only when there is none, or once it is gone (checked every second). done
+// reports whether a stop killed the command. Where it cannot record the
+// command, the command still runs (no stop can find it then; nothing else
 // changes): done reports false.
 func followPhase(callDir string, p *Profile, pid int) (done func() (stopped bool)) {
 	unregister, err := registerCommand(callDir, p.Phase, pid)
 	if err != nil {
 		return func() bool { return false }
 	}
-	w := startWatch(p.Watch)
+	quit, ended := make(chan struct{}), make(chan struct{})
+	var w *exec.Cmd
+	go func() {
+		defer close(ended)
+		if len(p.Watch) == 0 {
+			return
+		}
+		srv, sess := sessionPaths(callDir)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for serverWatches(srv, sess, p.Phase) {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+		w = startWatch(p.Watch)
+	}()
 	return func() bool {
+		close(quit)
+		<-ended
 		if w != nil {
 			_ = w.Process.Kill()
 			_ = w.Wait()
 		}
 		return !unregister()
 	}
+}
+
+// serverWatches reports whether the session's server of phase runs, with
+// the watcher its keeper runs beside it.
+func serverWatches(srv, sess, phase string) bool {
+	b, err := os.ReadFile(filepath.Join(srv, sess+".json"))
+	var r serverRecord
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		return false
+	}
+	return r.Phase == phase && alive(r.PID, r.Start)
 }
 
 // registerSelf records the launcher itself, about to become bubblewrap

@@ -1,7 +1,8 @@
 // Command statewright-sandbox is the sandbox launcher alone: the same
 // `sandbox exec --call DIR (-c SCRIPT | -- ARGV...)` as `statewright sandbox
-// exec`, in a binary that links only package sandbox, so that the launcher
-// every sandboxed shell call starts costs a small Go binary's start-up, not
+// exec`, in a binary that links only package sandbox and the test observer
+// (testreport/testrun), so that the launcher every sandboxed shell call
+// starts, test commands included, costs a small Go binary's start-up, not
 // statewright's (bench/sandbox.txt). Hooks use it when it sits next to the
 // statewright binary they run; it is built and released with it.
 package main
@@ -12,6 +13,7 @@ import (
 
 	"github.com/statewright-go/statewright/internal/buildinfo"
 	"github.com/statewright-go/statewright/sandbox"
+	"github.com/statewright-go/statewright/testreport/testrun"
 )
 
 func main() {
@@ -41,5 +43,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: statewright-sandbox exec --call DIR (-c SCRIPT | -- ARGV...)")
 		os.Exit(2)
 	}
-	os.Exit(sandbox.Main(a[1:], os.Stdin, os.Stdout, os.Stderr, nil))
+	os.Exit(sandbox.Main(a[1:], os.Stdin, os.Stdout, os.Stderr, testrun.Observe))
 }

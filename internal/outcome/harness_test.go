@@ -33,11 +33,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "statewright")
-	build := exec.Command("go", "build", "-o", bin, "github.com/statewright-go/statewright/cmd/statewright")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build statewright:", err)
-		os.Exit(1)
+	// statewright-sandbox beside it, as a release installs them: the
+	// hooks' rewritten commands run the slim launcher (test commands too).
+	for _, b := range []string{"statewright", "statewright-sandbox"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, b), "github.com/statewright-go/statewright/cmd/"+b)
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build "+b+":", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -27,7 +27,7 @@ import (
 // whose network goes through the proxy. On SQLite, and on PostgreSQL,
 // whose watcher follows notifications instead of polling.
 func TestPhaseChangeElsewhereStopsTheSandbox(t *testing.T) {
-	for _, path := range []string{"server", "observed", "proxy"} {
+	for _, path := range []string{"server", "observed", "proxy", "observed beside a server"} {
 		t.Run(path, func(t *testing.T) { phaseChangeElsewhere(t, sandboxedWorldAt(t, "proj"), path) })
 	}
 	t.Run("postgres", func(t *testing.T) {
@@ -64,7 +64,7 @@ states:
 	loop := func(p string) string { return "while :; do echo x >> " + shellQuote(p) + "; sleep 0.05; done" }
 	command := "(" + loop(bgTicks) + ") & " + loop(ticks)
 	env := w.env
-	if path == "observed" {
+	if strings.HasPrefix(path, "observed") {
 		// A plain test command, which the launcher runs watched: the
 		// runner here is a go of the test's that writes instead of testing.
 		fake := w.abs(".bin") // in the project: the rest of /tmp is not visible inside
@@ -72,6 +72,14 @@ states:
 		must(t, os.Chmod(filepath.Join(fake, "go"), 0o755))
 		env = append(append([]string(nil), w.env...), "PATH="+fake+":"+os.Getenv("PATH"))
 		command = "go test ./..."
+	}
+	if path == "observed beside a server" {
+		// A command first: the phase's server runs, and its keeper's
+		// watcher stops the observed command too (its launcher starts no
+		// watcher of its own then).
+		if r := w.bash("true"); !r.allowed {
+			t.Fatalf("true was denied: %s", r.reason)
+		}
 	}
 	id, in, denied := w.pre("Bash", map[string]any{"command": command, "run_in_background": true})
 	if denied != nil {
@@ -104,7 +112,7 @@ states:
 	}
 	// Which sandbox it runs in: a server is recorded only on that path.
 	servers, _ := filepath.Glob(filepath.Join(w.home, ".cache", "statewright", "sandbox", "srv", "*.json"))
-	if (len(servers) > 0) != (path == "server") {
+	if (len(servers) > 0) != (path == "server" || path == "observed beside a server") {
 		t.Fatalf("servers %v on the %s path", servers, path)
 	}
 	// Claude Code reports a background call as soon as it runs.
