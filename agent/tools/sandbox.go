@@ -103,6 +103,17 @@ type Limits struct {
 	OutputCap int           // bytes kept, default 16 KiB
 }
 
+// withDefaults fills the zero fields with their defaults.
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = 120 * time.Second
+	}
+	if l.OutputCap <= 0 {
+		l.OutputCap = 16 << 10
+	}
+	return l
+}
+
 // commandEnv is the environment commands get: nothing of the runner's
 // (no tokens, no API keys) but what tools need to run.
 func commandEnv(home string) []string {
@@ -157,12 +168,7 @@ func (s *Sandbox) Run(ctx context.Context, ws *Workspace, command string, lim Li
 // the phase the call was decided in (nil: the default profile), when there
 // is a sandbox; directly in the workspace when there is none.
 func (s *Sandbox) RunIn(ctx context.Context, ws *Workspace, prof *sandbox.Profile, command string, lim Limits) (CommandResult, error) {
-	if lim.Timeout <= 0 {
-		lim.Timeout = 120 * time.Second
-	}
-	if lim.OutputCap <= 0 {
-		lim.OutputCap = 16 << 10
-	}
+	lim = lim.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	// A plain test command also writes its structured report, into a

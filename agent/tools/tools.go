@@ -201,7 +201,9 @@ func (s *Set) ExecIn(ctx context.Context, name string, a Args, prof *sandbox.Pro
 		if name == RunTest && strings.TrimSpace(c) == "" {
 			c = s.TestCommand
 		}
-		lim := s.Limits
+		// The call's timeout_seconds can only shorten the set's limit (or
+		// the default when the set names none).
+		lim := s.Limits.withDefaults()
 		if a.TimeoutSeconds > 0 && time.Duration(a.TimeoutSeconds)*time.Second < lim.Timeout {
 			lim.Timeout = time.Duration(a.TimeoutSeconds) * time.Second
 		}

@@ -164,3 +164,15 @@ func TestRunLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestCallTimeoutWithoutSetLimit: a call's timeout_seconds applies when the
+// set names no limit of its own (it used to be ignored, and the result said
+// "timed out after 0s" had the default struck).
+func TestCallTimeoutWithoutSetLimit(t *testing.T) {
+	ws, _ := mkws(t)
+	set := &Set{WS: ws, Sandbox: &Sandbox{}}
+	r := set.Exec(context.Background(), RunCommand, Args{Command: "sleep 30", TimeoutSeconds: 1})
+	if !strings.Contains(r.Output, "[timed out after 1s]") || r.ExitCode == nil || *r.ExitCode != 124 {
+		t.Fatalf("result: %+v", r)
+	}
+}
