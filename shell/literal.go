@@ -37,7 +37,7 @@ func LiteralArgv(src string) (argv []string, ok bool) {
 	}
 	argv = make([]string, 0, len(call.Args))
 	for _, w := range call.Args {
-		v, ok := literalWord(w)
+		v, ok := LiteralWord(w)
 		if !ok {
 			return nil, false
 		}
@@ -49,9 +49,10 @@ func LiteralArgv(src string) (argv []string, ok bool) {
 	return argv, true
 }
 
-// literalWord returns the word after quote removal when nothing in it
-// expands.
-func literalWord(w *syntax.Word) (string, bool) {
+// LiteralWord returns the word after quote removal when nothing in it
+// expands: plain text and quotes only, no glob, brace, tilde, parameter,
+// command or arithmetic expansion, no ANSI-C or locale quoting.
+func LiteralWord(w *syntax.Word) (string, bool) {
 	var b strings.Builder
 	for _, p := range w.Parts {
 		switch p := p.(type) {

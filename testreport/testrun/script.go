@@ -6,6 +6,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/statewright-go/statewright/shell"
 	"github.com/statewright-go/statewright/testreport"
 )
 
@@ -113,51 +114,20 @@ func plainCommand(script string) (words, assigns []string, ok bool) {
 		}
 		v := ""
 		if a.Value != nil {
-			if v, ok = literal(a.Value); !ok {
+			if v, ok = shell.LiteralWord(a.Value); !ok {
 				return nil, nil, false
 			}
 		}
 		assigns = append(assigns, a.Name.Value+"="+v)
 	}
 	for _, w := range call.Args {
-		s, ok := literal(w)
+		s, ok := shell.LiteralWord(w)
 		if !ok {
 			return nil, nil, false
 		}
 		words = append(words, s)
 	}
 	return words, assigns, true
-}
-
-// literal returns a word's value when it has no expansion: plain text and
-// quotes only.
-func literal(w *syntax.Word) (string, bool) {
-	var b strings.Builder
-	for _, part := range w.Parts {
-		switch p := part.(type) {
-		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "*?[{~\\") {
-				return "", false
-			}
-			b.WriteString(p.Value)
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				return "", false
-			}
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				l, isLit := q.(*syntax.Lit)
-				if !isLit || strings.ContainsAny(l.Value, "\\`$") {
-					return "", false
-				}
-				b.WriteString(l.Value)
-			}
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
 }
 
 // quote quotes s for bash when it needs it.
