@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -48,38 +47,24 @@ for d in ('objects', 'refs'):
 open(os.path.join(g, 'common' + 'dir'), 'w').write('..\n')
 print('planted')
 `
-	id, in, denied := w.pre("Bash", map[string]any{"command": "python3 -c " + shellQuote(code), "run_in_background": true})
-	if denied != nil {
-		t.Fatalf("the background command was denied: %s", denied.reason)
+	bg := w.startBackground("python3 -c " + shellQuote(code))
+	if !strings.Contains(bg.line, " sandbox exec ") {
+		t.Fatalf("the command was not routed through the sandbox: %s", bg.line)
 	}
-	line, _ := in["command"].(string)
-	if !strings.Contains(line, " sandbox exec ") {
-		t.Fatalf("the command was not routed through the sandbox: %s", line)
-	}
-	bg := exec.Command("bash", "-c", line)
-	bg.Dir, bg.Env = w.project, w.env
-	var out strings.Builder
-	bg.Stdout, bg.Stderr = &out, &out
-	bg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	must(t, bg.Start())
-	defer func() { _ = syscall.Kill(-bg.Process.Pid, syscall.SIGKILL) }()
 	for deadline := time.Now().Add(30 * time.Second); !exists(started); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the background command never started")
 		}
 	}
 	// Claude Code reports a background call as soon as it runs.
-	w.hook("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": in, "tool_use_id": id,
-		"tool_response": map[string]any{"stdout": "Command running in background"}})
-	done := make(chan struct{})
-	go func() { _ = bg.Wait(); close(done) }()
+	bg.reported(w)
 	select {
-	case <-done:
+	case <-bg.done:
 	case <-time.After(60 * time.Second):
 		t.Fatal("the background command did not end")
 	}
-	if !strings.Contains(out.String(), "planted") {
-		t.Fatalf("the attack did not run to its end: %s", clip(out.String()))
+	if !strings.Contains(bg.out.String(), "planted") {
+		t.Fatalf("the attack did not run to its end: %s", clip(bg.out.String()))
 	}
 	commondir := filepath.Join(w.project, ".git", "commondir")
 	if _, err := os.Lstat(commondir); err == nil {
@@ -136,23 +121,10 @@ states:
 			if out, err := build.CombinedOutput(); err != nil {
 				t.Fatalf("build the hopper: %v: %s", err, out)
 			}
-			var bgDone chan string
+			var bg *background
 			if beside {
-				id, in, denied := w.pre("Bash", map[string]any{"command": "sleep 8; echo slept", "run_in_background": true})
-				if denied != nil {
-					t.Fatalf("the background command was denied: %s", denied.reason)
-				}
-				bg := exec.Command("bash", "-c", in["command"].(string))
-				bg.Dir, bg.Env = w.project, w.env
-				bg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-				var out strings.Builder
-				bg.Stdout, bg.Stderr = &out, &out
-				must(t, bg.Start())
-				defer func() { _ = syscall.Kill(-bg.Process.Pid, syscall.SIGKILL) }()
-				w.hook("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": in, "tool_use_id": id,
-					"tool_response": map[string]any{"stdout": "Command running in background"}})
-				bgDone = make(chan string, 1)
-				go func() { err := bg.Wait(); bgDone <- fmt.Sprint(out.String(), err) }()
+				bg = w.startBackground("sleep 8; echo slept")
+				bg.reported(w)
 				time.Sleep(time.Second)
 			}
 			start := time.Now()
@@ -174,8 +146,8 @@ states:
 			}
 			if beside {
 				select {
-				case out := <-bgDone:
-					if out != "slept\n<nil>" {
+				case <-bg.done:
+					if out := fmt.Sprint(bg.out.String(), bg.err); out != "slept\n<nil>" {
 						t.Errorf("the background command was disturbed: %q", out)
 					}
 				case <-time.After(60 * time.Second):

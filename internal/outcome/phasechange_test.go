@@ -4,10 +4,8 @@ package outcome
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -63,14 +61,14 @@ states:
 	ticks, bgTicks := w.abs("ticks"), w.abs("bg-ticks")
 	loop := func(p string) string { return "while :; do echo x >> " + shellQuote(p) + "; sleep 0.05; done" }
 	command := "(" + loop(bgTicks) + ") & " + loop(ticks)
-	env := w.env
+	var env []string
 	if strings.HasPrefix(path, "observed") {
 		// A plain test command, which the launcher runs watched: the
 		// runner here is a go of the test's that writes instead of testing.
 		fake := w.abs(".bin") // in the project: the rest of /tmp is not visible inside
 		w.write(filepath.Join(fake, "go"), "#!/bin/sh\n"+command+"\n")
 		must(t, os.Chmod(filepath.Join(fake, "go"), 0o755))
-		env = append(append([]string(nil), w.env...), "PATH="+fake+":"+os.Getenv("PATH"))
+		env = []string{"PATH=" + fake + ":" + os.Getenv("PATH")}
 		command = "go test ./..."
 	}
 	if path == "observed beside a server" {
@@ -81,33 +79,13 @@ states:
 			t.Fatalf("true was denied: %s", r.reason)
 		}
 	}
-	id, in, denied := w.pre("Bash", map[string]any{"command": command, "run_in_background": true})
-	if denied != nil {
-		t.Fatalf("the background writer was denied: %s", denied.reason)
+	bg := w.startBackground(command, env...)
+	if !strings.Contains(bg.line, " sandbox exec ") {
+		t.Fatalf("the command was not routed through the sandbox: %s", bg.line)
 	}
-	line, _ := in["command"].(string)
-	if !strings.Contains(line, " sandbox exec ") {
-		t.Fatalf("the command was not routed through the sandbox: %s", line)
-	}
-	bg := exec.Command("bash", "-c", line)
-	bg.Dir, bg.Env = w.project, env
-	bg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr strings.Builder
-	bg.Stderr = &stderr
-	must(t, bg.Start())
-	done := make(chan int, 1)
-	go func() {
-		err := bg.Wait()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		done <- code
-	}()
-	defer func() { _ = syscall.Kill(-bg.Process.Pid, syscall.SIGKILL) }()
 	for deadline := time.Now().Add(60 * time.Second); size(ticks) < 5 || size(bgTicks) < 5; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the background writer never wrote; stderr:\n%s", stderr.String())
+			t.Fatalf("the background writer never wrote; its output:\n%s", bg.out.String())
 		}
 	}
 	// Which sandbox it runs in: a server is recorded only on that path.
@@ -116,16 +94,15 @@ states:
 		t.Fatalf("servers %v on the %s path", servers, path)
 	}
 	// Claude Code reports a background call as soon as it runs.
-	w.hook("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": in, "tool_use_id": id,
-		"tool_response": map[string]any{"stdout": "Command running in background"}})
+	bg.reported(w)
 
 	w.cli("transition", w.session, "DONE", "--store", w.store)
 	if s, _ := w.state(); s != "reviewing" {
 		t.Fatalf("state %s, want reviewing", s)
 	}
 	select {
-	case code := <-done:
-		if code == 0 {
+	case <-bg.done:
+		if bg.exitCode() == 0 {
 			t.Errorf("the background command ended with 0")
 		}
 	case <-time.After(20 * time.Second):
@@ -136,8 +113,8 @@ states:
 	if size(ticks) != n || size(bgTicks) != m {
 		t.Error("working's loops still write the project in reviewing")
 	}
-	if !strings.Contains(stderr.String(), "the phase's sandbox stopped while the command ran") {
-		t.Errorf("the agent is not told why its command died; stderr:\n%s", stderr.String())
+	if !strings.Contains(bg.out.String(), "the phase's sandbox stopped while the command ran") {
+		t.Errorf("the agent is not told why its command died; its output:\n%s", bg.out.String())
 	}
 }
 
