@@ -49,6 +49,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -349,19 +350,24 @@ func breakdown(ctx context.Context, n int, svc *runtime.Service, mgr *gateway.Ma
 		row(p.name, times[j])
 	}
 
-	fmt.Printf("\n## 1c. process CPU per call (%d calls per path, one path at a time)\n", n/2)
+	fmt.Printf("\n## 1c. process CPU per call (%d calls per path, one path at a time), and bytes the process wrote per call (the store's WAL and checkpoints)\n", n/2)
 	for _, p := range []struct {
 		name string
 		cs   *mcp.ClientSession
 		tool string
 	}{{"direct (client → upstream)", direct, "echo"}, {"gateway (client → gw → upstream)", proxied, "up__echo"}, {"SDK in-memory hop alone (local echo)", hop, "echo"}} {
-		c0 := selfcpu.Time()
+		c0, w0 := selfcpu.Time(), written()
 		for range n / 2 {
 			if _, err := call(p.cs, p.tool); err != nil {
 				return err
 			}
 		}
-		fmt.Printf("%-34s %10s\n", p.name, us((selfcpu.Time()-c0)/time.Duration(n/2)))
+		cpu, w := (selfcpu.Time()-c0)/time.Duration(n/2), written()-w0
+		if w0 < 0 {
+			fmt.Printf("%-34s %10s\n", p.name, us(cpu))
+			continue
+		}
+		fmt.Printf("%-34s %10s %8.1f KiB written\n", p.name, us(cpu), float64(w)/float64(n/2)/1024)
 	}
 	return nil
 }
@@ -499,6 +505,26 @@ func gcPercent() int {
 	p := debug.SetGCPercent(100)
 	debug.SetGCPercent(p)
 	return p
+}
+
+// written returns the bytes this process has written to files so far
+// (wchar of /proc/self/io: the store's WAL frames and the checkpoints
+// that copy them back), or -1 where that is not known.
+func written() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "wchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
 }
 
 func loadavg() string {
