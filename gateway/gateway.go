@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -680,11 +682,31 @@ func errorResult(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
 
+// lastCallTick is the time part of the last call id this process made.
+var lastCallTick atomic.Int64
+
 // newCallID returns an id for one proxied call (MCP has no tool_use_id):
-// decisions and results are recorded under it.
+// decisions and results are recorded under it. The id is the time in
+// nanoseconds (strictly increasing within the process), then 6 random
+// bytes, in hex: a session's call records are keyed by (session, id), so
+// ids in time order put each call's records beside the previous call's at
+// the end of the session's range, on a page the last transaction already
+// wrote, instead of at a random place among all the session's calls (with
+// 12 random bytes, a decision carrying the previous result wrote about a
+// quarter more WAL bytes and cost a quarter more CPU).
 func newCallID() string {
-	var b [12]byte
-	rand.Read(b[:])
+	now := time.Now().UnixNano()
+	for {
+		last := lastCallTick.Load()
+		t := max(now, last+1)
+		if lastCallTick.CompareAndSwap(last, t) {
+			now = t
+			break
+		}
+	}
+	var b [14]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(now))
+	rand.Read(b[8:])
 	return "gw_" + hex.EncodeToString(b[:])
 }
 

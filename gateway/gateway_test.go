@@ -527,3 +527,38 @@ func TestIdleSessionReadsLittle(t *testing.T) {
 	before := cst.reads.Load()
 	waitFor(t, func() bool { return cst.reads.Load() > before }, "a poll to read the run the call wrote")
 }
+
+// TestCallIDsAscend: the ids of proxied calls sort in the order they were
+// made, so that a session's call records are written at the end of its
+// range in the store (see newCallID), and they never repeat, also when
+// made concurrently.
+func TestCallIDsAscend(t *testing.T) {
+	const workers, each = 4, 2000
+	ids := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				ids[w] = append(ids[w], newCallID())
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for w, list := range ids {
+		for i, id := range list {
+			if len(id) != len("gw_")+28 || !strings.HasPrefix(id, "gw_") {
+				t.Fatalf("id %q: want gw_ and 28 hex digits", id)
+			}
+			if i > 0 && id <= list[i-1] {
+				t.Fatalf("worker %d: id %q made after %q sorts before it", w, id, list[i-1])
+			}
+			if seen[id] {
+				t.Fatalf("id %q made twice", id)
+			}
+			seen[id] = true
+		}
+	}
+}
