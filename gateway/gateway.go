@@ -162,6 +162,7 @@ type SessionOptions struct {
 // changes (decisions always re-read the store).
 type session struct {
 	g     *Gateway
+	id    string // names the client session's own upstream processes (sandbox.go)
 	key   string
 	ctl   *mcpserver.Server
 	srv   *mcp.Server
@@ -297,7 +298,7 @@ func (g *Gateway) NewServer(so SessionOptions) (*mcp.Server, error) {
 
 // newServerWithID is NewServer with the SDK's session id generator.
 func (g *Gateway) newServerWithID(so SessionOptions, sessionID func() string) (*mcp.Server, error) {
-	s := &session{g: g, key: so.Session, chann: so.Channel, elicited: map[string]bool{}}
+	s := &session{g: g, id: newCallID(), key: so.Session, chann: so.Channel, elicited: map[string]bool{}}
 	if s.chann == "" {
 		s.chann = "mcp-gateway"
 	}
@@ -351,6 +352,9 @@ func (s *session) started(ss *mcp.ServerSession) {
 			s.stop()
 		}
 		s.mu.Unlock()
+		if m := s.g.opts.Upstreams; m != nil {
+			m.stopSession(s.id, nil, true) // its upstream processes end with it
+		}
 	}()
 	go s.watch(ctx)
 }
@@ -441,7 +445,29 @@ func (s *session) poke(ctx context.Context) {
 	s.lastSig, s.lastVis = sig, vis
 	s.mu.Unlock()
 	if changed {
+		s.stopUpstreamsOfOtherPhases(ctx)
 		s.notifyToolsChanged()
+	}
+}
+
+// stopUpstreamsOfOtherPhases stops the session's upstream processes that
+// run under the profile of a phase the run has left (docs/sandbox.md):
+// with everything they started, as soon as the change is seen, not at the
+// next call, which spawns one under the new phase's profile.
+func (s *session) stopUpstreamsOfOtherPhases(ctx context.Context) {
+	m := s.g.opts.Upstreams
+	if m == nil || !m.hasSessionUps(s.id) {
+		return
+	}
+	run, err := s.g.opts.Store.LiveRun(ctx, s.key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		state := ""
+		m.stopSession(s.id, &state, false)
+	case err != nil:
+		m.stopSession(s.id, nil, false)
+	default:
+		m.stopSession(s.id, &run.State, false)
 	}
 }
 
@@ -742,6 +768,7 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 		call policy.ToolCall
 	}
 	var allowed []decided
+	state := "" // the run's state at the last decision: the upstream's process runs under its profile
 	release := func(failed bool, output json.RawMessage) {
 		for _, d := range allowed {
 			s.settle(runtime.ToolResult{Session: s.key, ToolUseID: d.call.ToolUseID, Call: d.call, Failed: failed,
@@ -765,13 +792,14 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 			return errorResult("statewright denied %s (decided as %s): %s", name, res.Tool, reason)
 		}
 		allowed = append(allowed, decided{call: call})
+		state = res.State
 	}
 	var token any
 	if r.Params != nil {
 		token = r.Params.GetProgressToken()
 	}
 	start := time.Now()
-	res, err := s.g.opts.Upstreams.Call(ctx, route, r.Params.Arguments, r.Session, token)
+	res, note, err := s.g.opts.Upstreams.callFor(ctx, s.id, s.key, state, route, r.Params.Arguments, r.Session, token)
 	if o := s.g.opts.Observer; o != nil {
 		o.UpstreamCall(route.Upstream.Name, time.Since(start), err == nil && res.IsError, err)
 	}
@@ -786,6 +814,9 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 	// Recorded after the answer; a change of phase it makes (an
 	// interrupt) reaches the client through the store's Watch.
 	release(res.IsError, out)
+	if note != "" {
+		res.Content = append(res.Content, &mcp.TextContent{Text: note})
+	}
 	return res
 }
 

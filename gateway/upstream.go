@@ -58,6 +58,13 @@ type Manager struct {
 	// hints are the trusted tools' annotations (SetHints), by namespaced
 	// name; read-only after Start.
 	hints map[string]policy.ToolHints
+
+	// sb runs stdio upstreams under the OS sandbox (SetSandbox; nil: no).
+	sb *Sandbox
+	// sessions are the client sessions' own upstream processes, under
+	// the sandbox (sandbox.go).
+	smu      sync.Mutex
+	sessions map[string]*sessionUpstreams
 }
 
 type toolEntry struct {
@@ -163,6 +170,12 @@ func (m *Manager) Start(ctx context.Context) error {
 func (m *Manager) Close() {
 	if m.closed.Swap(true) {
 		return
+	}
+	m.smu.Lock()
+	ids := slices.Collect(maps.Keys(m.sessions))
+	m.smu.Unlock()
+	for _, id := range ids {
+		m.stopSession(id, nil, true)
 	}
 	for _, u := range m.ups {
 		u.mu.Lock()
@@ -329,6 +342,16 @@ func (u *upstream) transport() (mcp.Transport, error) {
 			hdr.Set(k, expandEnv(v))
 		}
 		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: &http.Client{Transport: headerTransport{hdr: hdr, next: u.http}}}, nil
+	}
+	if u.m.sb.active() {
+		// The gateway's own process lists and serves prompts and
+		// resources: read-only, the secrets hidden (ListingProfile).
+		cmd, _, err := u.sandboxedCommand(u.m.sb.Listing)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stderr = u.stderr
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	}
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Env = os.Environ()
@@ -558,6 +581,33 @@ func (m *Manager) Call(ctx context.Context, r Route, args json.RawMessage, ss *m
 	if err != nil {
 		return nil, err
 	}
+	return m.callOn(ctx, u, cs, r, args, ss, progressToken)
+}
+
+// callFor is Call for a call of the store session decided in state, from
+// the client session id: under the sandbox, a stdio upstream's call goes to
+// the client session's own process of it, spawned under the profile of
+// that phase (sessionClient); note then says when that process replaced
+// one of an earlier phase.
+func (m *Manager) callFor(ctx context.Context, id, session, state string, r Route, args json.RawMessage, ss *mcp.ServerSession, progressToken any) (res *mcp.CallToolResult, note string, err error) {
+	u := m.upstreamOf(r.Upstream)
+	if u == nil {
+		return nil, "", fmt.Errorf("no upstream %q", r.Upstream.Name)
+	}
+	if !m.sb.active() || u.http != nil {
+		res, err = m.Call(ctx, r, args, ss, progressToken)
+		return res, "", err
+	}
+	cs, note, err := m.sessionClient(ctx, id, session, state, u)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err = m.callOn(ctx, u, cs, r, args, ss, progressToken)
+	return res, note, err
+}
+
+// callOn sends the call on cs, u's connection.
+func (m *Manager) callOn(ctx context.Context, u *upstream, cs *mcp.ClientSession, r Route, args json.RawMessage, ss *mcp.ServerSession, progressToken any) (*mcp.CallToolResult, error) {
 	timeout := time.Duration(u.cfg.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -670,6 +720,9 @@ func (m *Manager) Status() []UpstreamStatus {
 	for _, u := range m.ups {
 		u.mu.Lock()
 		s := UpstreamStatus{Name: u.cfg.Name, Up: u.up, Tools: len(u.tools), Restarts: u.restarts}
+		if u.http == nil {
+			s.Sandbox = m.sb.String()
+		}
 		if u.lastErr != nil {
 			s.Error = u.lastErr.Error()
 		}
@@ -686,6 +739,10 @@ type UpstreamStatus struct {
 	Tools    int    `json:"tools"`
 	Restarts int    `json:"restarts"`
 	Error    string `json:"error,omitempty"`
+	// Sandbox says how a stdio upstream's processes run: "off", the
+	// sandbox in force, or "none: <why>" (Sandbox.String); "" for an HTTP
+	// upstream, which is not a process of the gateway's.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 func (u *upstream) stderrNote() string {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/store"
 )
 
@@ -32,6 +33,22 @@ func (s *Service) SandboxLesson(ctx context.Context, session, p string, env poli
 		return "", fmt.Errorf("runtime: sandbox lesson %s: %w", session, err)
 	}
 	return c.Law.SandboxLesson(run.State, p, env), nil
+}
+
+// SandboxProfile derives the OS profile of session's current phase, as
+// an allowed call's DecideResult.Sandbox would carry it, without a
+// decision: the dormant profile when the session has no live run. The
+// gateway spawns a session's stdio upstream servers under it
+// (docs/sandbox.md, "Per harness").
+func (s *Service) SandboxProfile(ctx context.Context, session string, env policy.SandboxEnv) (*sandbox.Profile, error) {
+	run, err := s.st.LiveRun(ctx, session)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		run = nil
+	case err != nil:
+		return nil, fmt.Errorf("runtime: sandbox profile %s: %w", session, err)
+	}
+	return s.sandboxProfile(run, nil, &env)
 }
 
 // Bounds of projectSecrets' walk: entries read, and a depth no real tree

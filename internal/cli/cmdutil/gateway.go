@@ -18,7 +18,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/statewright-go/statewright/gateway"
+	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/policy"
+	"github.com/statewright-go/statewright/runtime"
+	"github.com/statewright-go/statewright/sandbox"
 )
 
 // GatewayFlags are the upstream-proxy flags `statewright mcp` and
@@ -35,6 +38,8 @@ type GatewayFlags struct {
 	PageSize      int
 	noConfig      bool
 	trustFileFlag string
+	sandbox       bool
+	requireSB     bool
 }
 
 func (f *GatewayFlags) Add(cmd *cobra.Command) {
@@ -50,6 +55,41 @@ func (f *GatewayFlags) Add(cmd *cobra.Command) {
 	fl.DurationVar(&f.Poll, "poll", gateway.DefaultPollInterval, "how often a session re-reads its run to notice changes made elsewhere")
 	fl.IntVar(&f.PageSize, "page-size", 0, "tools/list page size (0: one page)")
 	fl.StringVar(&f.trustFileFlag, "trust-file", "", "the trust records (default $XDG_CONFIG_HOME/statewright/trusted-gateways.json)")
+	fl.BoolVar(&f.sandbox, "sandbox", false, "run stdio upstream servers under the OS sandbox: one process per client session under its phase's profile, restarted when the phase changes (docs/sandbox.md); where none is available they run as without it and a warning says why")
+	fl.BoolVar(&f.requireSB, "require-sandbox", false, "as --sandbox, but refuse to start stdio upstream servers where no OS sandbox is available")
+}
+
+// Sandbox puts m's stdio upstreams under the OS sandbox when --sandbox or
+// --require-sandbox asks for it (before m.Start): the profiles come from
+// rt for the project and the store file (harness.HostEnv). Where no sandbox
+// is available it warns on logger and returns nil (they run as without
+// it), or fails with --require-sandbox.
+func (f *GatewayFlags) Sandbox(ctx context.Context, m *gateway.Manager, rt *runtime.Service, projectDir, storeFile string, logger *slog.Logger) error {
+	if m == nil || !(f.sandbox || f.requireSB) {
+		return nil
+	}
+	a := sandbox.Detect()
+	sb := &gateway.Sandbox{Avail: a, Env: harness.HostEnv(projectDir, storeFile), Profile: rt.SandboxProfile}
+	if !a.OK() {
+		if f.requireSB {
+			return Failure("no OS sandbox is available here (" + a.Why + "), and --require-sandbox refuses to start the upstream servers without one (statewright sandbox status)")
+		}
+		logger.Warn("no OS sandbox is available: upstream servers run unsandboxed (statewright sandbox status)", "why", a.Why)
+		m.SetSandbox(sb)
+		return nil
+	}
+	root, err := sandbox.DefaultRoot()
+	if err != nil {
+		return Failure(err.Error())
+	}
+	sb.Root = root
+	dormant, err := rt.SandboxProfile(ctx, "", sb.Env)
+	if err != nil {
+		return Failure("gateway sandbox: " + err.Error())
+	}
+	sb.Listing = gateway.ListingProfile(dormant)
+	m.SetSandbox(sb)
+	return nil
 }
 
 // TrustFile opens the trust records.

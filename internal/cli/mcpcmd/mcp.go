@@ -128,6 +128,9 @@ statewright init claude-code registers it in .mcp.json; by hand:
 			if err != nil {
 				return err
 			}
+			if err := gw.Sandbox(ctx, mgr, rt, projectDir, cmdutil.StoreFile(st), logger); err != nil {
+				return err
+			}
 			if mgr != nil {
 				if err := mgr.Start(ctx); err != nil {
 					return cmdutil.Failure("mcp: " + err.Error())

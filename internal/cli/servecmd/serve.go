@@ -142,6 +142,9 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return err
 			}
+			if err := gw.Sandbox(ctx, mgr, svc, projectDir, cmdutil.StoreFile(st), logger); err != nil {
+				return err
+			}
 			if mgr != nil {
 				if err := mgr.Start(ctx); err != nil {
 					return cmdutil.Failure(err.Error())
