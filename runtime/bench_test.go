@@ -152,6 +152,64 @@ func BenchmarkDecideWarm(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-us")
 }
 
+// BenchmarkDecideSettle is BenchmarkDecideWarm as the MCP gateway
+// decides: each decision carries the previous call's result
+// (ToolCall.Settle), one transaction for both.
+// The phase allows the call every time (no max_iterations), so that
+// every result is settled into the run.
+func BenchmarkDecideSettle(b *testing.B) {
+	dir := b.TempDir()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	wf := filepath.Join(dir, "bench.json")
+	if err := os.WriteFile(wf, []byte(`{"id":"bench","initial":"work","states":{
+		"work":{"allowed_tools":["Read"],"on":{"DONE":"done"}},"done":{"type":"final"}}}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	session := "claude-code:bench"
+	svc := New(st, Options{ProjectDir: "/"})
+	if _, err := svc.Start(ctx, session, wf, human); err != nil {
+		b.Fatal(err)
+	}
+	input := []byte(`{"file_path":"a.go"}`)
+	output := []byte(`[{"type":"text","text":"hello"}]`)
+	agent := Actor{Kind: ActorAgent, Channel: "bench"}
+	b.ReportAllocs()
+	i := 0
+	var (
+		lat  []time.Duration
+		prev *policy.ToolCall
+	)
+	cpu0 := processCPU()
+	for b.Loop() {
+		c := policy.ToolCall{Tool: "Read", Input: input, ToolUseID: fmt.Sprintf("s%09d", i)}
+		tc := ToolCall{Session: session, Call: c, Actor: agent}
+		if prev != nil {
+			tc.Settle = []ToolResult{{Session: session, Call: *prev, Output: output, Actor: agent}}
+		}
+		prev = &c
+		t0 := time.Now()
+		d, err := svc.Decide(ctx, tc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d.Verdict != policy.Allow {
+			b.Fatalf("%v: %s", d.Verdict, d.Reason)
+		}
+		lat = append(lat, time.Since(t0))
+		i++
+	}
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(i), "cpu-us/op")
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-us")
+}
+
 // BenchmarkCompileSnapshot is the per-process cost of a run's law: parse,
 // validate and compile the tdd template's snapshot.
 func BenchmarkCompileSnapshot(b *testing.B) {

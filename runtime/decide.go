@@ -261,52 +261,116 @@ func (s *Service) decide(ctx context.Context, call ToolCall) (DecideResult, erro
 	}
 	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		res = DecideResult{} // fn may run more than once: the last run's answer counts
+		if len(settle) == 0 {
+			return s.decideOrReplay(tx, &call, &res)
+		}
+		// The results' own writes of the run (their counters) are held
+		// and written with the decision's: one run write per transaction.
+		h := &heldTx{Tx: tx}
 		for i := range settle {
 			r := settle[i] // recordTx may change it; a retry starts afresh
-			if err := s.recordTx(tx, &r); err != nil {
+			if err := s.recordTx(h, &r); err != nil {
 				return fmt.Errorf("runtime: record result %s %s: %w", r.Session, r.Call.Tool, err)
 			}
 		}
-		// Without a live run, a session whose last run completed is
-		// decided in that run's final state.
-		ended := tx.Last()
-		if ended != nil && ended.Status != store.StatusCompleted {
-			ended = nil
+		if err := s.decideOrReplay(h, &call, &res); err != nil {
+			return err
 		}
-		id := call.Call.ToolUseID
-		if id != "" {
-			prev, err := tx.Call(id, store.PhasePre)
-			switch {
-			case err == nil:
-				var o callOutcome
-				if err := json.Unmarshal(prev.Outcome, &o); err != nil {
-					return fmt.Errorf("runtime: decide %s: replay: %w", id, err)
-				}
-				if o.Call != "" && o.Call != callKey(&call) {
-					return fmt.Errorf("runtime: decide %s: %w: tool_use_id already decided for another call", id, store.ErrInvalid)
-				}
-				res = o.result(true)
-				if res.Verdict == policy.Allow && call.Sandbox != nil {
-					// Replayed: the profile of the phase the run is in now.
-					prof, err := s.sandboxProfile(tx.Run(), ended, call.Sandbox)
-					if err != nil {
-						return err
-					}
-					res.Sandbox = prof
-				}
-				return nil
-			case !errors.Is(err, store.ErrNotFound):
-				return fmt.Errorf("runtime: decide %s: %w", id, err)
-			}
-		}
-		r, err := s.decideTx(tx, &call, ended)
-		res = r
-		return err
+		return h.flush()
 	})
 	if err != nil {
 		return DecideResult{}, fmt.Errorf("runtime: decide %s %s: %w", call.Session, call.Call.Tool, err)
 	}
 	return res, nil
+}
+
+// decideOrReplay decides call in tx, or replays the answer recorded for
+// its tool_use_id, into res.
+func (s *Service) decideOrReplay(tx store.Tx, call *ToolCall, res *DecideResult) error {
+	// Without a live run, a session whose last run completed is
+	// decided in that run's final state.
+	ended := tx.Last()
+	if ended != nil && ended.Status != store.StatusCompleted {
+		ended = nil
+	}
+	id := call.Call.ToolUseID
+	if id != "" {
+		prev, err := tx.Call(id, store.PhasePre)
+		switch {
+		case err == nil:
+			var o callOutcome
+			if err := json.Unmarshal(prev.Outcome, &o); err != nil {
+				return fmt.Errorf("runtime: decide %s: replay: %w", id, err)
+			}
+			if o.Call != "" && o.Call != callKey(call) {
+				return fmt.Errorf("runtime: decide %s: %w: tool_use_id already decided for another call", id, store.ErrInvalid)
+			}
+			*res = o.result(true)
+			if res.Verdict == policy.Allow && call.Sandbox != nil {
+				// Replayed: the profile of the phase the run is in now.
+				prof, err := s.sandboxProfile(tx.Run(), ended, call.Sandbox)
+				if err != nil {
+					return err
+				}
+				res.Sandbox = prof
+			}
+			return nil
+		case !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("runtime: decide %s: %w", id, err)
+		}
+	}
+	r, err := s.decideTx(tx, call, ended)
+	*res = r
+	return err
+}
+
+// heldTx holds a run write back until the transaction writes the run
+// again, or until flush: Decide records the results it settles and then
+// the decision in one transaction, and the results' counters (output
+// bytes, settled files) need not be written before the decision's
+// iteration. Run returns the held run, so everything after a hold reads
+// it as written; any Put writes the run as it stands, the held changes
+// with it. Only recordTx's plain write of a live run's counters is held
+// (hold): writes that move the run (interrupts, transitions, grants) go
+// through Put, and the revision a Put sets is the one they read.
+type heldTx struct {
+	store.Tx
+	held *store.Run
+}
+
+// Run implements store.Tx: the held run when there is one.
+func (t *heldTx) Run() *store.Run {
+	if t.held != nil {
+		return t.held.Clone()
+	}
+	return t.Tx.Run()
+}
+
+// Put implements store.Tx; r carries any held change (it was read
+// through Run after the hold).
+func (t *heldTx) Put(r *store.Run) error {
+	t.held = nil
+	return t.Tx.Put(r)
+}
+
+// flush writes the held run, if any.
+func (t *heldTx) flush() error {
+	if t.held == nil {
+		return nil
+	}
+	r := t.held
+	t.held = nil
+	return t.Tx.Put(r)
+}
+
+// hold writes run, a live run's counters changed by a result, now, or
+// holds it for the next write when tx holds writes (heldTx).
+func hold(tx store.Tx, run *store.Run) error {
+	if h, ok := tx.(*heldTx); ok && run.Status.Live() {
+		h.held = run.Clone()
+		return nil
+	}
+	return tx.Put(run)
 }
 
 func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (DecideResult, error) {

@@ -234,7 +234,7 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 			}
 		}
 		if fired == nil && changed {
-			if err := tx.Put(run); err != nil {
+			if err := hold(tx, run); err != nil {
 				return fmt.Errorf("write run: %w", err)
 			}
 		}

@@ -236,7 +236,9 @@ type ToolCall struct {
 	// recorded in the decision's own transaction, before it (as
 	// RecordResult would record them, in order): a gateway that answers a
 	// call before recording its result writes once per call
-	// (docs/gateway.md). A result that fails to record fails the decision.
+	// (docs/gateway.md), and the run once: the results' counters are
+	// written with the decision's iteration. A result that fails to record
+	// fails the decision.
 	Settle []ToolResult
 	// digest is the input's digest, computed once per Decide, before the
 	// store's transaction.
