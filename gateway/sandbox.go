@@ -10,7 +10,9 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,20 +86,32 @@ func (m *Manager) Sandbox() *Sandbox { return m.sb }
 // of a profile that has one).
 func (u *upstream) sandboxedCommand(p *sandbox.Profile) (*exec.Cmd, func(), error) {
 	c := u.cfg
-	prog, err := exec.LookPath(c.Command)
-	if err != nil {
-		return nil, nil, fmt.Errorf("gateway: upstream %q: %w", c.Name, err)
+	dir := c.Dir
+	if dir == "" {
+		dir = u.m.dir
+	}
+	prog := c.Command
+	if !strings.Contains(prog, "/") {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gateway: upstream %q: %w", c.Name, err)
+		}
+		prog = p
+	}
+	if !filepath.IsAbs(prog) {
+		prog = filepath.Join(dir, prog) // as os/exec runs it: relative to the directory
+	}
+	if abs, err := filepath.Abs(prog); err == nil {
+		prog = abs
 	}
 	env := os.Environ()
 	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		env = append(env, k+"="+expandEnv(c.Env[k]))
 	}
-	dir := c.Dir
-	if dir == "" {
-		dir = u.m.dir
-	}
+	q := *p
+	q.Visible = append(append([]string{}, p.Visible...), programTrees(prog)...)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd, err := sandbox.Command(ctx, u.m.sb.Avail, p, dir, append([]string{prog}, c.Args...), sandbox.StripEnv(env))
+	cmd, err := sandbox.Command(ctx, u.m.sb.Avail, &q, dir, append([]string{prog}, c.Args...), sandbox.StripEnv(env))
 	if err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("gateway: upstream %q under the sandbox: %w", c.Name, err)
@@ -107,6 +121,27 @@ func (u *upstream) sandboxedCommand(p *sandbox.Profile) (*exec.Cmd, func(), erro
 	// started. The transport closes stdin, then terminates and kills.
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	return cmd, cancel, nil
+}
+
+// programTrees are the trees an upstream's program needs in order to run,
+// kept visible (read-only) where the sandbox mounts its own /tmp (the rest
+// of the root is visible anyway): the program's directory, through its
+// link too, or the outermost node_modules tree it lies in, from which a
+// Node server loads its packages.
+func programTrees(prog string) []string {
+	paths := []string{prog}
+	if r, err := filepath.EvalSymlinks(prog); err == nil && r != prog {
+		paths = append(paths, r)
+	}
+	var out []string
+	for _, p := range paths {
+		if i := strings.Index(p, "/node_modules/"); i >= 0 {
+			out = append(out, p[:i+len("/node_modules")])
+		} else {
+			out = append(out, filepath.Dir(p))
+		}
+	}
+	return out
 }
 
 // instance is one client session's process of a stdio upstream, spawned

@@ -55,7 +55,7 @@ func newSBWorld(t *testing.T, avail sandbox.Availability) *sbWorld {
 	w.store = filepath.Join(w.proj, "state.db")
 	secrets := filepath.Join(w.proj, "secrets")
 	w.secret = filepath.Join(secrets, "operator-token")
-	for _, d := range []string{secrets, filepath.Join(dir, "home"), filepath.Join(w.proj, ".bin")} {
+	for _, d := range []string{secrets, filepath.Join(dir, "home"), filepath.Join(dir, "bin")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,9 @@ func newSBWorld(t *testing.T, avail sandbox.Availability) *sbWorld {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(w.proj, ".bin", "sbupstream")
+	// Outside the project: where that is under /tmp (the sandbox mounts
+	// its own there), the program's directory stays visible all the same.
+	bin := filepath.Join(dir, "bin", "sbupstream")
 	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/sbupstream").CombinedOutput(); err != nil {
 		t.Fatalf("build the upstream: %v: %s", err, out)
 	}
