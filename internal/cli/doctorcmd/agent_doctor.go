@@ -2,11 +2,18 @@ package doctorcmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
-	"github.com/statewright-go/statewright/sandbox"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/statewright-go/statewright/agent/tools"
+	"github.com/statewright-go/statewright/gateway"
+	"github.com/statewright-go/statewright/internal/cli/sandboxcmd"
+	"github.com/statewright-go/statewright/sandbox"
 )
 
 // checkAgentSandbox reports whether `statewright agent` can run the
@@ -70,4 +77,86 @@ func hookSandboxFinding(a sandbox.Availability, harnessName string, require, on 
 		return "ok", fmt.Sprintf("every Bash call runs under the phase's OS sandbox (%s): secrets and the store hidden, the law read-only, writes only where the phase allows (docs/sandbox.md)", a.String())
 	}
 	return "warn", fmt.Sprintf("an OS sandbox is available (%s) but the hooks do not use it: run `statewright init %s --sandbox` (or --require-sandbox); until then code the agent runs can read the operator token and the store (docs/threat-model.md)", a.String(), harnessName)
+}
+
+// gatewayServer is a server of the project's .mcp.json that runs
+// statewright's gateway (`statewright mcp` with upstream servers).
+type gatewayServer struct {
+	name string
+	args []string
+}
+
+// gatewayServers lists the project's .mcp.json servers that run `statewright
+// mcp` with upstreams (--upstream, or the project's trusted
+// .statewright/gateway.yaml, unless --no-gateway-config).
+func gatewayServers(project string) []gatewayServer {
+	b, err := os.ReadFile(filepath.Join(project, ".mcp.json"))
+	if err != nil {
+		return nil
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Args []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if json.Unmarshal(b, &cfg) != nil {
+		return nil
+	}
+	_, statErr := os.Stat(filepath.Join(project, gateway.ConfigFile))
+	var out []gatewayServer
+	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
+		args := cfg.MCPServers[name].Args
+		if len(args) == 0 || args[0] != "mcp" {
+			continue
+		}
+		if hasFlag(args, "upstream") || (statErr == nil && !hasFlag(args, "no-gateway-config")) {
+			out = append(out, gatewayServer{name: name, args: args})
+		}
+	}
+	return out
+}
+
+// hasFlag reports whether args set the flag --name (alone, =VALUE, or
+// =true for a boolean).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--"+name || (strings.HasPrefix(a, "--"+name+"=") && a != "--"+name+"=false") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkGatewaySandbox reports, for each gateway of the project's .mcp.json,
+// whether its stdio upstream servers run under the OS sandbox
+// (docs/sandbox.md, "Gateway upstream servers").
+func checkGatewaySandbox(r *doctorReport, project string) {
+	servers := gatewayServers(project)
+	if len(servers) == 0 {
+		return
+	}
+	a := sandbox.Detect()
+	for _, s := range servers {
+		level, msg := gatewaySandboxFinding(a, s)
+		if level == "ok" {
+			r.ok("gateway sandbox", "%s", msg)
+		} else {
+			r.warn("gateway sandbox", "%s", msg)
+		}
+	}
+}
+
+// gatewaySandboxFinding is checkGatewaySandbox's line for one gateway,
+// with the sandbox a.
+func gatewaySandboxFinding(a sandbox.Availability, s gatewayServer) (level, msg string) {
+	require, on := hasFlag(s.args, "require-sandbox"), hasFlag(s.args, "sandbox")
+	switch {
+	case require && !a.OK():
+		return "ok", fmt.Sprintf("gateway %q: no OS sandbox here (%s), and --require-sandbox refuses to start its upstream servers", s.name, a.Why)
+	case (require || on) && a.OK():
+		return "ok", fmt.Sprintf("gateway %q: its stdio upstream servers run under the OS sandbox, one process per session and phase, stopped when the phase changes", s.name)
+	case on:
+		return "warn", fmt.Sprintf("gateway %q: no OS sandbox here (%s), so its upstream servers run unsandboxed, as you: a tool the law cannot see into can write anywhere you can and read the operator token and the store", s.name, a.Why)
+	}
+	return "warn", fmt.Sprintf("gateway %q: its stdio upstream servers run unsandboxed, as you: add \"--sandbox\" (or \"--require-sandbox\") to its args in .mcp.json (docs/sandbox.md, \"Gateway upstream servers\")", s.name)
 }

@@ -1,6 +1,8 @@
 package doctorcmd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,5 +52,62 @@ func TestHookSandboxFinding(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGatewaySandboxFinding: doctor finds the project's gateways in
+// .mcp.json (statewright mcp with upstreams, from the command line or the
+// project's gateway.yaml) and says whether their upstream servers run
+// under the OS sandbox, and what to add when they do not.
+func TestGatewaySandboxFinding(t *testing.T) {
+	dir := t.TempDir()
+	mcp := `{"mcpServers": {
+  "statewright": {"command": "/bin/statewright", "args": ["mcp", "--store", "/s.db"]},
+  "gw": {"command": "/bin/statewright", "args": ["mcp", "--upstream", "fs=npx x", "--sandbox"]},
+  "plain": {"command": "/bin/statewright", "args": ["mcp", "--upstream", "fs=npx x"]},
+  "strict": {"command": "/bin/statewright", "args": ["mcp", "--upstream=fs=npx x", "--require-sandbox"]},
+  "off": {"command": "/bin/statewright", "args": ["mcp", "--upstream", "fs=npx x", "--sandbox=false"]},
+  "other": {"command": "npx", "args": ["-y", "some-server", "--upstream"]}}}`
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(mcp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	servers := gatewayServers(dir)
+	var names []string
+	for _, s := range servers {
+		names = append(names, s.name)
+	}
+	if got := strings.Join(names, ","); got != "gw,off,plain,strict" {
+		t.Fatalf("gateways %q, want gw,off,plain,strict", got)
+	}
+	bw := sandbox.Availability{Bwrap: "/usr/bin/bwrap"}
+	none := sandbox.Availability{Why: "bubblewrap (bwrap) is not installed"}
+	tests := []struct {
+		a     sandbox.Availability
+		s     gatewayServer
+		level string
+		want  string
+	}{
+		{bw, servers[0], "ok", "run under the OS sandbox, one process per session and phase"},
+		{bw, servers[1], "warn", `add "--sandbox"`},
+		{bw, servers[2], "warn", `add "--sandbox"`},
+		{bw, servers[3], "ok", "run under the OS sandbox"},
+		{none, servers[0], "warn", "no OS sandbox here (bubblewrap (bwrap) is not installed), so its upstream servers run unsandboxed"},
+		{none, servers[3], "ok", "--require-sandbox refuses to start its upstream servers"},
+	}
+	for _, tt := range tests {
+		level, msg := gatewaySandboxFinding(tt.a, tt.s)
+		if level != tt.level || !strings.Contains(msg, tt.want) || !strings.Contains(msg, `"`+tt.s.name+`"`) {
+			t.Errorf("%s with %s: %s %q, want %s and %q", tt.s.name, tt.a, level, msg, tt.level, tt.want)
+		}
+	}
+	// The project's gateway.yaml makes a plain `statewright mcp` a gateway.
+	if err := os.MkdirAll(filepath.Join(dir, ".statewright"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".statewright", "gateway.yaml"), []byte("upstreams: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(gatewayServers(dir)); got != 5 {
+		t.Errorf("with a gateway.yaml, %d gateways, want 5 (statewright's own server too)", got)
 	}
 }

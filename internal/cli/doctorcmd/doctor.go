@@ -177,6 +177,7 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, o *doctorOptions, out io
 	r.heading("")
 	checkHookSandbox(ctx, r, sandboxHarness, sandboxFlags)
 	checkAgentSandbox(ctx, r)
+	checkGatewaySandbox(r, project)
 	return r.finish()
 }
 
