@@ -37,8 +37,13 @@ var (
 	// were committed during its last pass (at most walCatchUpPasses
 	// passes in a row). servebench at 50 sessions writes some 15,000
 	// frames a second: the writer then pauses for a short checkpoint
-	// about once a second, not for a long one four times a second.
-	walRestartFrames int64 = 16384
+	// about every two seconds, not for a long one four times a second.
+	// Short is still two fsyncs: every session's call queues behind it
+	// (50 of 50 in each of 18 pauses timed at 50 sessions, 20-85 ms each
+	// on a machine loaded by builds), so how often the WAL restarts
+	// decides how many calls wait for one; at 16384 frames (64 MiB) it
+	// restarted about once a second.
+	walRestartFrames int64 = 32768
 	walFinishFrames  int64 = 512
 	walCatchUpPasses       = 4
 )
@@ -48,8 +53,8 @@ var (
 // being cut back to the 4 MiB of the store's connections at every restart
 // (the last connection's close truncates it). The WAL outgrows
 // walRestartFrames by what commits while the checkpointer waits for its
-// next pass and catches up (servebench at 50 sessions: 18,000 to 23,000
-// frames when it restarts), so the limit is twice that: at
+// next pass and catches up (servebench at 50 sessions: 2,000 to 7,000
+// frames more), so the limit is twice walRestartFrames: at
 // walRestartFrames+walFinishFrames the first commit after each restart
 // cut the file back by up to 25 MB and the next second's commits wrote
 // into newly allocated, zero-filled blocks again.
