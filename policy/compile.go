@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/statewright-go/statewright/workflow"
@@ -194,9 +193,8 @@ type compiledState struct {
 	// where the phase allows reading (mcp_read_only_hints).
 	readOnlyHints bool
 	// lessons keeps the phase's tool-not-allowed lessons (denyTool),
-	// at most lessonCacheSize of them (nLessons counts the stores).
-	lessons  sync.Map
-	nLessons atomic.Int32
+	// at most lessonCacheSize of them.
+	lessons lessonCache
 	// view is the law as this phase's read checks see it (its
 	// denied_paths and Read deny/ask rules beside the secrets); nil when
 	// the phase adds no read fence.

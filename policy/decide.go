@@ -8,6 +8,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/statewright-go/statewright/shell"
 
@@ -42,6 +44,12 @@ type prepared struct {
 	// targets are the files it found (self-protection's, a simulation's).
 	lazy    lazyFlat
 	targets []string
+	// abs0 is the lexical absolute path of the edit's first target
+	// abs0Of, as self-protection resolved it (without a Resolver).
+	abs0, abs0Of string
+	// rel0 is files[0] relative to the project (relTo), once haveRel0.
+	rel0     string
+	haveRel0 bool
 	// Room for what a decision would otherwise allocate: the raw fields
 	// of a flat edit, the run state of a simulated phase, the suggestions
 	// of a deny (prepared lives on Decide's stack).
@@ -115,6 +123,13 @@ func (p *prepared) editInfo() (*editInfo, error) {
 }
 
 var errAmbiguousPath = errors.New("the input names its file twice, with different values")
+
+// fastSim turns on the short way of a denied edit's simulations: an edit
+// decided in another phase by its checks alone (simAllows), the first
+// target's path as self-protection found it, its project-relative path
+// found once, path checks without a reason. Tests turn it off to decide
+// every call through the pipeline and compare.
+var fastSim = true
 
 // lazyMin is the size from which a flat edit's input is read lazily:
 // a smaller one is read whole at once, which costs less than reading it
@@ -513,27 +528,16 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		// files and lines lazily: its allow only names an event in a
 		// deny's lesson. The decision itself reads the input whole.
 		lazy := p.simulating && !p.strict && p.lazyInput()
-		var targets []string
-		var err error
-		if lazy {
-			targets, err = p.editTargets()
-		} else {
-			var ei *editInfo
-			if ei, err = p.editInfo(); err == nil {
-				targets = ei.paths
-			}
-		}
+		files, err := l.editFiles(p, lazy)
 		if err != nil {
 			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
 		}
-		if p.files == nil {
-			p.files = make([]string, 0, len(targets))
-			for _, t := range targets {
-				p.files = append(p.files, l.editPath(p.call, t))
+		if p.simulating && fastSim {
+			// Only the verdict counts: no reason is written.
+			if r := l.filesRule(cs, run, p, files); r != "" {
+				return l.deny(cs, run, p, r, "", suggest)
 			}
-		}
-		files := p.files
-		if f := l.checkFiles(cs, run, p.call, files); f != nil {
+		} else if f := l.checkFiles(cs, run, p.call, files); f != nil {
 			return l.deny(cs, run, p, f.rule, f.reason, suggest)
 		}
 		if lazy {
@@ -613,6 +617,109 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	return d
 }
 
+// editFiles returns the files an edit changes, as counted (editPath),
+// found once for the decision and every simulated phase: its targets read
+// lazily (editTargets) or whole (editInfo).
+func (l *Law) editFiles(p *prepared, lazy bool) ([]string, error) {
+	var targets []string
+	var err error
+	if lazy {
+		targets, err = p.editTargets()
+	} else {
+		var ei *editInfo
+		if ei, err = p.editInfo(); err == nil {
+			targets = ei.paths
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.files == nil {
+		p.files = make([]string, 0, len(targets))
+		for i, t := range targets {
+			if i == 0 && fastSim && p.abs0Of == t && p.abs0Of != "" && p.call.Resolver == nil {
+				// (editPath without a Resolver is resolve's abs.)
+				p.files = append(p.files, p.abs0)
+				continue
+			}
+			p.files = append(p.files, l.editPath(p.call, t))
+		}
+	}
+	return p.files, nil
+}
+
+// simRun is the run state of a simulated phase as the edit checks read
+// it: no files edited, no iterations.
+var simRun = RunState{Active: true}
+
+// simAllows reports whether p would be allowed in phase target (compiled
+// ts), for a suggestion: simulateIn(run, p, target, ts).Verdict == Allow.
+// An edit in a phase without permission rules is decided by the checks
+// that phase's pipeline would run for it, in order, and nothing else (the
+// phase's tool lists, the files, the lines, max_iterations, a deferred
+// self-protection block), with no Decision or reason built; anything else
+// goes through the pipeline. TestFastSimulationAgrees compares the two.
+func (l *Law) simAllows(run *RunState, p *prepared, target string, ts *compiledState) bool {
+	if !fastSim || ts == nil || ts.rules != nil || p.strict || !isEditKind(p.info.kind) {
+		return l.simulateIn(run, p, target, ts).Verdict == Allow
+	}
+	info := p.info
+	// (An edit is neither a control, meta nor task tool, nor an MCP tool a
+	// readOnlyHint admits; its self-protection does not depend on the
+	// phase.)
+	if ts.final || ts.disallowed.hasExactly(info, p.call.Tool) || !ts.anyTool && !ts.allowed.has(info, p.call.Tool) {
+		return false
+	}
+	// (Nothing below reads p.simulating: the lazy reading is chosen here.)
+	lazy := p.lazyInput()
+	files, err := l.editFiles(p, lazy)
+	if err != nil {
+		return false
+	}
+	if l.filesRule(ts, &simRun, p, files) != "" {
+		return false
+	}
+	counted := false
+	if lazy {
+		over, ok := false, true
+		if ts.maxEdit >= 0 {
+			over, ok = p.linesOver(ts.maxEdit)
+		}
+		if over {
+			return false
+		}
+		counted = ok
+	}
+	if !counted {
+		ei, err := p.editInfo()
+		if err != nil {
+			return false
+		}
+		lines := ei.lines
+		if ei.replaceAll {
+			cr, ok := p.call.Resolver.(ContentReader)
+			content := ""
+			if ok && len(files) == 1 {
+				content, ok = cr.Content(files[0])
+			}
+			if !ok && ts.maxEdit >= 0 {
+				return false
+			}
+			if ok {
+				lines = replaceAllLines(content, ei.old, ei.new)
+			}
+		}
+		if ts.maxEdit >= 0 && lines > ts.maxEdit {
+			return false
+		}
+	}
+	// max_iterations: a simulated run has made no call yet.
+	if ts.maxIter == 0 {
+		return false
+	}
+	return p.deferred == nil
+}
+
 func (l *Law) allow(cs *compiledState, rule Rule, reason string, info toolInfo) Decision {
 	d := Decision{Verdict: Allow, Rule: rule, Reason: reason, AllowedTools: emptyList, NextEvents: emptyList, Tool: info.canon}
 	if cs != nil {
@@ -657,9 +764,15 @@ func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, t := range targets {
-			if b := l.nativeWriteBlock(call, t, canonOrRaw(p)); b != nil {
+		for i, t := range targets {
+			r := l.resolve(call, t)
+			if b := l.nativeWriteBlockOf(call, r, canonOrRaw(p)); b != nil {
 				return b, nil
+			}
+			if i == 0 && call.Resolver == nil {
+				// The path the edit is counted under (editPath), found
+				// already.
+				p.abs0, p.abs0Of = r.abs, t
 			}
 		}
 	case k == kOther && writeishName(call.Tool):
@@ -863,7 +976,7 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) suggLis
 				continue
 			}
 		}
-		if l.simulateIn(run, p, target, ts).Verdict == Allow {
+		if l.simAllows(run, p, target, ts) {
 			out.add(suggestion{c.event, target, c.note})
 			if i < 64 && c.ts != nil {
 				out.mask |= 1 << i
@@ -886,7 +999,7 @@ func (l *Law) farther(cs *compiledState, run *RunState, p *prepared, rule Rule) 
 		return -1
 	}
 	for _, i := range cs.far.phases() {
-		if l.simulate(run, p, cs.far.hops[i].ts.name).Verdict == Allow {
+		if ts := cs.far.hops[i].ts; l.simAllows(run, p, ts.name, ts) {
 			return i
 		}
 	}
@@ -1035,17 +1148,51 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 	h := harnessIndex(p.call.Harness)
 	key := lessonKey{tool: p.info.canon, mask: ss.mask, harness: uint8(h), far: int32(far)}
 	if !ss.dynamic {
-		if v, ok := cs.lessons.Load(key); ok {
-			cl := v.(*cachedLesson)
+		if cl := cs.lessons.load(key); cl != nil {
 			d.Reason, d.NextEvents = cl.reason, cl.next
 			return d
 		}
 	}
 	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", nil, true, &ss, h, far)
-	if !ss.dynamic && cs.nLessons.Add(1) <= lessonCacheSize {
-		cs.lessons.Store(key, &cachedLesson{d.Reason, d.NextEvents})
+	if !ss.dynamic {
+		cs.lessons.store(key, &cachedLesson{d.Reason, d.NextEvents})
 	}
 	return d
+}
+
+// lessonCache is a phase's kept lessons: a map that is never changed once
+// published, read without a lock (a lookup hashes the key once, with no
+// interface boxing as sync.Map needs); a store copies it, under mu.
+type lessonCache struct {
+	m  atomic.Pointer[map[lessonKey]*cachedLesson]
+	mu sync.Mutex
+}
+
+func (c *lessonCache) load(k lessonKey) *cachedLesson {
+	if m := c.m.Load(); m != nil {
+		return (*m)[k]
+	}
+	return nil
+}
+
+// store keeps cl under k unless the cache holds lessonCacheSize lessons
+// already (or k is kept already: the first stays).
+func (c *lessonCache) store(k lessonKey, cl *cachedLesson) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var old map[lessonKey]*cachedLesson
+	if m := c.m.Load(); m != nil {
+		old = *m
+	}
+	if _, ok := old[k]; ok || len(old) >= lessonCacheSize {
+		return
+	}
+	m := make(map[lessonKey]*cachedLesson, len(old)+1)
+	for ok, ov := range old {
+		m[ok] = ov
+	}
+	m[k] = cl
+	c.m.Store(&m)
 }
 
 // lesson writes a deny's reason and next events into d: the phase, what

@@ -189,7 +189,8 @@ func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
 	if call.ProjectDir == "" {
 		return "", false
 	}
-	for _, pd := range l.projectRoots(call) {
+	roots, n := l.projectRootsIn(call)
+	for _, pd := range roots[:n] {
 		lpd := strings.ToLower(pd)
 		if underOrEqual(lpd, ld) {
 			return pd + "/.claude", true
@@ -203,17 +204,27 @@ func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
 
 // projectRoots are the call's project directory as written and resolved.
 func (l *Law) projectRoots(call *ToolCall) []string {
-	pd := cleanPath(call.ProjectDir)
-	if pd == "" || !strings.HasPrefix(pd, "/") {
+	roots, n := l.projectRootsIn(call)
+	if n == 0 {
 		return nil
 	}
-	out := []string{pd}
+	return append([]string(nil), roots[:n]...)
+}
+
+// projectRootsIn is projectRoots in an array (the first n), for the
+// paths a decision takes on every edit: no allocation.
+func (l *Law) projectRootsIn(call *ToolCall) (roots [2]string, n int) {
+	pd := cleanPath(call.ProjectDir)
+	if pd == "" || !strings.HasPrefix(pd, "/") {
+		return roots, 0
+	}
+	roots[0], n = pd, 1
 	if call.Resolver != nil {
 		if r := call.Resolver.Resolve(pd).Real; r != "" && r != pd {
-			out = append(out, r)
+			roots[1], n = r, 2
 		}
 	}
-	return out
+	return roots, n
 }
 
 // writeBlock reports why writing t is forbidden, or nil. into is true
@@ -269,7 +280,11 @@ func describe(t resolved) string {
 // one more: a target reached through a symbolic link that the agent could
 // have made or could swap before the write lands (docs/policy.md).
 func (l *Law) nativeWriteBlock(call *ToolCall, p, tool string) *block {
-	t := l.resolve(call, p)
+	return l.nativeWriteBlockOf(call, l.resolve(call, p), tool)
+}
+
+// nativeWriteBlockOf is nativeWriteBlock of a target resolved already.
+func (l *Law) nativeWriteBlockOf(call *ToolCall, t resolved, tool string) *block {
 	if b := l.writeBlockOf(call, t, false, tool, " would change"); b != nil {
 		return b
 	}

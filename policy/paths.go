@@ -34,10 +34,15 @@ func relPath(call *ToolCall, abs string) string {
 	if root == "/" {
 		return abs[1:]
 	}
-	if strings.HasPrefix(abs, root+"/") {
+	if belowRoot(abs, root) {
 		return abs[len(root)+1:]
 	}
 	return abs
+}
+
+// belowRoot reports whether p starts with root+"/" (without joining them).
+func belowRoot(p, root string) bool {
+	return len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root
 }
 
 // containsFold is an allocation-free ASCII case-insensitive strings.Contains
@@ -110,6 +115,10 @@ func (l *Law) hasMarker(s string) bool {
 // it, else the lexical absolute path.
 func (l *Law) editPath(call *ToolCall, p string) string {
 	abs := l.absPath(call, p)
+	if call.Resolver == nil {
+		// What info would answer: abs itself (cleaned already).
+		return abs
+	}
 	if r := l.info(call, abs).Real; r != "" {
 		return r
 	}
@@ -120,11 +129,12 @@ func (l *Law) editPath(call *ToolCall, p string) string {
 // resolved), else abs unchanged (see relPath).
 func (l *Law) relTo(call *ToolCall, abs string) string {
 	if call.Resolver != nil {
-		for _, root := range l.projectRoots(call) {
+		roots, n := l.projectRootsIn(call)
+		for _, root := range roots[:n] {
 			if abs == root {
 				return "."
 			}
-			if strings.HasPrefix(abs, root+"/") {
+			if belowRoot(abs, root) {
 				return abs[len(root)+1:]
 			}
 		}

@@ -642,6 +642,39 @@ func (l *Law) checkFiles(cs *compiledState, run *RunState, call *ToolCall, files
 	return nil
 }
 
+// filesRule is checkFiles(cs, run, p.call, files)'s rule ("" for none)
+// for a simulated phase, whose deny needs no reason: it writes none, and
+// it finds the first file's project-relative path once for every phase.
+func (l *Law) filesRule(cs *compiledState, run *RunState, p *prepared, files []string) Rule {
+	newFiles := 0
+	for i, abs := range files {
+		if len(cs.deniedPath) > 0 || len(cs.allowedPath) > 0 {
+			var rel string
+			if i == 0 {
+				if !p.haveRel0 {
+					p.rel0, p.haveRel0 = l.relTo(p.call, abs), true
+				}
+				rel = p.rel0
+			} else {
+				rel = l.relTo(p.call, abs)
+			}
+			if len(cs.deniedPath) > 0 && matchScope(cs.deniedPath, abs, rel) {
+				return RulePathScope
+			}
+			if len(cs.allowedPath) > 0 && !matchScope(cs.allowedPath, abs, rel) {
+				return RulePathScope
+			}
+		}
+		if !contains(run.FilesEdited, abs) {
+			newFiles++
+		}
+	}
+	if cs.maxFiles >= 0 && newFiles > 0 && len(run.FilesEdited)+newFiles > cs.maxFiles {
+		return RuleMaxFiles
+	}
+	return ""
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
