@@ -303,7 +303,17 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() {
+		st.Close()
+		if isPostgres(loc) && !c.keep {
+			// Drop the row's schema once the row is done, so that
+			// autovacuum does not vacuum and analyze its tables (tens of
+			// thousands of events and calls) during a later row's
+			// measured window, where that work would count as
+			// PostgreSQL's CPU per decision of whichever row it fell in.
+			dropSchema(loc)
+		}
+	}()
 	svc := runtime.New(st, runtime.Options{ProjectDir: rowDir})
 	human := runtime.Actor{Kind: runtime.ActorHuman, Channel: "bench"}
 	for s := 0; s < sessions; s++ {
@@ -759,6 +769,22 @@ func psqlConn(loc string) string {
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// dropSchema drops the schema of the PostgreSQL store loc (search_path)
+// with everything in it; a failure is reported, not fatal.
+func dropSchema(loc string) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return
+	}
+	schema := u.Query().Get("search_path")
+	if schema == "" {
+		return
+	}
+	if out, err := exec.Command("psql", psqlConn(loc), "-q", "-v", "ON_ERROR_STOP=1", "-c", "DROP SCHEMA IF EXISTS "+schema+" CASCADE").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "servebench: drop schema %s: %v: %s\n", schema, err, out)
+	}
 }
 
 // pgbench runs pgbench's plain inserts at n clients against the server of
