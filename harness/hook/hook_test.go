@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +138,55 @@ func TestBusyTimeout(t *testing.T) {
 		if got := BusyTimeout(d); got != want {
 			t.Errorf("BusyTimeout(%v) = %v, want %v", d, got, want)
 		}
+	}
+}
+
+// goid is the running goroutine's id, from its stack trace's first line.
+func goid() string {
+	b := make([]byte, 64)
+	b = b[:goruntime.Stack(b, false)]
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
+}
+
+// TestDeadlineReusesItsGoroutine: in a process that answers many hooks
+// (serve), the deadline's goroutine of one request runs the next one, so
+// a decision does not start on a fresh stack; a request stuck past its
+// deadline is answered by the failure and keeps its goroutine, and the
+// next request gets another.
+func TestDeadlineReusesItsGoroutine(t *testing.T) {
+	ran := make(chan string, 4)
+	release := make(chan struct{})
+	defer close(release)
+	h := Chain(func(ctx context.Context, r *Request) harness.Answer {
+		ran <- goid()
+		if r.Event == "stuck" {
+			<-release
+		}
+		return harness.Answer{Stdout: []byte("ok")}
+	}, Deadline(100*time.Millisecond))
+	ask := func(event string) string {
+		t.Helper()
+		a := h(context.Background(), &Request{Adapter: fake{}, Event: event})
+		if want := event != "stuck"; want != (string(a.Stdout) == "ok") {
+			t.Fatalf("%s: answered %+v", event, a)
+		}
+		if event == "stuck" && (a.Exit != 2 || !strings.Contains(a.Stderr, "deadline")) {
+			t.Fatalf("a stuck request was answered %+v, want the deadline's failure", a)
+		}
+		// The goroutine parks itself just after it answered.
+		time.Sleep(20 * time.Millisecond)
+		return <-ran
+	}
+	first, second := ask("gate"), ask("gate")
+	if first == "" || first != second {
+		t.Fatalf("the second request ran on goroutine %q, the first on %q: not reused", second, first)
+	}
+	stuck, after := ask("stuck"), ask("gate")
+	if after == stuck {
+		t.Fatalf("the request after a stuck one ran on the stuck goroutine %s", stuck)
 	}
 }
