@@ -451,23 +451,12 @@ func (s *session) poke(ctx context.Context) {
 }
 
 // stopUpstreamsOfOtherPhases stops the session's upstream processes that
-// run under the profile of a phase the run has left (docs/sandbox.md):
-// with everything they started, as soon as the change is seen, not at the
-// next call, which spawns one under the new phase's profile.
+// run under the profile of a phase the run has left (docs/sandbox.md): with
+// everything they started, as soon as the change is seen, not at the next
+// call, which spawns one under the new phase's profile.
 func (s *session) stopUpstreamsOfOtherPhases(ctx context.Context) {
-	m := s.g.opts.Upstreams
-	if m == nil || !m.hasSessionUps(s.id) {
-		return
-	}
-	run, err := s.g.opts.Store.LiveRun(ctx, s.key)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		state := ""
-		m.stopSession(s.id, &state, false)
-	case err != nil:
-		m.stopSession(s.id, nil, false)
-	default:
-		m.stopSession(s.id, &run.State, false)
+	if m := s.g.opts.Upstreams; m != nil {
+		m.stopOutOfPhase(ctx, s.id, s.key)
 	}
 }
 

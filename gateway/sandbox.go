@@ -118,8 +118,9 @@ func (u *upstream) sandboxedCommand(p *sandbox.Profile) (*exec.Cmd, func(), erro
 	}
 	// The server's process is bubblewrap's child, the PID 1 of its
 	// namespace: when bubblewrap is killed the kernel kills it and all it
-	// started. The transport closes stdin, then terminates and kills.
-	cmd.Cancel = func() error { return cmd.Process.Kill() }
+	// started. The transport closes stdin, then terminates and kills;
+	// cancel kills too, and stops the network proxy of a profile that has
+	// one.
 	return cmd, cancel, nil
 }
 
@@ -241,18 +242,9 @@ func (m *Manager) sessionClient(ctx context.Context, id, session, state string, 
 		}
 		in.close()
 	}
-	sb := m.sb
-	env := sb.Env
-	if sb.Root != "" {
-		env.SessionDir = sandbox.SessionDir(sb.Root, "gateway:"+id)
-		env.CacheDir = sandbox.SharedCache(sb.Root)
-		if err := sandbox.PrepareSession(env.SessionDir, env.CacheDir); err != nil {
-			return nil, "", err
-		}
-	}
-	p, err := sb.Profile(ctx, session, env)
+	p, err := m.sessionProfile(ctx, id, session)
 	if err != nil {
-		return nil, "", fmt.Errorf("the phase's sandbox profile: %w", err)
+		return nil, "", err
 	}
 	if p.Phase != state {
 		return nil, "", errPhaseMoved
@@ -269,6 +261,44 @@ func (m *Manager) sessionClient(ctx context.Context, id, session, state string, 
 			u.cfg.Name, phaseName(p.Phase), phaseName(prev))
 	}
 	return in.cs, note, nil
+}
+
+// sessionProfile derives the profile of the store session's current
+// phase for the client session id's processes (its own /tmp, the shared
+// caches).
+func (m *Manager) sessionProfile(ctx context.Context, id, session string) (*sandbox.Profile, error) {
+	sb := m.sb
+	env := sb.Env
+	if sb.Root != "" {
+		env.SessionDir = sandbox.SessionDir(sb.Root, "gateway:"+id)
+		env.CacheDir = sandbox.SharedCache(sb.Root)
+		if err := sandbox.PrepareSession(env.SessionDir, env.CacheDir); err != nil {
+			return nil, err
+		}
+	}
+	p, err := sb.Profile(ctx, session, env)
+	if err != nil {
+		return nil, fmt.Errorf("the phase's sandbox profile: %w", err)
+	}
+	return p, nil
+}
+
+// stopOutOfPhase stops the client session id's upstream processes that do
+// not run under the profile of the store session's current phase: those
+// of a phase the run left, and those whose profile changed within it (a
+// secret the project gained). Called when the session sees its run
+// change.
+func (m *Manager) stopOutOfPhase(ctx context.Context, id, session string) {
+	if !m.sb.active() || !m.hasSessionUps(id) {
+		return
+	}
+	p, err := m.sessionProfile(ctx, id, session)
+	if err != nil {
+		m.stopSession(id, nil, false)
+		return
+	}
+	key := profileKey(p)
+	m.stopSession(id, func(in *instance) bool { return in.state == p.Phase && in.key == key }, false)
 }
 
 func phaseName(p string) string {
@@ -300,10 +330,10 @@ func (u *upstream) spawn(ctx context.Context, p *sandbox.Profile) (*instance, er
 	return in, nil
 }
 
-// StopSession stops the client session id's upstream processes whose
-// state is not keep (all of them when keep is nil), with everything they
+// stopSession stops the client session id's upstream processes that keep
+// does not keep (all of them when keep is nil), with everything they
 // started; end says the client session ended, so none is spawned again.
-func (m *Manager) stopSession(id string, keep *string, end bool) {
+func (m *Manager) stopSession(id string, keep func(*instance) bool, end bool) {
 	m.smu.Lock()
 	su := m.sessions[id]
 	if end {
@@ -317,7 +347,7 @@ func (m *Manager) stopSession(id string, keep *string, end bool) {
 	defer su.mu.Unlock()
 	su.closed = su.closed || end
 	for u, in := range su.insts {
-		if keep != nil && in.state == *keep {
+		if keep != nil && keep(in) {
 			continue
 		}
 		delete(su.insts, u)
@@ -340,7 +370,7 @@ func (m *Manager) hasSessionUps(id string) bool {
 	return len(su.insts) > 0
 }
 
-// SessionPID returns the host PID of the client session id's process of
+// sessionPID returns the host PID of the client session id's process of
 // the named upstream (bubblewrap's), and the phase of its profile; 0 when
 // none runs. For tests and status.
 func (m *Manager) sessionPID(id, name string) (int, string) {
