@@ -39,7 +39,7 @@ var (
 	// frames a second: the writer then pauses for a short checkpoint
 	// about every two seconds, not for a long one four times a second.
 	// Short is still two fsyncs: every session's call queues behind it
-	// (50 of 50 in each of 18 pauses timed at 50 sessions, 20-85 ms each
+	// (49 or 50 of 50 in 18 of 19 pauses timed at 50 sessions, 17-45 ms each
 	// on a machine loaded by builds), so how often the WAL restarts
 	// decides how many calls wait for one; at 16384 frames (64 MiB) it
 	// restarted about once a second.
