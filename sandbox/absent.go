@@ -76,7 +76,7 @@ func resolveMissing(p string) string {
 // (Absent) and exist now: names of the law the call's command created
 // where the sandbox could not bind them.
 func (c Call) Planted() []string {
-	b, err := os.ReadFile(filepath.Join(c.Dir, absentFile))
+	b, err := readSmall(filepath.Join(c.Dir, absentFile))
 	if err != nil {
 		return nil
 	}

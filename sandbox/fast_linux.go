@@ -163,15 +163,18 @@ func isCallID(s string) bool {
 func (k *fastKeeper) run(pid int, ts, id string, sigs chan syscall.Signal) {
 	// A reader on the reply FIFO is the shell still waiting; a FIFO, not a
 	// file some other request created in its place.
-	rf, err := os.OpenFile(replyPath(k.srv, k.sess, id), os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	// Plain system calls, not an os.File: the answers are a few bytes, and
+	// the runtime's poller costs system calls of its own (readSmall).
+	rf, err := syscall.Open(replyPath(k.srv, k.sess, id), syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
-	defer rf.Close()
-	if fi, err := rf.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+	defer syscall.Close(rf)
+	var rst syscall.Stat_t
+	if syscall.Fstat(rf, &rst) != nil || rst.Mode&syscall.S_IFMT != syscall.S_IFIFO {
 		return
 	}
-	answer := func(s string) { _, _ = rf.WriteString(s + "\n") }
+	answer := func(s string) { _, _ = syscall.Write(rf, []byte(s+"\n")) }
 	sec, err := strconv.ParseFloat(strings.Replace(ts, ",", ".", 1), 64)
 	if age := time.Since(time.Unix(0, int64(sec*1e9))); err != nil || age > fastMaxAge || age < -fastMaxAge {
 		answer("x")
@@ -243,7 +246,7 @@ func (k *fastKeeper) run(pid int, ts, id string, sigs chan syscall.Signal) {
 		return
 	}
 	if r.Cwd != "" {
-		_ = os.WriteFile(filepath.Join(callDir, "rw", "cwd"), []byte(r.Cwd+"\n"), 0o600)
+		_ = writeSmall(filepath.Join(callDir, "rw", "cwd"), []byte(r.Cwd+"\n"), 0o600)
 	}
 	answer(strconv.Itoa(*r.Exit))
 }
@@ -254,7 +257,7 @@ func (k *fastKeeper) run(pid int, ts, id string, sigs chan syscall.Signal) {
 // keeper's PID namespace), and its stdio is taken from fds 5, 6 and 7.
 func (k *fastKeeper) request(pid int, callDir, envFile string) (request, []int, int, error) {
 	var rq request
-	raw, err := os.ReadFile(filepath.Join(callDir, serverFile))
+	raw, err := readSmall(filepath.Join(callDir, serverFile))
 	if err != nil {
 		return rq, nil, -1, err
 	}
@@ -262,7 +265,7 @@ func (k *fastKeeper) request(pid int, callDir, envFile string) (request, []int, 
 		return rq, nil, -1, errors.New("another profile")
 	}
 	var cf callCommand
-	if b, err := os.ReadFile(filepath.Join(callDir, commandFile)); err != nil || json.Unmarshal(b, &cf) != nil || cf.Command == "" {
+	if b, err := readSmall(filepath.Join(callDir, commandFile)); err != nil || json.Unmarshal(b, &cf) != nil || cf.Command == "" {
 		return rq, nil, -1, errors.New("no command")
 	}
 	proc := "/proc/" + strconv.Itoa(pid)
@@ -290,7 +293,7 @@ func (k *fastKeeper) request(pid int, callDir, envFile string) (request, []int, 
 	if err != nil || !filepath.IsAbs(cwd) {
 		return rq, fds, pidfd, errors.New("no working directory")
 	}
-	b, err := os.ReadFile(envFile)
+	b, err := readSmall(envFile)
 	if err != nil {
 		return rq, fds, pidfd, err
 	}

@@ -807,8 +807,8 @@ func (s *server) handle(c *net.UnixConn) {
 	}
 	files, req, err := readRequest(c)
 	defer func() {
-		for _, f := range files {
-			f.Close()
+		for _, fd := range files {
+			syscall.Close(fd)
 		}
 	}()
 	if err == nil && (req.Key != s.key || req.Session != s.session) {
@@ -818,20 +818,23 @@ func (s *server) handle(c *net.UnixConn) {
 		_ = s.send(c, reply{Error: err.Error()})
 		return
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
+	// Plain descriptors, not os.Files: the runtime's poller would cost
+	// system calls of its own per command (readSmall).
+	var cwdPipe [2]int
+	if err := syscall.Pipe2(cwdPipe[:], syscall.O_CLOEXEC); err != nil {
 		_ = s.send(c, reply{Error: err.Error()})
 		return
 	}
-	defer pr.Close()
+	pr, pw := cwdPipe[0], cwdPipe[1]
+	defer syscall.Close(pr)
 	fds := make([]uintptr, serverCwdFD+1)
 	for i := range fds {
 		fds[i] = ^uintptr(0)
 	}
-	for i, f := range files {
-		fds[i] = f.Fd()
+	for i, fd := range files {
+		fds[i] = uintptr(fd)
 	}
-	fds[serverCwdFD] = pw.Fd()
+	fds[serverCwdFD] = uintptr(pw)
 	cmd := &running{status: make(chan syscall.WaitStatus, 1)}
 	var path string
 	var argv, env []string
@@ -862,7 +865,7 @@ func (s *server) handle(c *net.UnixConn) {
 		s.active++
 	}
 	s.mu.Unlock()
-	pw.Close()
+	syscall.Close(pw)
 	if err != nil {
 		_ = s.send(c, reply{Error: fmt.Sprintf("cannot run the command in %s: %v", req.Cwd, err)})
 		return
@@ -929,7 +932,7 @@ var requestBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // that come with it (stdin, stdout, stderr). A directory or a link among
 // them is refused: opened outside the sandbox's mount namespace, it would
 // lead out of it.
-func readRequest(c *net.UnixConn) ([]*os.File, request, error) {
+func readRequest(c *net.UnixConn) ([]int, request, error) {
 	var req request
 	bp := requestBufs.Get().(*[]byte)
 	defer requestBufs.Put(bp)
@@ -939,7 +942,7 @@ func readRequest(c *net.UnixConn) ([]*os.File, request, error) {
 	if err != nil {
 		return nil, req, err
 	}
-	var files []*os.File
+	var files []int
 	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
 	if err != nil {
 		return nil, req, err
@@ -949,16 +952,14 @@ func readRequest(c *net.UnixConn) ([]*os.File, request, error) {
 		if err != nil {
 			continue
 		}
-		for _, fd := range fds {
-			files = append(files, os.NewFile(uintptr(fd), "stdio"))
-		}
+		files = append(files, fds...)
 	}
 	if flags&syscall.MSG_CTRUNC != 0 || len(files) != 3 {
 		return files, req, errors.New("a request passes exactly stdin, stdout and stderr")
 	}
-	for _, f := range files {
+	for _, fd := range files {
 		var st syscall.Stat_t
-		if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		if err := syscall.Fstat(fd, &st); err != nil {
 			return files, req, err
 		}
 		switch st.Mode & syscall.S_IFMT {
@@ -994,8 +995,7 @@ func readRequest(c *net.UnixConn) ([]*os.File, request, error) {
 
 // readCwd returns the first line the command's shell wrote to its cwd
 // pipe (without waiting: children it left may hold the pipe open).
-func readCwd(pr *os.File) string {
-	fd := int(pr.Fd())
+func readCwd(fd int) string {
 	if syscall.SetNonblock(fd, true) != nil {
 		return ""
 	}
