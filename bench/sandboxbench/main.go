@@ -34,11 +34,14 @@
 //	               literal words, which the server executes itself, without
 //	               the inner bash (docs/sandbox.md, "Direct exec"; checked
 //	               before the run: the program's parent is the server)
+//	plain-pipe     bash -c '/bin/true | /bin/true': a command that needs the
+//	               shell (a pipeline), the reference for fast-pipe
+//	fast-pipe      the rewritten command for it, through the fast path
 //	observed       a test command's path: `statewright sandbox exec` running
 //	               bubblewrap as its child, its stdout through the observer
 //	               (the command is `true`, so the observer only counts bytes)
 //
-// and prints p50/p99 of wall time and of CPU time. CPU is read from a
+// (-rows plain,fast picks rows) and prints p50/p99 of wall time and of CPU time. CPU is read from a
 // cpuacct cgroup the benchmark moves itself into when it may (root, cgroup
 // v1 cpuacct: every process of the command, its kernel time included, in
 // nanoseconds; the benchmark's own fork and wait are in every row alike),
@@ -68,8 +71,9 @@ import (
 
 func main() {
 	n := flag.Int("n", 300, "runs per command")
+	rows := flag.String("rows", "", "comma-separated rows to run (default: all)")
 	flag.Parse()
-	if err := run(*n); err != nil {
+	if err := run(*n, *rows); err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxbench:", err)
 		os.Exit(1)
 	}
@@ -77,7 +81,7 @@ func main() {
 
 type sample struct{ wall, cpu time.Duration }
 
-func run(n int) error {
+func run(n int, only string) error {
 	a := sandbox.Detect()
 	if !a.OK() {
 		return fmt.Errorf("no sandbox here: %s", a.Why)
@@ -164,6 +168,12 @@ func run(n int) error {
 	if err != nil {
 		return err
 	}
+	// A command that needs the shell: a pipeline of two programs.
+	const pipeCmd = "/bin/true | /bin/true"
+	cPipe, err := prepare(false, "call-6", pipeCmd)
+	if err != nil {
+		return err
+	}
 	const testCmd = "go test ./..."
 	cTest, err := prepare(false, "call-3", testCmd)
 	if err != nil {
@@ -193,11 +203,20 @@ func run(n int) error {
 		{"fast", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, "true")}, nil},
 		{"fast+net", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cNet, "true")}, nil},
 		{"plain-exec", []string{"/bin/bash", "-c", "/bin/true"}, nil},
+		{"plain-pipe", []string{"/bin/bash", "-c", pipeCmd}, nil},
+		{"fast-pipe", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cPipe, pipeCmd)}, nil},
 		{"fast-direct", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cDirect, "/bin/true")}, nil},
 		{"plain-test", []string{"/bin/bash", "-c", testCmd}, []string{testPath}},
 		{"observed", []string{"/bin/bash", "-c", sandbox.ShellCommand(full, cTest, testCmd)}, []string{testPath}},
 		// What the hooks run since the slim launcher links the observer.
 		{"observed-slim", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cTest, testCmd)}, []string{testPath}},
+	}
+	if only != "" {
+		want := strings.Split(only, ",")
+		cmds = slices.DeleteFunc(cmds, func(c cmdRow) bool { return !slices.Contains(want, c.name) })
+		if len(cmds) == 0 {
+			return fmt.Errorf("-rows %q: no such row", only)
+		}
 	}
 	cpu := newCPUMeter()
 	defer cpu.close()
@@ -239,24 +258,45 @@ func run(n int) error {
 		fmt.Printf("%-16s %10s %10s %10s %10s\n", c.name, ms(w[0]), ms(w[1]), ms(u[0]), ms(u[1]))
 		p50[j] = sample{w[0], u[0]}
 	}
-	fmt.Printf("# added at p50 (budget 5 ms over plain):\n")
-	row := func(name string) sample {
-		return p50[slices.IndexFunc(cmds, func(c cmdRow) bool { return c.name == name })]
-	}
-	for j, c := range cmds[1:] {
-		ref, refName := p50[0], "plain"
-		switch c.name {
-		case "plain-test", "plain-exec":
-			continue
-		case "observed", "observed-slim":
-			ref, refName = row("plain-test"), "plain-test"
-		case "fast-direct":
-			ref, refName = row("plain-exec"), "plain-exec"
+	fmt.Printf("# added at p50 (budget 5 ms over the row's plain reference):\n")
+	row := func(name string) (sample, bool) {
+		i := slices.IndexFunc(cmds, func(c cmdRow) bool { return c.name == name })
+		if i < 0 {
+			return sample{}, false
 		}
-		fmt.Printf("%-16s wall %+.2fms  cpu %+.2fms  (over %s)\n", c.name, msf(p50[j+1].wall-ref.wall), msf(p50[j+1].cpu-ref.cpu), refName)
+		return p50[i], true
 	}
-	fmt.Printf("# CPU at p50 as a ratio of its reference: fast %.2fx (bash -c true), fast-direct %.2fx (bash -c /bin/true)\n",
-		float64(row("fast").cpu)/float64(p50[0].cpu), float64(row("fast-direct").cpu)/float64(row("plain-exec").cpu))
+	// Each row's reference: the same command run by a plain bash -c.
+	refOf := func(name string) string {
+		switch name {
+		case "plain", "plain-test", "plain-exec", "plain-pipe":
+			return ""
+		case "observed", "observed-slim":
+			return "plain-test"
+		case "fast-direct":
+			return "plain-exec"
+		case "fast-pipe":
+			return "plain-pipe"
+		}
+		return "plain"
+	}
+	for j, c := range cmds {
+		refName := refOf(c.name)
+		ref, ok := row(refName)
+		if refName == "" || !ok {
+			continue
+		}
+		fmt.Printf("%-16s wall %+.2fms  cpu %+.2fms  (over %s)\n", c.name, msf(p50[j].wall-ref.wall), msf(p50[j].cpu-ref.cpu), refName)
+	}
+	fmt.Printf("# CPU at p50 as a ratio of its reference:")
+	for _, r := range [][3]string{{"fast", "plain", "bash -c true"}, {"fast-direct", "plain-exec", "bash -c /bin/true"}, {"fast-pipe", "plain-pipe", "bash -c '/bin/true | /bin/true'"}} {
+		a, okA := row(r[0])
+		b, okB := row(r[1])
+		if okA && okB {
+			fmt.Printf(" %s %.2fx (%s)", r[0], float64(a.cpu)/float64(b.cpu), r[2])
+		}
+	}
+	fmt.Println()
 	return nil
 }
 
