@@ -133,3 +133,45 @@ func TestFastPathRefuses(t *testing.T) {
 		t.Error("a refused request ran")
 	}
 }
+
+// TestFastPathReplyMustBeFIFO: the keeper answers only on the call's reply
+// FIFO; a regular file put in its place gets nothing written and the
+// command does not run.
+func TestFastPathReplyMustBeFIFO(t *testing.T) {
+	f := newServerFixture(t)
+	_, outer := f.call("implementing", true, "exit 0")
+	if out, code := f.run(outer, ""); code != 0 {
+		t.Fatalf("first command: exit %d: %s", code, out)
+	}
+	srv, sess := ServerDir(f.root), filepath.Base(f.sess)
+	marker := filepath.Join(f.proj, "ran")
+	c, _ := f.call("implementing", true, "touch "+Quote(marker))
+	id := filepath.Base(c.Dir)
+	reply := replyPath(srv, sess, id)
+	if err := os.Remove(reply); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reply, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(reqPath(srv, sess), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10) + ".5"
+	if _, err := w.WriteString("r " + strconv.Itoa(os.Getpid()) + " " + ts + " " + id + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	// The keeper reads requests in order: a later request of a real
+	// command, answered, means this one was handled.
+	if out, code := f.run(outer, ""); code != 0 {
+		t.Fatalf("later command: exit %d: %s", code, out)
+	}
+	if b, err := os.ReadFile(reply); err != nil || len(b) != 0 {
+		t.Errorf("the keeper wrote %q into a regular file at the reply path (%v)", b, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a request whose reply path is not a FIFO ran")
+	}
+}
