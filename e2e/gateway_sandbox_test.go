@@ -20,9 +20,9 @@ const gwSandboxWorkflow = `{"id":"gw-sb","initial":"writing","states":{
  "reviewing":{"allowed_tools":["Read","LS","Glob"],"on":{"BACK":"writing","OK":"done"}},
  "done":{"type":"final"}}}`
 
-// fsProcesses are the processes of the filesystem server in PID
-// namespaces other than the test's (so under a sandbox), by PID, each
-// with how its namespace mounts dir: "rw" or "ro".
+// fsProcesses are the processes of the filesystem server serving dir in
+// PID namespaces other than the test's (so under a sandbox), by PID, each
+// with how its mount namespace has dir: "rw" or "ro".
 func fsProcesses(t *testing.T, dir string) map[int]string {
 	t.Helper()
 	self, _ := os.Readlink("/proc/self/ns/pid")
@@ -34,7 +34,8 @@ func fsProcesses(t *testing.T, dir string) map[int]string {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if !bytes.Contains(cmdline, []byte("mcp-server-filesystem")) {
+		// The server of this test is given dir as its allowed directory.
+		if !bytes.Contains(cmdline, []byte("mcp-server-filesystem")) || !bytes.Contains(cmdline, []byte("\x00"+dir)) {
 			continue
 		}
 		if ns, _ := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "pid")); ns == "" || ns == self {
@@ -42,14 +43,19 @@ func fsProcesses(t *testing.T, dir string) map[int]string {
 		}
 		mi, err := os.ReadFile(filepath.Join("/proc", e.Name(), "mountinfo"))
 		if err != nil {
-			t.Fatalf("read the mounts of process %d: %v", pid, err)
+			continue // it ended since
 		}
-		mode := ""
+		// The mount dir is in: the deepest mount point at or above it, the
+		// last one made there.
+		mode, depth := "", -1
 		for _, line := range strings.Split(string(mi), "\n") {
 			// id parent major:minor root mount-point options ...
 			f := strings.Fields(line)
-			if len(f) > 5 && f[4] == dir {
-				mode = strings.Split(f[5], ",")[0] // the last mount there wins
+			if len(f) < 6 || (f[4] != dir && f[4] != "/" && !strings.HasPrefix(dir, f[4]+"/")) {
+				continue
+			}
+			if d := len(f[4]); d >= depth {
+				mode, depth = strings.Split(f[5], ",")[0], d
 			}
 		}
 		out[pid] = mode
