@@ -484,7 +484,14 @@ type setWrites struct {
 	runs   []runRow
 	events []eventRow
 	calls  []callRow
-	heads  []store.Head
+	heads  []headRow
+}
+
+// headRow is a chain's new head and the seq it moved from (0: the chain
+// had no head row; then the row is inserted, else updated).
+type headRow struct {
+	h    store.Head
+	from int64
 }
 
 // runRow is the compare-and-swap update of a live run whose workflow did
@@ -530,11 +537,24 @@ const (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 		$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::bigint[])
 	RETURNING seq, chain, chain_seq`
-	qGroupCalls = `WITH i AS (INSERT INTO statewright_calls (` + backend.CallColumnList + `)
+	// qGroupCalls inserts the pre call records the group's transactions
+	// took as unrecorded. A plain insert: a record that exists after all
+	// fails the statement (unique_violation), and with it the group,
+	// exactly as a count short of the rows would; ON CONFLICT DO NOTHING
+	// made every row a speculative insertion (a probe of the key before
+	// the insert and a third WAL record to confirm it).
+	qGroupCalls = `INSERT INTO statewright_calls (` + backend.CallColumnList + `)
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-		$9::bigint[], $10::bigint[])
-	ON CONFLICT DO NOTHING RETURNING 1)
-	SELECT statewright_expect(count(*), $11, 'record calls') FROM i`
+		$9::bigint[], $10::bigint[])`
+	// qGroupHeadsMoved moves heads that exist from the seq the copies
+	// say to the new one, checking that every row moved; a plain update
+	// (HOT: nothing indexed changes), where the upsert probed the key,
+	// locked the row (a WAL record of its own) and then updated it.
+	qGroupHeadsMoved = `WITH u AS (UPDATE statewright_heads AS h SET seq = v.seq, hash = v.hash
+	FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS v(chain, seq, hash, old)
+	WHERE h.chain = v.chain AND h.seq = v.old RETURNING 1)
+	SELECT statewright_expect(count(*), $5, 'move heads') FROM u`
+	// qGroupHeads writes the heads of chains that had none.
 	qGroupHeads = `INSERT INTO statewright_heads (chain, seq, hash) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])
 	ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`
 )
@@ -579,9 +599,9 @@ func mergeWrites(b *pgx.Batch, ts []*tx) []func(pgx.BatchResults) error {
 		outcome, effects                          []*string
 		created, settled                          []int64
 	}
-	var h struct {
+	var h, moved struct {
 		chain, hash []string
-		seq         []int64
+		seq, from   []int64
 	}
 	for _, t := range ts {
 		for _, w := range t.set.runs {
@@ -611,7 +631,13 @@ func mergeWrites(b *pgx.Batch, ts []*tx) []func(pgx.BatchResults) error {
 			c.outcome, c.effects = append(c.outcome, w.cols.Outcome), append(c.effects, w.cols.Effects)
 			c.created, c.settled = append(c.created, t.At.UnixNano()), append(c.settled, w.cols.SettledAt)
 		}
-		for _, hd := range t.set.heads {
+		for _, w := range t.set.heads {
+			hd := w.h
+			if w.from > 0 {
+				moved.chain, moved.seq, moved.hash = append(moved.chain, hd.Chain), append(moved.seq, hd.Seq), append(moved.hash, hd.Hash)
+				moved.from = append(moved.from, w.from)
+				continue
+			}
 			h.chain, h.seq, h.hash = append(h.chain, hd.Chain), append(h.seq, hd.Seq), append(h.hash, hd.Hash)
 		}
 	}
@@ -669,7 +695,11 @@ func mergeWrites(b *pgx.Batch, ts []*tx) []func(pgx.BatchResults) error {
 		})
 	}
 	if n := len(c.toolUse); n > 0 {
-		b.Queue(qGroupCalls, c.toolUse, c.phase, c.key, c.runID, c.state, c.outcome, c.effects, c.status, c.created, c.settled, n)
+		b.Queue(qGroupCalls, c.toolUse, c.phase, c.key, c.runID, c.state, c.outcome, c.effects, c.status, c.created, c.settled)
+		reads = append(reads, nil)
+	}
+	if n := len(moved.chain); n > 0 {
+		b.Queue(qGroupHeadsMoved, moved.chain, moved.seq, moved.hash, moved.from, n)
 		reads = append(reads, nil)
 	}
 	if len(h.chain) > 0 {

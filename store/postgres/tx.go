@@ -343,7 +343,15 @@ func (t *tx) queueCommitWrites() {
 		t.queue(nil, `INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
 			ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, c, h.Seq, h.Hash)
 		if t.group {
-			t.set.heads = append(t.set.heads, store.Head{Chain: c, Seq: h.Seq, Hash: h.Hash})
+			// The head before this transaction: its first event here
+			// followed it.
+			from := h.Seq
+			for _, w := range t.set.events {
+				if w.e.Chain == c {
+					from = min(from, w.e.ChainSeq-1)
+				}
+			}
+			t.set.heads = append(t.set.heads, headRow{h: store.Head{Chain: c, Seq: h.Seq, Hash: h.Hash}, from: from})
 			t.set.n++
 		}
 	}
