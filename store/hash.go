@@ -58,6 +58,21 @@ func (f *fields) int(i int64) { f.str(strconv.FormatInt(i, 10)) }
 // legacy global chain (Chain "") is hashed as it was written then: the v1
 // domain, with Seq in place of Chain and ChainSeq.
 func HashEvent(e *Event) string {
+	data, err := CompactData(e.Data)
+	if err != nil {
+		data = e.Data // hash what is there; verification compares anyway
+	}
+	return hashEvent(e, data)
+}
+
+// HashCompacted is HashEvent for an event whose Data is compacted already
+// (as CompactData returns it, nil for none), as the store's append has it:
+// it hashes Data as it is instead of compacting it again. Given anything
+// else it returns a hash HashEvent would not.
+func HashCompacted(e *Event) string { return hashEvent(e, e.Data) }
+
+// hashEvent is HashEvent over data as e's compacted Data.
+func hashEvent(e *Event, data []byte) string {
 	f := fields{h: sha256.New()}
 	if e.Chain == "" {
 		io.WriteString(f.h, hashDomain)
@@ -79,10 +94,6 @@ func HashEvent(e *Event) string {
 	f.str(e.Rule)
 	f.str(e.Reason)
 	f.str(e.ToolUseID)
-	data, err := CompactData(e.Data)
-	if err != nil {
-		data = e.Data // hash what is there; verification compares anyway
-	}
 	f.str(string(data))
 	return hex.EncodeToString(f.h.Sum(nil))
 }

@@ -56,6 +56,20 @@ func TestHashEventCoversEveryField(t *testing.T) {
 	if HashEvent(&same) != h {
 		t.Error("hash depends on data whitespace, time zone or the Hash field")
 	}
+	// The append's hash of compacted data is HashEvent's, for data and none.
+	for _, d := range []string{"{ \"a\" :\n1 }", "", " null "} {
+		e := base
+		e.Data = json.RawMessage(d)
+		want := HashEvent(&e)
+		c, err := CompactData(e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Data = c
+		if got := HashCompacted(&e); got != want {
+			t.Errorf("data %q: HashCompacted %s, HashEvent %s", d, got, want)
+		}
+	}
 	mutations := map[string]func(e *Event){
 		"seq":          func(e *Event) { e.Seq++ },
 		"run":          func(e *Event) { e.RunID = "run_2" },

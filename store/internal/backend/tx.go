@@ -75,11 +75,12 @@ func (t *TxBase) PrepareAppend(e *store.Event) error {
 }
 
 // Link places e after head in its chain (ChainSeq, PrevHash, Hash) and
-// returns the chain's new head.
+// returns the chain's new head. e is as PrepareAppend left it: its Data is
+// compacted already, and hashed as it is.
 func Link(e *store.Event, head store.Head) store.Head {
 	e.ChainSeq = head.Seq + 1
 	e.PrevHash = head.Hash
-	e.Hash = store.HashEvent(e)
+	e.Hash = store.HashCompacted(e)
 	head.Chain, head.Seq, head.Hash = e.Chain, e.ChainSeq, e.Hash
 	return head
 }
