@@ -40,6 +40,9 @@ type tx struct {
 	b     *batch
 	heads map[string]store.Head // chains this transaction moved
 	next  int64                 // the Seq its next event gets (0: not read yet)
+	// calls are the records of the tool_use_ids Call read, every phase
+	// (none: an empty entry); Record drops its id's entry.
+	calls map[string][]*store.Call
 }
 
 const (
@@ -47,10 +50,9 @@ const (
 	qLast           = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? ORDER BY created_at DESC, rowid DESC LIMIT 1"
 	qSnapshot       = "SELECT body FROM snapshots WHERE digest = ?"
 	qInsertSnapshot = "INSERT INTO snapshots (digest, body) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING"
-	qCall           = "SELECT " + backend.CallColumnList + " FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?"
-	// qHasCall asks first: nearly every call is new, and a one-column
-	// result costs the driver a fraction of the whole record's.
-	qHasCall = "SELECT EXISTS (SELECT 1 FROM calls WHERE session_key = ? AND tool_use_id = ? AND phase = ?)"
+	// qCalls reads every phase of a tool_use_id at once: a settle asks
+	// whether the call was settled (post) and then for its decision (pre).
+	qCalls = "SELECT " + backend.CallColumnList + " FROM calls WHERE session_key = ? AND tool_use_id = ?"
 )
 
 // begin reads the session's live run, or its newest when none is live;
@@ -109,21 +111,34 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	if err := t.Use("call"); err != nil {
 		return nil, err
 	}
-	var has bool
-	if err := t.b.w.queryRow(t.ctx, qHasCall, t.Key, toolUseID, string(phase)).Scan(&has); err != nil {
-		return nil, mapErr("call "+toolUseID, err)
+	calls, ok := t.calls[toolUseID]
+	if !ok {
+		var err error
+		if calls, err = t.readCalls(toolUseID); err != nil {
+			return nil, mapErr("call "+toolUseID, err)
+		}
+		if t.calls == nil {
+			t.calls = map[string][]*store.Call{}
+		}
+		t.calls[toolUseID] = calls
 	}
-	if !has {
-		return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
+	for _, c := range calls {
+		if c.Phase == phase {
+			cp := *c
+			return &cp, nil
+		}
 	}
-	c, err := backend.ScanCall(t.b.w.queryRow(t.ctx, qCall, t.Key, toolUseID, string(phase)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
-	}
+	return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
+}
+
+// readCalls reads every phase recorded for toolUseID in the session.
+func (t *tx) readCalls(toolUseID string) ([]*store.Call, error) {
+	rows, err := t.b.w.query(t.ctx, qCalls, t.Key, toolUseID)
 	if err != nil {
-		return nil, mapErr("call "+toolUseID, err)
+		return nil, err
 	}
-	return c, nil
+	defer rows.Close()
+	return backend.Collect(rows, backend.ScanCall)
 }
 
 // Put implements store.Tx: insert, or update with compare-and-swap on revision.
@@ -357,6 +372,7 @@ func (t *tx) Record(c *store.Call) error {
 	if err != nil {
 		return err
 	}
+	delete(t.calls, c.ToolUseID)
 	if _, err := t.b.w.exec(t.ctx, qInsertCall,
 		c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, cols.Outcome, cols.Effects, string(c.Status),
 		t.At.UnixNano(), cols.SettledAt); err != nil {
