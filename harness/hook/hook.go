@@ -122,6 +122,7 @@ func work(f func()) {
 	next := make(chan func(), 1)
 	for {
 		f()
+		f = nil // a parked goroutine holds no request (its input) alive
 		parked.Lock()
 		if len(parked.idle) >= maxParked {
 			parked.Unlock()
