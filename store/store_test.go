@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -247,6 +249,14 @@ func TestInputDigestAndCompactData(t *testing.T) {
 	}
 	if InputDigest([]byte("not json  ")) == InputDigest([]byte("not json")) {
 		t.Error("InputDigest of non-JSON input must hash the raw bytes")
+	}
+	// Input that is not JSON as a whole (a valid prefix, trailing bytes,
+	// nothing) is hashed raw, byte for byte.
+	for _, in := range []string{`{"a": 1} x`, `{"a": 1`, `[1, 2] [3]`, ``, `  `} {
+		sum := sha256.Sum256([]byte(in))
+		if got := InputDigest([]byte(in)); got != hex.EncodeToString(sum[:]) {
+			t.Errorf("InputDigest(%q) = %s, not the sha256 of the raw bytes", in, got)
+		}
 	}
 	for in, want := range map[string]string{"": "", "  ": "", "null": "", ` { "a" : [1, 2] } `: `{"a":[1,2]}`} {
 		got, err := CompactData(json.RawMessage(in))
