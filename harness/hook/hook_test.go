@@ -158,6 +158,26 @@ func goid() string {
 // deadline is answered by the failure and keeps its goroutine, and the
 // next request gets another.
 func TestDeadlineReusesItsGoroutine(t *testing.T) {
+	// Start from an empty pool: goroutines parked by earlier tests would
+	// otherwise run these requests (they stay blocked, unused).
+	parked.Lock()
+	parked.idle = nil
+	parked.Unlock()
+	// parkedOne waits until one goroutine is parked: the one that ran the
+	// last request, after it answered (no sleep: a loaded machine may take
+	// long to get there).
+	parkedOne := func() {
+		t.Helper()
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			parked.Lock()
+			n := len(parked.idle)
+			parked.Unlock()
+			if n == 1 {
+				return
+			}
+		}
+		t.Fatal("the goroutine that answered never parked")
+	}
 	ran := make(chan string, 4)
 	release := make(chan struct{})
 	defer close(release)
@@ -177,8 +197,9 @@ func TestDeadlineReusesItsGoroutine(t *testing.T) {
 		if event == "stuck" && (a.Exit != 2 || !strings.Contains(a.Stderr, "deadline")) {
 			t.Fatalf("a stuck request was answered %+v, want the deadline's failure", a)
 		}
-		// The goroutine parks itself just after it answered.
-		time.Sleep(20 * time.Millisecond)
+		if event != "stuck" {
+			parkedOne()
+		}
 		return <-ran
 	}
 	first, second := ask("gate"), ask("gate")
