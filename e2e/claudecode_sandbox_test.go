@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,6 +81,7 @@ func TestClaudeCodeSandbox(t *testing.T) {
 		fakemodel.Call(tool("toolu_tok", "Bash", map[string]any{"command": pyToken, "description": "read the token"})),
 		fakemodel.Call(tool("toolu_cd", "Bash", map[string]any{"command": "mkdir -p sub && cd sub", "description": "cd"})),
 		fakemodel.Call(tool("toolu_pwd", "Bash", map[string]any{"command": "pwd && echo \"go: $(command -v go)\" && echo \"sh-pid=$$\"", "description": "pwd"})),
+		fakemodel.Call(tool("toolu_pipe", "Bash", map[string]any{"command": "grep PPid /proc/self/status | cat", "description": "pipeline"})),
 		fakemodel.Call(tool("toolu_test", "Bash", map[string]any{"command": "cd .. && go test ./... 2>&1", "description": "test", "timeout": 600000})),
 		fakemodel.Say("Done."),
 	), fakemodel.WithLog(t.Logf))
@@ -117,6 +119,13 @@ func TestClaudeCodeSandbox(t *testing.T) {
 	// command with a bubblewrap of its own is PID 1 there).
 	if pwd := toolResult(t, srv, "toolu_pwd"); !strings.Contains(pwd.Content, p.path("sub")) || !strings.Contains(pwd.Content, "sh-pid=") || strings.Contains(pwd.Content, "sh-pid=1\n") {
 		t.Errorf("pwd after cd: %+v; want %s, run by the phase's sandbox", pwd, p.path("sub"))
+	}
+	// A pipeline of literal commands ran without the inner bash: the
+	// hook recorded its elements and the phase's server ran the programs
+	// itself, so grep's parent is the server (PID 1 of the sandbox), not
+	// a bash (docs/sandbox.md, "Direct exec of literal pipelines").
+	if pipe := toolResult(t, srv, "toolu_pipe"); pipe.IsError || !regexp.MustCompile(`PPid:\s+1\b`).MatchString(pipe.Content) {
+		t.Errorf("grep PPid /proc/self/status | cat: %+v; want PPid 1 (run directly by the phase's server)", pipe)
 	}
 	// The session's end stopped the phase's sandbox.
 	root := filepath.Join(sandboxCacheHome(t), "statewright", "sandbox")

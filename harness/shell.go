@@ -124,10 +124,10 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 		// phase, whoever moves it (sandboxcmd.RunWatch).
 		p.Watch = []string{s.Bin, "sandbox", "watch", "--store", s.Host.Store, "--session", session, "--root", s.Root, "--phase", p.Phase}
 	}
-	// One program with literal words runs without the inner bash
-	// (docs/sandbox.md, "Direct exec").
-	argv, _ := shell.LiteralArgv(command)
-	c, err := sandbox.PrepareCallArgv(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command, argv)
+	// One program, or a pipeline of programs, with literal words runs
+	// without the inner bash (docs/sandbox.md, "Direct exec").
+	elems, _ := shell.LiteralPipeline(command)
+	c, err := sandbox.PrepareCallPipeline(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command, elems)
 	if err != nil {
 		return nil, err
 	}

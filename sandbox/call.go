@@ -98,14 +98,20 @@ type callFile struct {
 	// words (shell.LiteralArgv): the phase's server may then execute the
 	// program itself instead of `bash -c` (direct_linux.go).
 	Argv []string `json:"argv,omitempty"`
+	// Pipeline is Command's elements when it is a pipeline of two or more
+	// simple commands of literal words (shell.LiteralPipeline): the
+	// server may then run the programs without the inner bash
+	// (pipe_linux.go).
+	Pipeline [][]string `json:"pipeline,omitempty"`
 }
 
 // callCommand is command.json: profile.json's Command and Argv alone (a
 // profile.json is tens of kilobytes of JSON, whose decoding was a large
 // part of the keeper's work per command).
 type callCommand struct {
-	Command string   `json:"command"`
-	Argv    []string `json:"argv,omitempty"`
+	Command  string     `json:"command"`
+	Argv     []string   `json:"argv,omitempty"`
+	Pipeline [][]string `json:"pipeline,omitempty"`
 }
 
 // Files of a call's directory.
@@ -140,6 +146,28 @@ func PrepareCall(sessionDir, cacheDir, id string, a Availability, p *Profile, co
 // otherwise): the phase's server then runs the program without the inner
 // bash, as that bash would (docs/sandbox.md, "Direct exec").
 func PrepareCallArgv(sessionDir, cacheDir, id string, a Availability, p *Profile, command string, argv []string) (Call, error) {
+	var elems [][]string
+	if argv != nil {
+		elems = [][]string{argv}
+	}
+	return PrepareCallPipeline(sessionDir, cacheDir, id, a, p, command, elems)
+}
+
+// PrepareCallPipeline is PrepareCall for a command whose elements are
+// elems when it is a pipeline of simple commands of literal words
+// (shell.LiteralPipeline; one element for a simple command, nil
+// otherwise): the phase's server then runs the programs without the inner
+// bash, as that bash would (docs/sandbox.md, "Direct exec" and "Direct
+// exec of literal pipelines").
+func PrepareCallPipeline(sessionDir, cacheDir, id string, a Availability, p *Profile, command string, elems [][]string) (Call, error) {
+	var argv []string
+	var pipeline [][]string
+	switch {
+	case len(elems) == 1:
+		argv = elems[0]
+	case len(elems) > 1:
+		pipeline = elems
+	}
 	c := CallDir(sessionDir, id)
 	if !a.OK() {
 		return Call{}, fmt.Errorf("%w: %s", ErrUnavailable, a.Why)
@@ -153,14 +181,14 @@ func PrepareCallArgv(sessionDir, cacheDir, id string, a Availability, p *Profile
 	if err := os.MkdirAll(c.RW, 0o700); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command, Argv: argv})
+	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command, Argv: argv, Pipeline: pipeline})
 	if err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir, profileFile), b, 0o600); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	if b, err = json.Marshal(callCommand{Command: command, Argv: argv}); err != nil {
+	if b, err = json.Marshal(callCommand{Command: command, Argv: argv, Pipeline: pipeline}); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir, commandFile), b, 0o600); err != nil {

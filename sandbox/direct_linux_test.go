@@ -150,53 +150,8 @@ func TestDirectExecLikeBash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The harness's shell: OLDPWD and PWD set by cd, an exported variable
-	// with a newline, SHLVL as the harness left it.
-	const harness = "cd sub && cd .. && export MINE=$'a\\nb' SHLVL=3\n"
-	run := func(script string, argv []string, pre string) (stdout, stderr string, code int, pwd string) {
-		t.Helper()
-		f.n++
-		id := "toolu_d" + strconv.Itoa(f.n)
-		c := CallDir(f.sess, id)
-		p := &Profile{Phase: "implementing", Writable: []string{filepath.Join(f.sess, "cache"), c.RW, f.proj},
-			ReadOnly: []string{filepath.Join(f.proj, ".claude"), filepath.Dir(f.sess)}, Visible: []string{f.proj, f.root},
-			Tmp: filepath.Join(f.sess, "tmp"), Env: []string{"TMPDIR=/tmp"}}
-		c, err := PrepareCallArgv(f.sess, "", id, f.a, p, script, argv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("/bin/bash", "-c", harness+pre+ShellCommand("/nonexistent/statewright-sandbox", c, script)+"\n__rc=$?; pwd >&3; exit $__rc")
-		cmd.Dir = f.proj
-		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + f.proj, "LANG=C.UTF-8", "STATEWRIGHT_OPERATOR_TOKEN=swop_leak"}
-		cmd.Stdin = strings.NewReader("typed\n")
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.ExtraFiles = []*os.File{pw}
-		var o, e strings.Builder
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err = cmd.Run()
-		pw.Close()
-		b := make([]byte, 4096)
-		n, _ := pr.Read(b)
-		pr.Close()
-		code, ok := ExitStatus(err)
-		if !ok {
-			t.Fatal(err)
-		}
-		return o.String(), e.String(), code, string(b[:n])
-	}
-	sortedEnv := func(s string) string {
-		var kept []string
-		for _, kv := range strings.Split(s, "\n") {
-			if !strings.HasPrefix(kv, cwdEnv+"=") { // the inner bash's own
-				kept = append(kept, kv)
-			}
-		}
-		slices.Sort(kept)
-		return strings.Join(kept, "\n")
-	}
+	run := likeBashRunner(t, f)
+	sortedEnv := sortedEnvOutput
 	for _, tc := range []struct {
 		cmd    string
 		pre    string // more of the harness's shell before it
@@ -233,7 +188,7 @@ func TestDirectExecLikeBash(t *testing.T) {
 		if !literal {
 			t.Fatalf("%q is not literal", tc.cmd)
 		}
-		do, de, dc, dp := run(tc.cmd, argv, tc.pre)
+		do, de, dc, dp := run(tc.cmd, [][]string{argv}, tc.pre)
 		bo, be, bc, bp := run(tc.cmd, nil, tc.pre)
 		if strings.HasSuffix(tc.cmd, "env") {
 			do, bo = sortedEnv(do), sortedEnv(bo)
@@ -258,9 +213,67 @@ func TestDirectExecLikeBash(t *testing.T) {
 		if tc.direct || tc.pre != "" {
 			parent := "grep PPid /proc/self/status"
 			pargv, _ := shell.LiteralArgv(parent)
-			if po, _, _, _ := run(parent, pargv, tc.pre); tc.direct != (po == "PPid:\t1\n") {
+			if po, _, _, _ := run(parent, [][]string{pargv}, tc.pre); tc.direct != (po == "PPid:\t1\n") {
 				t.Errorf("%q (%s): parent %q, want direct=%v", tc.cmd, tc.pre, po, tc.direct)
 			}
 		}
 	}
+}
+
+// likeBashRunner returns the differential tests' runner: script runs
+// through the phase's real sandbox (the fast path, from a harness shell
+// with stdin "typed\n"), with elems as the hook would record them (nil:
+// `bash -c`); it returns stdout, stderr, the exit status and the
+// directory the harness's shell ends in.
+func likeBashRunner(t *testing.T, f *serverFixture) func(script string, elems [][]string, pre string) (stdout, stderr string, code int, pwd string) {
+	// The harness's shell: OLDPWD and PWD set by cd, an exported variable
+	// with a newline, SHLVL as the harness left it.
+	const harness = "cd sub && cd .. && export MINE=$'a\\nb' SHLVL=3\n"
+	return func(script string, elems [][]string, pre string) (stdout, stderr string, code int, pwd string) {
+		t.Helper()
+		f.n++
+		id := "toolu_d" + strconv.Itoa(f.n)
+		c := CallDir(f.sess, id)
+		p := &Profile{Phase: "implementing", Writable: []string{filepath.Join(f.sess, "cache"), c.RW, f.proj},
+			ReadOnly: []string{filepath.Join(f.proj, ".claude"), filepath.Dir(f.sess)}, Visible: []string{f.proj, f.root},
+			Tmp: filepath.Join(f.sess, "tmp"), Env: []string{"TMPDIR=/tmp"}}
+		c, err := PrepareCallPipeline(f.sess, "", id, f.a, p, script, elems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/bash", "-c", harness+pre+ShellCommand("/nonexistent/statewright-sandbox", c, script)+"\n__rc=$?; pwd >&3; exit $__rc")
+		cmd.Dir = f.proj
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + f.proj, "LANG=C.UTF-8", "STATEWRIGHT_OPERATOR_TOKEN=swop_leak"}
+		cmd.Stdin = strings.NewReader("typed\n")
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.ExtraFiles = []*os.File{pw}
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err = cmd.Run()
+		pw.Close()
+		b := make([]byte, 4096)
+		n, _ := pr.Read(b)
+		pr.Close()
+		code, ok := ExitStatus(err)
+		if !ok {
+			t.Fatal(err)
+		}
+		return o.String(), e.String(), code, string(b[:n])
+	}
+}
+
+// sortedEnvOutput is env's output sorted, without the inner bash's own
+// variable.
+func sortedEnvOutput(s string) string {
+	var kept []string
+	for _, kv := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(kv, cwdEnv+"=") { // the inner bash's own
+			kept = append(kept, kv)
+		}
+	}
+	slices.Sort(kept)
+	return strings.Join(kept, "\n")
 }

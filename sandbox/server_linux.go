@@ -120,6 +120,11 @@ type request struct {
 	// executes the program directly when it is sure bash would
 	// (directCommand), else runs Script with bash.
 	Argv []string `json:"argv,omitempty"`
+	// Pipeline, when set, is Script's elements (callFile.Pipeline): the
+	// server runs the programs itself when it is sure bash would and
+	// every one's execve succeeded (startPipeline), else runs Script with
+	// bash.
+	Pipeline [][]string `json:"pipeline,omitempty"`
 }
 
 // reply is one line the server sends back: Started once the command runs
@@ -681,6 +686,10 @@ type server struct {
 	key, session string
 	env          []string
 
+	// stops has a value when the reaper has seen a process stop (an
+	// element of a pipeline at its exec: startPipeline).
+	stops chan struct{}
+
 	mu      sync.Mutex
 	waiters map[int]*running
 	active  int
@@ -699,7 +708,7 @@ type running struct {
 // inherited at fd N and runs their commands until it is killed or idle.
 func Serve(args []string, stderr io.Writer) int {
 	var fd int
-	s := &server{waiters: map[int]*running{}, last: time.Now()}
+	s := &server{waiters: map[int]*running{}, last: time.Now(), stops: make(chan struct{}, 1)}
 	for i := 0; i+1 < len(args); i += 2 {
 		switch args[i] {
 		case "--fd":
@@ -770,6 +779,15 @@ func (s *server) reap(chld chan os.Signal) {
 			if pid <= 0 || err != nil {
 				break
 			}
+			if ws.Stopped() {
+				// A pipeline's element stopped at its exec: the gate's
+				// (startPipeline), which detaches it once it is stopped.
+				select {
+				case s.stops <- struct{}{}:
+				default:
+				}
+				continue
+			}
 			s.mu.Lock()
 			if r, ok := s.waiters[pid]; ok {
 				r.done = true
@@ -835,7 +853,6 @@ func (s *server) handle(c *net.UnixConn) {
 		fds[i] = uintptr(fd)
 	}
 	fds[serverCwdFD] = uintptr(pw)
-	cmd := &running{status: make(chan syscall.WaitStatus, 1)}
 	var path string
 	var argv, env []string
 	direct := false
@@ -843,25 +860,48 @@ func (s *server) handle(c *net.UnixConn) {
 		path, env, direct = directCommand(req.Argv, MergeEnv(StripEnv(req.Env), s.env), req.Cwd)
 		argv = req.Argv
 	}
+	var elems []directElem
+	if len(req.Pipeline) > 1 {
+		elems, direct = pipelineCommands(req.Pipeline, MergeEnv(StripEnv(req.Env), s.env), req.Cwd)
+	}
+	// pids are the processes the command is: its shell, its program, or
+	// its pipeline's elements (each in a session of its own); the last
+	// one's status is the command's.
+	var pids []int
 	s.mu.Lock()
-	var pid int
-	if direct {
+	if direct && elems != nil {
+		// The pipeline's programs, once every one's execve succeeded;
+		// bash when one fails (it runs the others and prints its error).
+		pids, direct = s.startPipeline(elems, req.Cwd, fds[:3])
+	} else if direct {
 		// The program itself, as bash -c would exec it (its stdio only);
 		// bash when the exec fails (ENOEXEC, EACCES, …: bash's own error
 		// or its script fallback).
+		var pid int
 		pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
 			Dir: req.Cwd, Env: env, Files: fds[:3], Sys: &syscall.SysProcAttr{Setsid: true},
 		})
 		direct = err == nil
+		if direct {
+			pids = []int{pid}
+		}
 	}
 	if !direct {
 		env = MergeEnv(StripEnv(req.Env), append(append([]string(nil), s.env...), cwdEnv+"=/dev/fd/"+strconv.Itoa(serverCwdFD)))
+		var pid int
 		pid, err = syscall.ForkExec("/bin/bash", append([]string{"bash"}, shellArgs(req.Script)...), &syscall.ProcAttr{
 			Dir: req.Cwd, Env: env, Files: fds, Sys: &syscall.SysProcAttr{Setsid: true},
 		})
+		if err == nil {
+			pids = []int{pid}
+		}
 	}
+	cmds := make([]*running, len(pids))
 	if err == nil {
-		s.waiters[pid] = cmd
+		for i, pid := range pids {
+			cmds[i] = &running{status: make(chan syscall.WaitStatus, 1)}
+			s.waiters[pid] = cmds[i]
+		}
 		s.active++
 	}
 	s.mu.Unlock()
@@ -883,19 +923,27 @@ func (s *server) handle(c *net.UnixConn) {
 		for sc.Scan() {
 			var m struct{ Signal int }
 			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Signal > 0 && m.Signal < 65 {
-				_ = syscall.Kill(-pid, syscall.Signal(m.Signal))
+				for _, pid := range pids {
+					_ = syscall.Kill(-pid, syscall.Signal(m.Signal))
+				}
 			}
 		}
 		// Until its shell is reaped the PID (and so the session id) is
 		// still the command's.
 		s.mu.Lock()
-		if !cmd.done {
-			killSession(pid)
+		for i, pid := range pids {
+			if !cmds[i].done {
+				killSession(pid)
+			}
 		}
 		s.mu.Unlock()
 	}()
 	_ = s.send(c, reply{Started: true})
-	ws := <-cmd.status
+	// As bash, the command ends when every element of its pipeline has.
+	var ws syscall.WaitStatus
+	for _, cmd := range cmds {
+		ws = <-cmd.status
+	}
 	s.endCommand() // what the command left running dies with it
 	code := waitStatusCode(ws)
 	cwd := readCwd(pr)

@@ -27,7 +27,49 @@ func LiteralArgv(src string) (argv []string, ok bool) {
 	if err != nil || len(f.Stmts) != 1 {
 		return nil, false
 	}
-	s := f.Stmts[0]
+	return literalCall(f.Stmts[0])
+}
+
+// LiteralPipeline returns the argument vectors of src's elements when src
+// is one pipeline (`a | b | c`, not `|&`) of two or more elements, each
+// of which LiteralArgv would accept on its own: no negation, background,
+// `time`, assignment or redirection anywhere, every word literal, no
+// builtin or keyword. A src that LiteralArgv accepts gives its one
+// vector. ok is false for anything else, and whenever it is unsure: the
+// caller then runs src with bash (docs/sandbox.md, "Direct exec of
+// literal pipelines").
+func LiteralPipeline(src string) (elems [][]string, ok bool) {
+	if strings.ContainsAny(src, "\x00\r") {
+		return nil, false
+	}
+	f, err := parse(src)
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, false
+	}
+	return literalPipe(f.Stmts[0], nil)
+}
+
+// literalPipe appends the elements of the pipeline s to elems.
+func literalPipe(s *syntax.Stmt, elems [][]string) ([][]string, bool) {
+	if b, isBin := s.Cmd.(*syntax.BinaryCmd); isBin {
+		if b.Op != syntax.Pipe || s.Negated || s.Background || s.Coprocess || s.Disown || len(s.Redirs) > 0 {
+			return nil, false
+		}
+		elems, ok := literalPipe(b.X, elems)
+		if !ok {
+			return nil, false
+		}
+		return literalPipe(b.Y, elems)
+	}
+	argv, ok := literalCall(s)
+	if !ok {
+		return nil, false
+	}
+	return append(elems, argv), true
+}
+
+// literalCall is LiteralArgv's test of one statement.
+func literalCall(s *syntax.Stmt) (argv []string, ok bool) {
 	if s.Negated || s.Background || s.Coprocess || s.Disown || len(s.Redirs) > 0 {
 		return nil, false
 	}

@@ -206,3 +206,80 @@ func FuzzLiteralArgv(f *testing.F) {
 		}
 	})
 }
+
+// TestLiteralPipeline: the elements of a pipeline of literal simple
+// commands, and nothing for anything bash would do more with.
+func TestLiteralPipeline(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want [][]string
+	}{
+		{"ls", [][]string{{"ls"}}},
+		{"git log --oneline | head -5", [][]string{{"git", "log", "--oneline"}, {"head", "-5"}}},
+		{"a | b | 'c d' \"e\"", [][]string{{"a"}, {"b"}, {"c d", "e"}}},
+		{"a|b|c|d", [][]string{{"a"}, {"b"}, {"c"}, {"d"}}},
+		{"a |\n b # comment", [][]string{{"a"}, {"b"}}},
+		{"yes | head -1", [][]string{{"yes"}, {"head", "-1"}}},
+		// Not for direct exec.
+		{"a |& b", nil},
+		{"! a | b", nil},
+		{"a | ! b", nil},
+		{"time a | b", nil},
+		{"a | b &", nil},
+		{"a | b > out", nil},
+		{"a 2>&1 | b", nil},
+		{"a | b < in", nil},
+		{"X=1 a | b", nil},
+		{"a | X=1 b", nil},
+		{"a && b", nil},
+		{"a || b", nil},
+		{"a; b", nil},
+		{"a | b; c", nil},
+		{"a | echo x", nil},
+		{"true | a", nil},
+		{"a | read x", nil},
+		{"a | (b)", nil},
+		{"a | { b; }", nil},
+		{"a | b $x", nil},
+		{"a * | b", nil},
+		{"a | b ~", nil},
+		{"a | b `c`", nil},
+		{"a | b $(c)", nil},
+		{"a | 'b\r'", nil},
+		{"a | if", nil},
+		{"a |", nil},
+		{"| a", nil},
+	} {
+		got, ok := LiteralPipeline(tc.src)
+		if ok != (tc.want != nil) || ok && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("LiteralPipeline(%q) = %q, %v; want %q", tc.src, got, ok, tc.want)
+		}
+	}
+}
+
+// FuzzLiteralPipeline: a command LiteralPipeline accepts splits at its
+// pipes into commands LiteralArgv accepts with the same words, and one
+// LiteralArgv accepts is a pipeline of one.
+func FuzzLiteralPipeline(f *testing.F) {
+	for _, s := range []string{"a | b", "a|b|c", "x 'a|b' | y", "a \"|\" b", "a | b > c", "a |& b", "ls"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		elems, ok := LiteralPipeline(src)
+		argv, one := LiteralArgv(src)
+		if one && (!ok || !reflect.DeepEqual(elems, [][]string{argv})) {
+			t.Fatalf("LiteralArgv(%q) = %q but LiteralPipeline = %q, %v", src, argv, elems, ok)
+		}
+		if !ok {
+			return
+		}
+		if len(elems) == 0 {
+			t.Fatalf("ok with no elements: %q", src)
+		}
+		for _, e := range elems {
+			if len(e) == 0 || bashBuiltins[e[0]] || bashKeywords[e[0]] {
+				t.Fatalf("LiteralPipeline(%q): element %q", src, e)
+			}
+		}
+	})
+}

@@ -36,7 +36,14 @@
 //	               before the run: the program's parent is the server)
 //	plain-pipe     bash -c '/bin/true | /bin/true': a command that needs the
 //	               shell (a pipeline), the reference for fast-pipe
-//	fast-pipe      the rewritten command for it, through the fast path
+//	fast-pipe      the rewritten command for it, through the fast path: a
+//	               pipeline of literal simple commands, whose programs the
+//	               server runs itself behind the exec gate, without the
+//	               inner bash (docs/sandbox.md, "Direct exec of literal
+//	               pipelines"; checked before the run like fast-direct)
+//	fast-pipe-bash the same pipeline with no elements recorded: the server
+//	               forks the inner bash -c for it (the path before direct
+//	               pipelines), alternated with fast-pipe in the same run
 //	observed       a test command's path: `statewright sandbox exec` running
 //	               bubblewrap as its child, its stdout through the observer
 //	               (the command is `true`, so the observer only counts bytes)
@@ -129,7 +136,7 @@ func run(n int, only string) error {
 	}
 	// One session per profile: a session has one server, for the profile
 	// of its latest command (the rows alternate).
-	prepare := func(network bool, id, command string) (sandbox.Call, error) {
+	prepareWords := func(network bool, id, command string, words bool) (sandbox.Call, error) {
 		session := "bench"
 		if network {
 			session = "bench-net"
@@ -142,9 +149,16 @@ func run(n int, only string) error {
 			return sandbox.Call{}, err
 		}
 		p.Network = network
-		// The words the hook records for a literal command (harness.Shell).
-		argv, _ := shell.LiteralArgv(command)
-		return sandbox.PrepareCallArgv(sess, env.CacheDir, id, a, &p, command, argv)
+		// The words the hook records for a literal command or pipeline
+		// (harness.Shell).
+		var elems [][]string
+		if words {
+			elems, _ = shell.LiteralPipeline(command)
+		}
+		return sandbox.PrepareCallPipeline(sess, env.CacheDir, id, a, &p, command, elems)
+	}
+	prepare := func(network bool, id, command string) (sandbox.Call, error) {
+		return prepareWords(network, id, command, true)
 	}
 	c, err := prepare(false, "call-1", "true")
 	if err != nil {
@@ -171,6 +185,10 @@ func run(n int, only string) error {
 	// A command that needs the shell: a pipeline of two programs.
 	const pipeCmd = "/bin/true | /bin/true"
 	cPipe, err := prepare(false, "call-6", pipeCmd)
+	if err != nil {
+		return err
+	}
+	cPipeBash, err := prepareWords(false, "call-7", pipeCmd, false)
 	if err != nil {
 		return err
 	}
@@ -205,6 +223,7 @@ func run(n int, only string) error {
 		{"plain-exec", []string{"/bin/bash", "-c", "/bin/true"}, nil},
 		{"plain-pipe", []string{"/bin/bash", "-c", pipeCmd}, nil},
 		{"fast-pipe", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cPipe, pipeCmd)}, nil},
+		{"fast-pipe-bash", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cPipeBash, pipeCmd)}, nil},
 		{"fast-direct", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cDirect, "/bin/true")}, nil},
 		{"plain-test", []string{"/bin/bash", "-c", testCmd}, []string{testPath}},
 		{"observed", []string{"/bin/bash", "-c", sandbox.ShellCommand(full, cTest, testCmd)}, []string{testPath}},
@@ -275,7 +294,7 @@ func run(n int, only string) error {
 			return "plain-test"
 		case "fast-direct":
 			return "plain-exec"
-		case "fast-pipe":
+		case "fast-pipe", "fast-pipe-bash":
 			return "plain-pipe"
 		}
 		return "plain"
@@ -289,7 +308,7 @@ func run(n int, only string) error {
 		fmt.Printf("%-16s wall %+.2fms  cpu %+.2fms  (over %s)\n", c.name, msf(p50[j].wall-ref.wall), msf(p50[j].cpu-ref.cpu), refName)
 	}
 	fmt.Printf("# CPU at p50 as a ratio of its reference:")
-	for _, r := range [][3]string{{"fast", "plain", "bash -c true"}, {"fast-direct", "plain-exec", "bash -c /bin/true"}, {"fast-pipe", "plain-pipe", "bash -c '/bin/true | /bin/true'"}} {
+	for _, r := range [][3]string{{"fast", "plain", "bash -c true"}, {"fast-direct", "plain-exec", "bash -c /bin/true"}, {"fast-pipe", "plain-pipe", "bash -c '/bin/true | /bin/true'"}, {"fast-pipe-bash", "plain-pipe", "bash -c '/bin/true | /bin/true'"}} {
 		a, okA := row(r[0])
 		b, okB := row(r[1])
 		if okA && okB {
@@ -322,16 +341,17 @@ func checkDirect(prepare func(bool, string, string) (sandbox.Call, error), slim,
 			return fmt.Errorf("starting the server: %v: %s", err, out)
 		}
 	}
-	const probe = "grep PPid /proc/self/status"
-	c, err := prepare(false, "call-probe", probe)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, probe))
-	cmd.Dir = proj
-	out, err := cmd.CombinedOutput()
-	if err != nil || string(out) != "PPid:\t1\n" {
-		return fmt.Errorf("a literal command did not run directly (%v: %q): fast-direct would measure the inner bash", err, out)
+	for i, probe := range []string{"grep PPid /proc/self/status", "/bin/true | grep PPid /proc/self/status"} {
+		c, err := prepare(false, "call-probe-"+strconv.Itoa(i), probe)
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command("/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), c, probe))
+		cmd.Dir = proj
+		out, err := cmd.CombinedOutput()
+		if err != nil || string(out) != "PPid:\t1\n" {
+			return fmt.Errorf("%q did not run directly (%v: %q): fast-direct or fast-pipe would measure the inner bash", probe, err, out)
+		}
 	}
 	return nil
 }
