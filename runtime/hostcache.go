@@ -196,8 +196,7 @@ func (f *hostFS) entry(h *policy.Host, start time.Time) *hostEntry {
 // holds reports whether every path the answer read is still as it was.
 func (e *hostEntry) holds() bool {
 	for _, n := range e.noted {
-		fi, err := os.Lstat(nativePath(n.path))
-		if st, ok := stampOf(fi, err, n.stamp.content); !ok || st != n.stamp {
+		if st, ok := lstatStamp(nativePath(n.path), n.stamp.content); !ok || st != n.stamp {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	goruntime "runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -99,4 +100,78 @@ func TestHostCacheRacy(t *testing.T) {
 	if len(c.entries) != 0 {
 		t.Errorf("kept an answer that read %s, made just now", bin)
 	}
+}
+
+// TestLstatStamp: the stamp HostCache checks a noted path against on
+// every use (lstatStamp) is the one a discovery noted from os.Lstat, for
+// every kind of path and error.
+func TestLstatStamp(t *testing.T) {
+	dir := t.TempDir()
+	file, sub, link, dangling, closed := filepath.Join(dir, "f"), filepath.Join(dir, "d"), filepath.Join(dir, "l"), filepath.Join(dir, "dl"), filepath.Join(dir, "closed")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{os.Mkdir(sub, 0o755), os.Symlink(sub, link), os.Symlink(filepath.Join(dir, "nowhere"), dangling),
+		os.Mkdir(closed, 0o755), os.WriteFile(filepath.Join(closed, "in"), nil, 0o644), os.Chmod(closed, 0)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Chmod(closed, 0o755)
+	for _, p := range []string{file, sub, link, dangling, filepath.Join(link, "x"), filepath.Join(dir, "missing"),
+		filepath.Join(file, "under-a-file"), filepath.Join(closed, "in"), filepath.Join(dir, strings.Repeat("n", 300)), "/"} {
+		for _, content := range []bool{false, true} {
+			fi, err := os.Lstat(p)
+			want, wantOK := stampOf(fi, err, content)
+			got, gotOK := lstatStamp(p, content)
+			if got != want || gotOK != wantOK {
+				t.Errorf("lstatStamp(%s, %v) = %+v, %v; from os.Lstat %+v, %v", p, content, got, gotOK, want, wantOK)
+			}
+		}
+	}
+}
+
+// BenchmarkHostCacheHolds is the check HostCache makes before it reuses
+// an answer, on a discovery of this process's PATH and a home directory:
+// "os.Lstat" is how it checked until hooktail, "lstatStamp" how it checks.
+func BenchmarkHostCacheHolds(b *testing.B) {
+	old := racyWindow
+	racyWindow = 0
+	defer func() { racyWindow = old }()
+	dir := b.TempDir()
+	project := filepath.Join(dir, "home", "proj")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	env := map[string]string{"HOME": filepath.Join(dir, "home"), "PATH": os.Getenv("PATH")}
+	var c HostCache
+	c.Discover(HostOptions{ProjectDir: project, Store: filepath.Join(dir, "state.db"), Binary: filepath.Join(dir, "bin", "statewright"),
+		Getenv: func(k string) string { return env[k] }})
+	if len(c.entries) != 1 {
+		b.Skip("no answer kept (not Linux)")
+	}
+	var e *hostEntry
+	for _, v := range c.entries {
+		e = v
+	}
+	b.Logf("%d noted paths", len(e.noted))
+	b.Run("os.Lstat", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, n := range e.noted {
+				fi, err := os.Lstat(nativePath(n.path))
+				if st, ok := stampOf(fi, err, n.stamp.content); !ok || st != n.stamp {
+					b.Fatal("changed")
+				}
+			}
+		}
+	})
+	b.Run("lstatStamp", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !e.holds() {
+				b.Fatal("changed")
+			}
+		}
+	})
 }

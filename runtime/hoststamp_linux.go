@@ -31,9 +31,30 @@ func stampOf(fi fs.FileInfo, err error, content bool) (fileStamp, bool) {
 	if !ok {
 		return fileStamp{}, false
 	}
+	return stampOfSys(st, content), true
+}
+
+func stampOfSys(st *syscall.Stat_t, content bool) fileStamp {
 	s := fileStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), mode: uint32(st.Mode), uid: st.Uid, gid: st.Gid, content: content}
 	if content {
 		s.size, s.ctime = int64(st.Size), st.Ctim.Nano()
 	}
-	return s, true
+	return s
+}
+
+// lstatStamp is stampOf(os.Lstat(p)) without what os.Lstat allocates (a
+// FileInfo, the name, the error): HostCache checks every noted path on
+// every hook. The error, when there is one, reads as os.Lstat's.
+func lstatStamp(p string, content bool) (fileStamp, bool) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Lstat(p, &st)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return stampOf(nil, &fs.PathError{Op: "lstat", Path: p, Err: err}, content)
+		}
+		return stampOfSys(&st, content), true
+	}
 }

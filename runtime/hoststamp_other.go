@@ -2,7 +2,10 @@
 
 package runtime
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
 // fileStamp is unknown here: HostCache keeps nothing.
 type fileStamp struct {
@@ -11,3 +14,9 @@ type fileStamp struct {
 }
 
 func stampOf(fs.FileInfo, error, bool) (fileStamp, bool) { return fileStamp{}, false }
+
+// lstatStamp is stampOf(os.Lstat(p)).
+func lstatStamp(p string, content bool) (fileStamp, bool) {
+	fi, err := os.Lstat(p)
+	return stampOf(fi, err, content)
+}

@@ -7,6 +7,7 @@
 // 10-state to a 1,000-state workflow.
 //
 //	go run ./bench/hookbench -n 300 > bench/hook.txt
+//	go run ./bench/hookbench -n 400 -states 10 -base /tmp/base   (before/after)
 //
 // It builds statewright, statewright-hook (beside it, as `go install
 // ./cmd/...` puts them) and the trivial binary into a temporary directory,
@@ -17,8 +18,13 @@
 // reported on its own. Every answer must be an allow, and every call must
 // be recorded in the store, or the run fails.
 //
+// With -base DIR it also builds both binaries from the checkout at DIR into
+// a directory of their own (their decider has its own socket and shares
+// the store and key), and alternates that hook with this one, call by
+// call: before and after in one run, at one load.
+//
 // Figures: wall time p50/p90/p99 per command, the child's CPU time, the
-// decider's CPU time per hook (read from /proc), and the ratios the budget
+// decider's CPU time per hook (its threads' run time, from /proc), and the ratios the budget
 // names (docs/architecture.md: p50 <= 2x a trivial Go binary's spawn, p99 < 10 ms,
 // flat within 1.2x from 10 to 1,000 states), with the load average.
 package main
@@ -48,6 +54,7 @@ func main() {
 	n := flag.Int("n", 300, "calls per command and workflow size")
 	sizes := flag.String("states", "10,1000", "workflow sizes (states) to measure the hook at")
 	keep := flag.String("keep", "", "set up in DIR and keep it (env.sh, hook.sh, input.json) for profiling, e.g. under valgrind")
+	base := flag.String("base", "", "also build the hook from the checkout at DIR (e.g. a worktree of main) and alternate it with this one: before/after in one run")
 	flag.Parse()
 	var states []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -58,7 +65,7 @@ func main() {
 		}
 		states = append(states, v)
 	}
-	if err := run(*n, states, *keep); err != nil {
+	if err := run(*n, states, *keep, *base); err != nil {
 		fmt.Fprintln(os.Stderr, "hookbench:", err)
 		os.Exit(1)
 	}
@@ -69,9 +76,13 @@ type bench struct {
 	env                                           []string
 	hookCmd                                       string // the PreToolUse command init wrote
 	seq                                           int
+	// base, when set, is the checkout the before side is built from;
+	// baseBin and baseClient its binaries, baseHookCmd init's command
+	// with its client.
+	base, baseBin, baseClient, baseHookCmd string
 }
 
-func run(n int, states []int, keep string) error {
+func run(n int, states []int, keep, base string) error {
 	dir := keep
 	if dir == "" {
 		d, err := os.MkdirTemp("", "hookbench")
@@ -83,7 +94,7 @@ func run(n int, states []int, keep string) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b := &bench{dir: dir, project: filepath.Join(dir, "project")}
+	b := &bench{dir: dir, project: filepath.Join(dir, "project"), base: base}
 	if err := b.build(); err != nil {
 		return err
 	}
@@ -110,6 +121,9 @@ func run(n int, states []int, keep string) error {
 	}
 	if !strings.HasPrefix(b.hookCmd, "'"+b.client+"' ") {
 		return fmt.Errorf("init did not write the thin client's command: %s", b.hookCmd)
+	}
+	if b.base != "" {
+		b.baseHookCmd = "'" + b.baseClient + "'" + strings.TrimPrefix(b.hookCmd, "'"+b.client+"'")
 	}
 
 	// A run per workflow size, each for its own session.
@@ -143,10 +157,20 @@ func run(n int, states []int, keep string) error {
 	if err != nil {
 		return fmt.Errorf("first hook: %w", err)
 	}
-	if err := b.waitDecider(); err != nil {
+	if err := b.waitDecider(b.bin); err != nil {
 		return err
 	}
-	pid := b.deciderPid()
+	pid := b.deciderPid(b.bin)
+	basePid := 0
+	if b.base != "" {
+		if _, err := b.hookWith(b.baseHookCmd, states[0]); err != nil {
+			return fmt.Errorf("first hook (base): %w", err)
+		}
+		if err := b.waitDecider(b.baseBin); err != nil {
+			return err
+		}
+		basePid = b.deciderPid(b.baseBin)
+	}
 
 	// Warm up: page cache, the decider's first compile of each workflow.
 	for range 10 {
@@ -156,23 +180,37 @@ func run(n int, states []int, keep string) error {
 			}
 		}
 		b.spawn(shellArgs(b.trivial), nil)
+		if b.base != "" {
+			if _, err := b.hookWith(b.baseHookCmd, states[0]); err != nil {
+				return fmt.Errorf("warm-up hook (base): %w", err)
+			}
+		}
 	}
 
-	type series struct{ wall, cpu []time.Duration }
 	hookS := map[int]*series{}
 	for _, k := range states {
 		hookS[k] = &series{}
 	}
-	var trivSh, trivDirect, clientDirect, full series
-	var deciderCPU time.Duration
-	_, requests0, err := b.deciderRequests()
+	var trivSh, trivDirect, clientDirect, full, baseSh, baseDirect series
+	var deciderCPU, baseDeciderCPU time.Duration
+	_, requests0, err := b.deciderRequests(b.bin)
 	if err != nil {
 		return err
 	}
 	clientArgs := b.directArgs(states[0])
 	fullArgs := append([]string{b.bin}, clientArgs[1:]...)
-	for range n {
-		for _, k := range states {
+	baseArgs := append([]string{b.baseClient}, clientArgs[1:]...)
+	// Each decider's whole CPU over the loop, per call it answered (work
+	// it does after an answer falls outside the per-hook windows).
+	runCPU0, baseRunCPU0 := procCPU(pid), procCPU(basePid)
+	for i := range n {
+		for j, k := range states {
+			// The base and this build alternate which goes first.
+			if j == 0 && b.base != "" && i%2 == 1 {
+				if err := b.baseHook(&baseSh, &baseDeciderCPU, basePid, k); err != nil {
+					return err
+				}
+			}
 			before := procCPU(pid)
 			r, err := b.hook(k)
 			if err != nil {
@@ -180,6 +218,11 @@ func run(n int, states []int, keep string) error {
 			}
 			deciderCPU += procCPU(pid) - before
 			hookS[k].wall, hookS[k].cpu = append(hookS[k].wall, r.wall), append(hookS[k].cpu, r.cpu)
+			if j == 0 && b.base != "" && i%2 == 0 {
+				if err := b.baseHook(&baseSh, &baseDeciderCPU, basePid, k); err != nil {
+					return err
+				}
+			}
 		}
 		r, err := b.spawn(shellArgs(b.trivial), nil)
 		if err != nil {
@@ -194,18 +237,30 @@ func run(n int, states []int, keep string) error {
 			return fmt.Errorf("thin client: exit %d, %v: %s", r.code, err, r.stderr)
 		}
 		clientDirect.wall, clientDirect.cpu = append(clientDirect.wall, r.wall), append(clientDirect.cpu, r.cpu)
+		if b.base != "" {
+			if r, err = b.spawn(baseArgs, b.input(states[0])); err != nil || r.code != 0 || bytes.Contains(r.stdout, []byte(`"deny"`)) {
+				return fmt.Errorf("base thin client: exit %d, %v: %s", r.code, err, r.stderr)
+			}
+			baseDirect.wall, baseDirect.cpu = append(baseDirect.wall, r.wall), append(baseDirect.cpu, r.cpu)
+		}
 		if r, err = b.spawn(fullArgs, b.input(states[0])); err != nil || r.code != 0 {
 			return fmt.Errorf("full binary: exit %d, %v: %s", r.code, err, r.stderr)
 		}
 		full.wall, full.cpu = append(full.wall, r.wall), append(full.cpu, r.cpu)
 	}
+	runCPU, baseRunCPU := procCPU(pid)-runCPU0, procCPU(basePid)-baseRunCPU0
 	loadEnd := loadavg()
-	pid2, requests1, err := b.deciderRequests()
+	pid2, requests1, err := b.deciderRequests(b.bin)
 	if err != nil {
 		return err
 	}
 	if pid2 != pid {
 		return fmt.Errorf("the decider changed during the run (pid %d, then %d)", pid, pid2)
+	}
+	if b.base != "" {
+		if p, _, err := b.deciderRequests(b.baseBin); err != nil || p != basePid {
+			return fmt.Errorf("the base decider changed during the run (pid %d, then %d: %v)", basePid, p, err)
+		}
 	}
 	// Hooks the decider did not answer: the client decided with the full
 	// binary (a tail the decider would cause: busy, too slow, refused).
@@ -261,6 +316,27 @@ func run(n int, states []int, keep string) error {
 	fmt.Printf("p99 ratio: hook / trivial, both as sh -c: %.2f   statewright-hook / trivial, direct: %.2f\n",
 		ratio(pct(hookS[k0].wall, 99), pct(trivSh.wall, 99)), ratio(pct(clientDirect.wall, 99), pct(trivDirect.wall, 99)))
 	fmt.Printf("hooks the decider did not answer (the client fell back to the full binary): %d of %d\n", fellBack, n*(len(states)+1))
+	if b.base != "" {
+		fmt.Printf("# before/after, alternating in this run: base = the checkout %s\n", b.base)
+		report(fmt.Sprintf("base hook sh -c (%d states)", k0), baseSh.wall)
+		report(fmt.Sprintf("hook sh -c (%d states)", k0), hookS[k0].wall)
+		report("base statewright-hook direct", baseDirect.wall)
+		report("statewright-hook direct", clientDirect.wall)
+		report(fmt.Sprintf("base hook-cpu sh -c (%d states)", k0), baseSh.cpu)
+		report(fmt.Sprintf("hook-cpu sh -c (%d states)", k0), hookS[k0].cpu)
+		report("base statewright-hook-cpu direct", baseDirect.cpu)
+		report("statewright-hook-cpu direct", clientDirect.cpu)
+		fmt.Printf("decider CPU per hook (mean): base %v  this %v\n", (baseDeciderCPU / time.Duration(n)).Round(time.Microsecond),
+			(deciderCPU / time.Duration(n*len(states))).Round(time.Microsecond))
+		fmt.Printf("decider CPU per call over the whole loop (hooks and direct calls): base %v  this %v  (this / base %.2f)\n",
+			(baseRunCPU / time.Duration(2*n)).Round(time.Microsecond), (runCPU / time.Duration(n*(len(states)+1))).Round(time.Microsecond),
+			ratio(runCPU/time.Duration(n*(len(states)+1)), baseRunCPU/time.Duration(2*n)))
+		for _, p := range []int{50, 90, 99} {
+			fmt.Printf("this / base p%d: sh -c wall %.2f cpu %.2f   direct wall %.2f cpu %.2f\n", p,
+				ratio(pct(hookS[k0].wall, p), pct(baseSh.wall, p)), ratio(pct(hookS[k0].cpu, p), pct(baseSh.cpu, p)),
+				ratio(pct(clientDirect.wall, p), pct(baseDirect.wall, p)), ratio(pct(clientDirect.cpu, p), pct(baseDirect.cpu, p)))
+		}
+	}
 	for _, k := range states {
 		fmt.Printf("slowest 1%% of hook sh -c (%d states): %s\n", k, tail(hookS[k].wall, hookS[k].cpu))
 	}
@@ -294,6 +370,18 @@ func (b *bench) build() error {
 	for _, t := range [][2]string{{b.bin, "./cmd/statewright"}, {b.client, "./cmd/statewright-hook"}} {
 		if out, err := exec.Command("go", "build", "-o", t[0], "github.com/statewright-go/statewright/"+strings.TrimPrefix(t[1], "./")).CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s: %v\n%s", t[1], err, out)
+		}
+	}
+	if b.base != "" {
+		// Beside each other in a directory of their own, as installed: its
+		// decider has its own socket (hookwire.PathsFor) and shares the
+		// store and the key.
+		b.baseBin = filepath.Join(b.dir, "base", "statewright")
+		b.baseClient = filepath.Join(b.dir, "base", "statewright-hook")
+		for _, t := range [][2]string{{b.baseBin, "./cmd/statewright"}, {b.baseClient, "./cmd/statewright-hook"}} {
+			if out, err := exec.Command("go", "build", "-C", b.base, "-o", t[0], t[1]).CombinedOutput(); err != nil {
+				return fmt.Errorf("build %s in %s: %v\n%s", t[1], b.base, err, out)
+			}
 		}
 	}
 	src := filepath.Join(b.dir, "trivial", "main.go")
@@ -360,8 +448,22 @@ func (b *bench) input(states int) []byte {
 
 // hook runs init's PreToolUse command for the session of a workflow size
 // and checks that it allowed the Read.
-func (b *bench) hook(states int) (result, error) {
-	r, err := b.spawn(shellArgs(b.hookCmd), b.input(states))
+func (b *bench) hook(states int) (result, error) { return b.hookWith(b.hookCmd, states) }
+
+// baseHook runs the base's hook and adds its figures.
+func (b *bench) baseHook(s *series, cpu *time.Duration, pid, states int) error {
+	before := procCPU(pid)
+	r, err := b.hookWith(b.baseHookCmd, states)
+	if err != nil {
+		return fmt.Errorf("base: %w", err)
+	}
+	*cpu += procCPU(pid) - before
+	s.wall, s.cpu = append(s.wall, r.wall), append(s.cpu, r.cpu)
+	return nil
+}
+
+func (b *bench) hookWith(cmd string, states int) (result, error) {
+	r, err := b.spawn(shellArgs(cmd), b.input(states))
 	if err != nil {
 		return r, err
 	}
@@ -370,6 +472,9 @@ func (b *bench) hook(states int) (result, error) {
 	}
 	return r, nil
 }
+
+// series are the wall and CPU times of one command's calls.
+type series struct{ wall, cpu []time.Duration }
 
 func shellArgs(cmd string) []string { return []string{"/bin/sh", "-c", cmd} }
 
@@ -401,14 +506,14 @@ func (b *bench) spawn(argv []string, stdin []byte) (result, error) {
 	return r, err
 }
 
-func (b *bench) deciderStatus() (int, error) {
-	pid, _, err := b.deciderRequests()
+func (b *bench) deciderStatus(bin string) (int, error) {
+	pid, _, err := b.deciderRequests(bin)
 	return pid, err
 }
 
-// deciderRequests is the decider's pid and the hooks it answered so far.
-func (b *bench) deciderRequests() (pid int, requests int64, err error) {
-	cmd := exec.Command(b.bin, "decider", "status")
+// deciderRequests is bin's decider's pid and the hooks it answered so far.
+func (b *bench) deciderRequests(bin string) (pid int, requests int64, err error) {
+	cmd := exec.Command(bin, "decider", "status")
 	cmd.Env = b.env
 	out, err := cmd.Output()
 	if err != nil {
@@ -424,9 +529,9 @@ func (b *bench) deciderRequests() (pid int, requests int64, err error) {
 	return st.Pid, st.Requests, nil
 }
 
-func (b *bench) waitDecider() error {
+func (b *bench) waitDecider(bin string) error {
 	for range 200 {
-		if pid, err := b.deciderStatus(); err == nil && pid > 0 {
+		if pid, err := b.deciderStatus(bin); err == nil && pid > 0 {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -434,15 +539,20 @@ func (b *bench) waitDecider() error {
 	return errors.New("the first hook started no decider within 10s")
 }
 
-func (b *bench) deciderPid() int {
-	pid, _ := b.deciderStatus()
+func (b *bench) deciderPid(bin string) int {
+	pid, _ := b.deciderStatus(bin)
 	return pid
 }
 
 func (b *bench) stopDecider() {
-	cmd := exec.Command(b.bin, "decider", "stop")
-	cmd.Env = b.env
-	cmd.Run()
+	for _, bin := range []string{b.bin, b.baseBin} {
+		if bin == "" {
+			continue
+		}
+		cmd := exec.Command(bin, "decider", "stop")
+		cmd.Env = b.env
+		cmd.Run()
+	}
 }
 
 // writeKeep leaves a fixture for profiling: env.sh (the environment),
@@ -490,23 +600,32 @@ func benchWorkflow(k int) []byte {
 	return b
 }
 
-// procCPU is a process's CPU time so far (0 when it cannot be read).
+// procCPU is a process's CPU time so far (0 when it cannot be read): the
+// sum of its threads' run time in nanoseconds (/proc/PID/task/*/schedstat),
+// which a few hooks' worth of CPU shows, where /proc/PID/stat counts 10 ms
+// ticks.
 func procCPU(pid int) time.Duration {
 	if pid <= 0 {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 1 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(f[0], 10, 64)
+		sum += time.Duration(ns)
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ = 100
+	return sum
 }
 
 func loadavg() string {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -69,6 +70,7 @@ func NewCmdDecider(f *cmdutil.Factory) *cobra.Command {
 			}
 			o.Registry = cmdutil.HarnessRegistry
 			cmdutil.TuneGC()
+			oneProc()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			err = decider.Serve(ctx, o)
@@ -117,4 +119,16 @@ func NewCmdDecider(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.AddCommand(serve, status, stop)
 	return cmd
+}
+
+// oneProc runs the decider on one P unless the operator set GOMAXPROCS.
+// It answers one hook at a time (each runs in its hook's environment and
+// working directory, which are the process's own), so a second P only
+// wakes threads that spin, find nothing and sleep again on every hook:
+// the decider's CPU per call 3.38 -> 2.81 ms, alternating in one run
+// (bench/hook.txt, hooktail).
+func oneProc() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 }
