@@ -205,6 +205,30 @@ func (p *prepared) linesOver(limit int) (over, ok bool) {
 	return p.lazy.linesOver(idx, limit)
 }
 
+// editLines returns the lines an edit changes, from the whole input
+// (editInfo). For a replace_all edit every occurrence changes, so they
+// are counted in its file, which only the runtime on the agent's host can
+// read (a Resolver that is a ContentReader); known is false when it
+// cannot, and lines is then the count of one replacement.
+func (p *prepared) editLines(files []string) (lines int, known bool, err error) {
+	ei, err := p.editInfo()
+	if err != nil {
+		return 0, false, err
+	}
+	if !ei.replaceAll {
+		return ei.lines, true, nil
+	}
+	cr, ok := p.call.Resolver.(ContentReader)
+	content := ""
+	if ok && len(files) == 1 {
+		content, ok = cr.Content(files[0])
+	}
+	if !ok {
+		return ei.lines, false, nil
+	}
+	return replaceAllLines(content, ei.old, ei.new), true, nil
+}
+
 func isEditKind(k kind) bool {
 	switch k {
 	case kWrite, kEdit, kMultiEdit, kNotebookEdit, kApplyPatch, kDelete:
@@ -553,25 +577,12 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 				break
 			}
 		}
-		ei, err := p.editInfo()
+		lines, known, err := p.editLines(files)
 		if err != nil {
 			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
 		}
-		lines := ei.lines
-		if ei.replaceAll {
-			// Every occurrence changes: count them in the file, which only
-			// the runtime on the agent's host can read.
-			cr, ok := p.call.Resolver.(ContentReader)
-			content := ""
-			if ok && len(files) == 1 {
-				content, ok = cr.Content(files[0])
-			}
-			if !ok && cs.maxEdit >= 0 {
-				return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit replaces every occurrence (replace_all), so the lines it changes cannot be counted without reading the file, and max_edit_lines is %d; replace occurrences one at a time", cs.maxEdit), suggest)
-			}
-			if ok {
-				lines = replaceAllLines(content, ei.old, ei.new)
-			}
+		if !known && cs.maxEdit >= 0 {
+			return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit replaces every occurrence (replace_all), so the lines it changes cannot be counted without reading the file, and max_edit_lines is %d; replace occurrences one at a time", cs.maxEdit), suggest)
 		}
 		if cs.maxEdit >= 0 && lines > cs.maxEdit {
 			return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit changes %d lines and max_edit_lines is %d; break it into smaller edits", lines, cs.maxEdit), suggest)
@@ -691,25 +702,8 @@ func (l *Law) simAllows(run *RunState, p *prepared, target string, ts *compiledS
 		counted = ok
 	}
 	if !counted {
-		ei, err := p.editInfo()
-		if err != nil {
-			return false
-		}
-		lines := ei.lines
-		if ei.replaceAll {
-			cr, ok := p.call.Resolver.(ContentReader)
-			content := ""
-			if ok && len(files) == 1 {
-				content, ok = cr.Content(files[0])
-			}
-			if !ok && ts.maxEdit >= 0 {
-				return false
-			}
-			if ok {
-				lines = replaceAllLines(content, ei.old, ei.new)
-			}
-		}
-		if ts.maxEdit >= 0 && lines > ts.maxEdit {
+		lines, known, err := p.editLines(files)
+		if err != nil || ts.maxEdit >= 0 && (!known || lines > ts.maxEdit) {
 			return false
 		}
 	}
