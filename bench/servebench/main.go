@@ -81,6 +81,9 @@ type config struct {
 	cpuprof   string
 	pgbenchJ  int
 	rounds    int
+	detail    bool
+	serveEnv  []string
+	cpuShare  bool
 }
 
 func main() {
@@ -96,10 +99,16 @@ func main() {
 	flag.StringVar(&c.perf, "perf", "", "record a perf profile (perf record -g) of the first replica at this session count into servebench-perf-N.data")
 	flag.IntVar(&c.pgbenchJ, "pgbench-jobs", 2, "pgbench -j")
 	flag.IntVar(&c.rounds, "rounds", 1, "measure every row this many times, round after round (the spread shows the machine's noise)")
+	serveEnv := flag.String("serve-env", "", "comma-separated KEY=VALUE pairs added to each serve replica's environment (e.g. GOMAXPROCS=1), to examine the runtime's settings")
+	flag.BoolVar(&c.cpuShare, "cpu-share", false, "give each of N serve replicas GOMAXPROCS=max(1, NumCPU/N), the share of this machine's cores a container CPU limit of NumCPU/N would give it (Go reads such a limit itself); default: every replica's runtime schedules on all cores")
+	flag.BoolVar(&c.detail, "detail", false, "after each row, a comment line with each process's CPU time and context switches per decision (the load generator, each serve replica, PostgreSQL's backends)")
 	flag.BoolVar(&c.inProcess, "inprocess", false, "serve the hook endpoint from this process (serve.MountHooks on the same store) instead of statewright serve processes")
 	flag.StringVar(&c.cpuprof, "cpuprofile", "", "with -inprocess: write a CPU profile of each row's measured window to FILE-SESSIONS (pprof; the load generator's own work is in it too)")
 	flag.Parse()
 	var err error
+	if *serveEnv != "" {
+		c.serveEnv = strings.Split(*serveEnv, ",")
+	}
 	if c.sessions, err = ints(*sessions); err == nil {
 		c.replicas, err = ints(*replicas)
 	}
@@ -163,19 +172,8 @@ func procStat(pid int) (stat, bool) {
 // two readings still counts. It returns nil when the server's postmaster
 // cannot be found (another machine, no permission).
 func pgServerCPU(loc string) func() time.Duration {
-	out, err := exec.Command("psql", psqlConn(loc), "-Atc", "SHOW data_directory").Output()
-	if err != nil {
-		return nil
-	}
-	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "postmaster.pid"))
-	if err != nil {
-		return nil
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
-	if err != nil {
-		return nil
-	}
-	if _, ok := procStat(pid); !ok {
+	pid := pgServerPID(loc)
+	if pid == 0 {
 		return nil
 	}
 	return func() time.Duration {
@@ -193,6 +191,116 @@ func pgServerCPU(loc string) func() time.Duration {
 		}
 		return d
 	}
+}
+
+// pgServerPID returns the pid of loc's PostgreSQL postmaster when it runs
+// on this machine and can be read (else 0).
+func pgServerPID(loc string) int {
+	out, err := exec.Command("psql", psqlConn(loc), "-Atc", "SHOW data_directory").Output()
+	if err != nil {
+		return 0
+	}
+	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return 0
+	}
+	if _, ok := procStat(pid); !ok {
+		return 0
+	}
+	return pid
+}
+
+// switches is a process's context switches: voluntary (it blocked) and
+// involuntary (it was preempted), summed over its threads.
+type switches struct{ vol, invol int64 }
+
+// procSwitches reads the context switches of every live thread of pid.
+func procSwitches(pid int) switches {
+	var sw switches
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, e := range ents {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			switch k {
+			case "voluntary_ctxt_switches":
+				sw.vol += n
+			case "nonvoluntary_ctxt_switches":
+				sw.invol += n
+			}
+		}
+	}
+	return sw
+}
+
+// pgSwitches sums the context switches of the postmaster's live children.
+func pgSwitches(pid int) switches {
+	var sw switches
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(child); ok && st.ppid == pid {
+			c := procSwitches(child)
+			sw.vol, sw.invol = sw.vol+c.vol, sw.invol+c.invol
+		}
+	}
+	return sw
+}
+
+// detail is what -detail reads of each process at both ends of the
+// measured window.
+type detail struct {
+	gen     time.Duration // the load generator's (this process's) CPU
+	genSw   switches
+	serve   []time.Duration
+	serveSw []switches
+	pg      switches
+}
+
+func readDetail(servers []*server, pgPID int) detail {
+	var d detail
+	d.gen = selfcpu.Time()
+	d.genSw = procSwitches(os.Getpid())
+	for _, s := range servers {
+		if s.cmd == nil {
+			continue
+		}
+		d.serve = append(d.serve, procCPU(s.cmd.Process.Pid))
+		d.serveSw = append(d.serveSw, procSwitches(s.cmd.Process.Pid))
+	}
+	if pgPID != 0 {
+		d.pg = pgSwitches(pgPID)
+	}
+	return d
+}
+
+// detailLine formats the difference of two readings per decision.
+func detailLine(a, b detail, n int64) string {
+	per := func(d time.Duration) string {
+		return fmt.Sprintf("%.0fus", float64(d)/float64(time.Microsecond)/float64(n))
+	}
+	sw := func(x, y switches) string {
+		return fmt.Sprintf("%.2f+%.2f", float64(y.vol-x.vol)/float64(n), float64(y.invol-x.invol)/float64(n))
+	}
+	line := fmt.Sprintf("# detail per decision (cpu; context switches voluntary+involuntary): generator %s %s", per(b.gen-a.gen), sw(a.genSw, b.genSw))
+	for i := range b.serve {
+		line += fmt.Sprintf("; serve%d %s %s", i, per(b.serve[i]-a.serve[i]), sw(a.serveSw[i], b.serveSw[i]))
+	}
+	return line + "; postgres backends " + sw(a.pg, b.pg)
 }
 
 func loadavg() string {
@@ -237,6 +345,9 @@ func run(c config) error {
 		stdruntime.GOOS, stdruntime.GOARCH, stdruntime.GOMAXPROCS(0), stdruntime.NumCPU(), host, backendName)
 	fmt.Printf("# %s\n", strings.Join(os.Args, " "))
 	fmt.Printf("# each row: %s of closed-loop PreToolUse hooks (an allowed Read) over HTTP after %s of warm-up\n", c.duration, c.warmup)
+	if c.cpuShare {
+		fmt.Printf("# -cpu-share: each of N serve replicas runs with GOMAXPROCS=max(1, %d/N), its share of the cores (the load generator and PostgreSQL are not limited)\n", stdruntime.NumCPU())
+	}
 	if backendName == "sqlite" {
 		fmt.Printf("# reference: raw SQLite small transactions (BEGIN IMMEDIATE; one prepared INSERT; COMMIT; WAL, synchronous=NORMAL) by as many goroutines as sessions on one connection\n")
 	} else {
@@ -335,7 +446,7 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 		if c.inProcess {
 			s, err = startInProcess(ctx, rowDir, loc, st.StoreID(), tokens)
 		} else {
-			s, err = startServe(c, rowDir, loc, st.StoreID(), tokens, r)
+			s, err = startServe(c, rowDir, loc, st.StoreID(), tokens, r, reps)
 		}
 		if err != nil {
 			return err
@@ -351,11 +462,14 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 	case c.cpuprof != "" && c.inProcess:
 		startProf = func() { stopProf = startCPUProfile(fmt.Sprintf("%s-%d", c.cpuprof, sessions)) }
 	}
-	var pgCPU func() time.Duration
+	var (
+		pgCPU func() time.Duration
+		pgPID int
+	)
 	if isPostgres(loc) {
-		pgCPU = pgServerCPU(loc)
+		pgCPU, pgPID = pgServerCPU(loc), pgServerPID(loc)
 	}
-	res, err := drive(c, servers, token, rowDir, sessions, startProf, pgCPU)
+	res, err := drive(c, servers, token, rowDir, sessions, startProf, pgCPU, pgPID)
 	if stopProf != nil {
 		stopProf()
 	}
@@ -395,6 +509,9 @@ func row(c config, dir, token, tokens, wf string, sessions, reps int) error {
 	fmt.Printf("%-9d %-8d %12.0f %9s %9s %9s %9s %14.0f %6.1f%% %9s %9s %9s %7s  %s\n", sessions, reps, rate,
 		ms(pct(res.lat, .5)), ms(pct(res.lat, .9)), ms(pct(res.lat, .99)), ms(res.lat[len(res.lat)-1]), refRate, 100*rate/refRate,
 		us(perDecision), us(pgPerDecision), us(refCPU), cpuRatio, loadavg())
+	if res.detail != "" {
+		fmt.Println(res.detail)
+	}
 	return nil
 }
 
@@ -489,13 +606,25 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-func startServe(c config, dir, loc, id, tokens string, i int) (*server, error) {
+// replicaEnv is what a serve replica's environment gets besides this
+// process's, when reps replicas share cpus cores: -cpu-share's GOMAXPROCS,
+// then -serve-env (which may override it).
+func replicaEnv(c config, cpus, reps int) []string {
+	var env []string
+	if c.cpuShare {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(max(1, cpus/reps)))
+	}
+	return append(env, c.serveEnv...)
+}
+
+func startServe(c config, dir, loc, id, tokens string, i, reps int) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(c.bin, "serve", "--listen", addr, "--store", loc, "--store-id", id, "--tokens-file", tokens, "--project-dir", dir)
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	cmd.Env = append(cmd.Env, replicaEnv(c, stdruntime.NumCPU(), reps)...)
 	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("serve-%d.log", i)))
 	if err != nil {
 		return nil, err
@@ -538,11 +667,12 @@ func startPerf(pid int, out string) func() {
 
 type driveResult struct {
 	result
-	warm int64 // decisions during the warm-up
+	warm   int64  // decisions during the warm-up
+	detail string // -detail's line
 }
 
 // drive runs the closed loops: warm-up, then the measured window.
-func drive(c config, servers []*server, token, dir string, sessions int, startProf func(), pgCPU func() time.Duration) (driveResult, error) {
+func drive(c config, servers []*server, token, dir string, sessions int, startProf func(), pgCPU func() time.Duration, pgPID int) (driveResult, error) {
 	var (
 		res      driveResult
 		mu       sync.Mutex
@@ -613,17 +743,27 @@ func drive(c config, servers []*server, token, dir string, sessions int, startPr
 	if pgCPU == nil {
 		pgCPU = func() time.Duration { return 0 }
 	}
+	var d0, d1 detail
+	if c.detail {
+		d0 = readDetail(servers, pgPID)
+	}
 	measure.Store(true)
 	cpu0, pg0, t0 := cpu(), pgCPU(), time.Now()
 	time.Sleep(c.duration)
 	stop.Store(true)
 	res.elapsed, res.cpu, res.pgCPU = time.Since(t0), cpu()-cpu0, pgCPU()-pg0
+	if c.detail {
+		d1 = readDetail(servers, pgPID)
+	}
 	wg.Wait()
 	if firstErr != nil {
 		return res, firstErr
 	}
 	res.decisions = int64(len(res.lat))
 	res.warm = warm.Load()
+	if c.detail && res.decisions > 0 {
+		res.detail = detailLine(d0, d1, res.decisions)
+	}
 	if res.decisions == 0 {
 		return res, errors.New("no decision was answered in the measured window")
 	}

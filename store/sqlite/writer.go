@@ -20,9 +20,9 @@ const maxBatch = 128
 // writer commits every write this Store makes (group commit): one
 // connection, whose statements are prepared once, used by one batch at a
 // time. A Store.Update queues its function and waits; the writer takes
-// every function queued meanwhile into one BEGIN IMMEDIATE transaction,
-// each in a savepoint of its own (a function that fails rolls back only
-// its own writes), and commits them together. Each caller gets its answer
+// every function queued meanwhile into one BEGIN IMMEDIATE transaction
+// (a function that fails rolls back only its own writes: see commit), and
+// commits them together. Each caller gets its answer
 // only after the commit: as durable as the store's synchronous setting
 // makes any commit. Other processes' writers still queue on the file
 // lock, one batch at a time.
@@ -54,6 +54,9 @@ type writer struct {
 	wl    *writeLock
 	known known
 	ckpt  *walCheckpointer // a long-lived store's background checkpoints
+	// saving is how many batches more run each function in a savepoint
+	// of its own (see commit): set after a function failed.
+	saving int
 }
 
 // known is what the writer's last committed batch left behind: the
@@ -348,7 +351,17 @@ func (w *writer) run(jobs []*job) {
 	if len(live) == 0 {
 		return
 	}
-	results, err := w.commit(live)
+	saves := w.saving > 0
+	if saves {
+		w.saving--
+	}
+	results, err := w.commit(live, saves)
+	if errors.Is(err, errFnFailed) {
+		// A function failed in a batch without savepoints: run the
+		// batch again with them, and the next batches too.
+		w.saving = savingBatches
+		results, err = w.commit(live, true)
+	}
 	if err != nil && len(live) > 1 {
 		for _, j := range live {
 			w.run([]*job{j})
@@ -363,6 +376,15 @@ func (w *writer) run(jobs []*job) {
 		j.res <- results[i]
 	}
 }
+
+// errFnFailed: a session's function failed (or panicked) in a batch that
+// ran without savepoints, which rolled back whole.
+var errFnFailed = errors.New("a function failed in a batch without savepoints")
+
+// savingBatches is how many batches after a function's failure run with
+// a savepoint per function: a store whose functions keep failing pays the
+// savepoints, not a rerun of most of its batches.
+const savingBatches = 64
 
 func (j *job) op() string {
 	if j.key == "" {
@@ -383,7 +405,14 @@ const (
 
 // commit runs the jobs in one transaction and commits it. The error is
 // the batch's (nothing committed); the jobs' own results are in results.
-func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
+//
+// With saves, each of several functions runs in a savepoint of its own,
+// which a function that fails rolls back alone. Without, a failing
+// function fails the whole batch with errFnFailed (run then runs it again
+// with savepoints): a savepoint costs two statements and a copy of each
+// page a function first touches, on the writer that every session waits
+// for, and functions rarely fail.
+func (w *writer) commit(jobs []*job, saves bool) (results []jobResult, err error) {
 	ctx := context.Background() // the transaction's own statements are never cut short
 	op := jobs[0].op()
 	if w.conn == nil {
@@ -447,7 +476,7 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 			}
 			continue
 		}
-		if !alone {
+		if !alone && saves {
 			if _, err := w.exec(ctx, qSave); err != nil {
 				return nil, mapErr(op+": savepoint", err)
 			}
@@ -458,13 +487,16 @@ func (w *writer) commit(jobs []*job) (results []jobResult, err error) {
 			if alone {
 				return results, nil // the deferred ROLLBACK undoes it
 			}
+			if !saves {
+				return nil, errFnFailed // the deferred ROLLBACK undoes the batch
+			}
 			if _, err := w.exec(ctx, qUndo); err != nil {
 				return nil, mapErr(op+": rollback to savepoint", err)
 			}
 		} else {
 			t.merge(b)
 		}
-		if !alone {
+		if !alone && saves {
 			if _, err := w.exec(ctx, qRelease); err != nil {
 				return nil, mapErr(op+": release savepoint", err)
 			}
