@@ -189,6 +189,22 @@ type StatusView struct {
 	AvailableWorkflows []string      `json:"available_workflows"`
 	// LastRun is the session's newest ended run, when it has no live one.
 	LastRun *EndedRun `json:"last_run,omitempty"`
+	// Upstreams is each upstream MCP server's state, when the status is
+	// asked through the gateway (`statewright mcp` with upstreams).
+	Upstreams []UpstreamStatus `json:"upstreams,omitempty"`
+}
+
+// UpstreamStatus is one upstream MCP server's state, as the gateway sees it.
+type UpstreamStatus struct {
+	Name     string `json:"name"`
+	Up       bool   `json:"up"`
+	Tools    int    `json:"tools"`
+	Restarts int    `json:"restarts"`
+	Error    string `json:"error,omitempty"`
+	// Sandbox says how a stdio upstream's processes run: "off", the
+	// sandbox in force, or "none: <why>"; "" for an HTTP upstream, which
+	// is not a process of the gateway's.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // EndedRun summarises a run that is no longer live.

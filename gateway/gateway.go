@@ -315,6 +315,7 @@ func (g *Gateway) newServerWithID(so SessionOptions, sessionID func() string) (*
 		ProjectDir: g.opts.ProjectDir, Workflows: g.opts.Workflows, Version: g.opts.Version, Check: g.opts.Check,
 		Session: so.Session, ProtocolVersions: ProtocolVersions, Capabilities: caps, GetSessionID: sessionID,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { s.started(req.Session) },
+		Upstreams:          upstreamStatus(g.opts.Upstreams),
 	})
 	if err != nil {
 		return nil, err
@@ -551,6 +552,15 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// upstreamStatus is m's Status, for statewright_get_status (nil without
+// upstreams).
+func upstreamStatus(m *Manager) func() []UpstreamStatus {
+	if m == nil {
+		return nil
+	}
+	return m.Status
 }
 
 // isMovingControl reports whether a control tool may change the run.

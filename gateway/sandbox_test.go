@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +129,23 @@ func (w *sbWorld) call(tool string, args map[string]any) (string, bool) {
 	return text(res), res.IsError
 }
 
+// status is the upstreams statewright_get_status reports, as the agent
+// sees them.
+func (w *sbWorld) status() []UpstreamStatus {
+	w.t.Helper()
+	out, isErr := w.call("statewright_get_status", nil)
+	if isErr {
+		w.t.Fatalf("statewright_get_status: %s", out)
+	}
+	var v struct {
+		Upstreams []UpstreamStatus `json:"upstreams"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		w.t.Fatalf("statewright_get_status: %v in %s", err, out)
+	}
+	return v.Upstreams
+}
+
 // transition moves the run as a person would, elsewhere.
 func (w *sbWorld) transition(ev string) {
 	w.t.Helper()
@@ -181,8 +199,8 @@ func TestUpstreamRunsInThePhasesSandbox(t *testing.T) {
 		t.Skipf("SKIPPED, not passed: no OS sandbox here: %s", a.Why)
 	}
 	w := newSBWorld(t, a)
-	if st := w.m.Status(); len(st) != 1 || !strings.HasPrefix(st[0].Sandbox, "bubblewrap") {
-		t.Errorf("status: %+v, want the upstream under bubblewrap", st)
+	if st := w.status(); len(st) != 1 || !st[0].Up || st[0].Tools == 0 || !strings.HasPrefix(st[0].Sandbox, "bubblewrap") {
+		t.Errorf("statewright_get_status upstreams: %+v, want sb up under bubblewrap", st)
 	}
 	first := filepath.Join(w.proj, "first.txt")
 	if out, isErr := w.call("sb__write", map[string]any{"path": first, "text": "one"}); isErr {
@@ -282,8 +300,8 @@ func TestUpstreamRunsInThePhasesSandbox(t *testing.T) {
 // it does, here a write in the read-only phase), and its status says why.
 func TestUpstreamWithoutSandbox(t *testing.T) {
 	w := newSBWorld(t, sandbox.Availability{Why: "bubblewrap (bwrap) is not installed"})
-	if st := w.m.Status(); len(st) != 1 || !strings.HasPrefix(st[0].Sandbox, "none: bubblewrap (bwrap) is not installed") {
-		t.Errorf("status: %+v, want no sandbox and why", st)
+	if st := w.status(); len(st) != 1 || st[0].Name != "sb" || !st[0].Up || st[0].Tools == 0 || !strings.HasPrefix(st[0].Sandbox, "none: bubblewrap (bwrap) is not installed") {
+		t.Errorf("statewright_get_status upstreams: %+v, want sb up, no sandbox and why", st)
 	}
 	w.transition("DONE")
 	p := filepath.Join(w.proj, "unsandboxed.txt")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/statewright-go/statewright/control"
 	"github.com/statewright-go/statewright/policy"
 )
 
@@ -714,7 +715,7 @@ func (m *Manager) forwardProgress(ctx context.Context, req *mcp.ProgressNotifica
 	}
 }
 
-// Status reports each upstream's state, for get_status and doctor.
+// Status reports each upstream's state, for statewright_get_status.
 func (m *Manager) Status() []UpstreamStatus {
 	out := make([]UpstreamStatus, 0, len(m.ups))
 	for _, u := range m.ups {
@@ -732,18 +733,9 @@ func (m *Manager) Status() []UpstreamStatus {
 	return out
 }
 
-// UpstreamStatus is one upstream's state.
-type UpstreamStatus struct {
-	Name     string `json:"name"`
-	Up       bool   `json:"up"`
-	Tools    int    `json:"tools"`
-	Restarts int    `json:"restarts"`
-	Error    string `json:"error,omitempty"`
-	// Sandbox says how a stdio upstream's processes run: "off", the
-	// sandbox in force, or "none: <why>" (Sandbox.String); "" for an HTTP
-	// upstream, which is not a process of the gateway's.
-	Sandbox string `json:"sandbox,omitempty"`
-}
+// UpstreamStatus is one upstream's state (Sandbox: Sandbox.String for a
+// stdio upstream).
+type UpstreamStatus = control.UpstreamStatus
 
 func (u *upstream) stderrNote() string {
 	u.mu.Lock()

@@ -70,6 +70,9 @@ type Options struct {
 	// The CLI uses it to notice a store that was removed or replaced while
 	// the server runs (the hooks would deny on it; so must the server).
 	Check func(ctx context.Context) error
+	// Upstreams, when set, reports the gateway's upstream servers;
+	// statewright_get_status includes them.
+	Upstreams func() []control.UpstreamStatus
 }
 
 // Server is the MCP control server. Build one with New and serve it with

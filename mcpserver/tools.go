@@ -83,7 +83,7 @@ func (s *Server) addTools() {
 		Description: "Move the run on by sending an event of the current state (see statewright_get_state). Guards are checked against recorded evidence; a transition that needs approval waits for a human, and you keep the current state's tools until then."},
 		s.transition)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolGetStatus, Annotations: readOnly,
-		Description: "Summarise this session: active workflow, state, iteration, pending approval, and the workflows available."},
+		Description: "Summarise this session: active workflow, state, iteration, pending approval, the workflows available and, through a gateway, each upstream server's state."},
 		s.getStatus)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolPause, Annotations: mutating,
 		Description: "Ask a human to pause this session's run. It does NOT pause anything: the request is recorded and a human decides with `statewright pause`."},
@@ -132,7 +132,11 @@ func (s *Server) getStatus(ctx context.Context, _ *mcp.CallToolRequest, in NoArg
 	if err != nil {
 		return nil, nil, err
 	}
-	return jsonResult(s.ctl.Status(ctx, key))
+	v, err := s.ctl.Status(ctx, key)
+	if err == nil && s.opts.Upstreams != nil {
+		v.Upstreams = s.opts.Upstreams()
+	}
+	return jsonResult(v, err)
 }
 
 func (s *Server) start(ctx context.Context, _ *mcp.CallToolRequest, in StartArgs) (*mcp.CallToolResult, any, error) {
