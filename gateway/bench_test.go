@@ -2,16 +2,23 @@ package gateway
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/internal/cputime"
 )
 
 // BenchmarkCallDirect and BenchmarkCallProxied call the same upstream echo
 // tool (go-sdk, streamable HTTP on loopback) directly and through the
 // gateway (in-memory transport, SQLite store, an active run allowing it);
 // the difference is the proxy's overhead per tools/call (budget p50 < 0.3 ms;
-// see bench/gateway.txt and bench/gatewaybench for percentiles).
+// see bench/gateway.txt and bench/gatewaybench for percentiles). Besides
+// ns/op they report the median call (p50-us) and the process's CPU per call
+// (cpu-us/op: client, gateway, upstream and store are all in this process),
+// which a loaded machine distorts less than wall time.
 func BenchmarkCallDirect(b *testing.B) {
 	url := newUpstream(b, &upstreamProbe{})
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
@@ -31,10 +38,19 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, name string) {
 	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hello"}}
 	b.ReportAllocs()
+	var lat []time.Duration
+	cpu0 := cputime.Process()
 	for b.Loop() {
+		t0 := time.Now()
 		res, err := cs.CallTool(ctx, params)
 		if err != nil || res.IsError {
 			b.Fatalf("%v %v", err, res)
 		}
+		lat = append(lat, time.Since(t0))
 	}
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(len(lat)), "cpu-us/op")
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-us")
 }

@@ -20,7 +20,7 @@ var tiers = []struct {
 	prefixes []string
 }{
 	{0, []string{"workflow", "shell", "sandbox", "store", "plugins", "testreport", "gateway/tokens",
-		"agent/model", "agent/events", "internal/fakemodel", "internal/person", "internal/archtest", "internal/buildinfo",
+		"agent/model", "agent/events", "internal/fakemodel", "internal/person", "internal/archtest", "internal/buildinfo", "internal/cputime",
 		"internal/hookwire"}},
 	{1, []string{"engine", "internal/wfgraph", "internal/eventtext"}},
 	{2, []string{"policy"}},

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/statewright-go/statewright/internal/cputime"
 	"github.com/statewright-go/statewright/internal/hookwire"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
@@ -47,7 +47,7 @@ func BenchmarkHook(b *testing.B) {
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)
 	gcs := ms.NumGC
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	i := 0
 	for b.Loop() {
 		i++
@@ -62,14 +62,5 @@ func BenchmarkHook(b *testing.B) {
 	b.ReportMetric(float64(ms.NumGC-gcs)*1000/float64(b.N), "gc/1k-hooks")
 	// CPU time of the whole process (the store's writer, the collector)
 	// per hook: less distorted by a loaded machine than wall time.
-	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
-}
-
-// processCPU is this process's user and system time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
 }

@@ -1,14 +1,15 @@
 //go:build unix
 
-package runtime
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is this process's CPU time (user and system).
-func processCPU() time.Duration {
+// Process is this process's CPU time so far (user and system, every
+// thread); 0 when it cannot be read.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
