@@ -283,3 +283,163 @@ func FuzzLiteralPipeline(f *testing.F) {
 		}
 	})
 }
+
+// TestLiteralList: the items of a list of literal pipelines with simple
+// redirections, and nothing for anything bash would do more with.
+func TestLiteralList(t *testing.T) {
+	type C = ListCmd
+	type R = Redir
+	for _, tc := range []struct {
+		src  string
+		want []ListItem
+	}{
+		{"ls", []ListItem{{Cmds: []C{{Argv: []string{"ls"}}}}}},
+		{"a && b", []ListItem{{Cmds: []C{{Argv: []string{"a"}}}}, {Op: "&&", Offset: 5, Cmds: []C{{Argv: []string{"b"}}}}}},
+		{"a || b && c; d\ne", []ListItem{
+			{Cmds: []C{{Argv: []string{"a"}}}},
+			{Op: "||", Offset: 5, Cmds: []C{{Argv: []string{"b"}}}},
+			{Op: "&&", Offset: 10, Cmds: []C{{Argv: []string{"c"}}}},
+			{Op: ";", Offset: 13, Cmds: []C{{Argv: []string{"d"}}}},
+			{Op: ";", Offset: 15, Cmds: []C{{Argv: []string{"e"}}}},
+		}},
+		{"cd /tmp && go test ./... | tail -3", []ListItem{
+			{Cmds: []C{{Argv: []string{"cd", "/tmp"}}}},
+			{Op: "&&", Offset: 11, Cmds: []C{{Argv: []string{"go", "test", "./..."}}, {Argv: []string{"tail", "-3"}}}},
+		}},
+		{"a > f 2>&1", []ListItem{{Cmds: []C{{Argv: []string{"a"}, Redirs: []R{{1, ">", "f"}, {2, ">&", "1"}}}}}}},
+		{"a 2>/dev/null >> 'o u' < in &> x &>> y 1>&2", []ListItem{{Cmds: []C{{Argv: []string{"a"}, Redirs: []R{
+			{2, ">", "/dev/null"}, {1, ">>", "o u"}, {0, "<", "in"}, {1, "&>", "x"}, {1, "&>>", "y"}, {1, ">&", "2"}}}}}}},
+		{"a 2>&1 | b > f", []ListItem{{Cmds: []C{{Argv: []string{"a"}, Redirs: []R{{2, ">&", "1"}}}, {Argv: []string{"b"}, Redirs: []R{{1, ">", "f"}}}}}}},
+		{": > f; true; false x", []ListItem{
+			{Cmds: []C{{Argv: []string{":"}, Redirs: []R{{1, ">", "f"}}}}},
+			{Op: ";", Offset: 7, Cmds: []C{{Argv: []string{"true"}}}},
+			{Op: ";", Offset: 13, Cmds: []C{{Argv: []string{"false", "x"}}}},
+		}},
+		{"a;", []ListItem{{Cmds: []C{{Argv: []string{"a"}}}}}},
+		// Not for direct exec.
+		{"a &", nil},
+		{"a && b &", nil},
+		{"! a && b", nil},
+		{"a && ! b", nil},
+		{"time a && b", nil},
+		{"a |& b", nil},
+		{"X=1 a && b", nil},
+		{"a && echo x", nil},
+		{"true | a", nil},
+		{"a | false", nil},
+		{"cd", nil},
+		{"cd a b", nil},
+		{"cd -", nil},
+		{"cd -P a", nil},
+		{"cd ''", nil},
+		{"cd a > f", nil},
+		{"cd $HOME && a", nil},
+		{"a > $f", nil},
+		{"a > *.txt", nil},
+		{"a > ~/x", nil},
+		{"a > ''", nil},
+		{"a >&-", nil},
+		{"a >&3", nil},
+		{"a >& f", nil},
+		{"a 3> f", nil},
+		{"a {fd}> f", nil},
+		{"a 2&> f", []ListItem{{Cmds: []C{{Argv: []string{"a", "2"}, Redirs: []R{{1, "&>", "f"}}}}}}},
+		{"a <> f", nil},
+		{"a >| f", nil},
+		{"a << EOF\nx\nEOF", nil},
+		{"a <<< x", nil},
+		{"a > /dev/stdout", nil},
+		{"a > /dev/fd/1", nil},
+		{"a < /dev/tcp/h/80", nil},
+		{"(a) && b", nil},
+		{"{ a; } > f", nil},
+		{"a && (b)", nil},
+		{"f() { a; }; f", nil},
+		{"if a; then b; fi", nil},
+		{"a \\\n && b", nil},
+		{"a\r && b", nil},
+		{"a && export X=1", nil},
+		{"a &&", nil},
+		{"", nil},
+	} {
+		got, ok := LiteralList(tc.src)
+		if ok != (tc.want != nil) || ok && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("LiteralList(%q) = %+v, %v; want %+v", tc.src, got, ok, tc.want)
+		}
+	}
+}
+
+// FuzzLiteralList: a list LiteralList accepts is made of commands
+// LiteralArgv accepts (or ListBuiltins), each item's text from its offset
+// parses as the rest of the list with the same items, and a pipeline
+// LiteralPipeline accepts is a list of one item with the same words.
+func FuzzLiteralList(f *testing.F) {
+	for _, s := range []string{"a && b", "a || b; c", "cd x && y", "a > f 2>&1", "a | b && c < d", "a\nb", ": > f", "a & b", "a $x && b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		items, ok := LiteralList(src)
+		if elems, pipe := LiteralPipeline(src); pipe && !strings.Contains(src, "\\\n") {
+			if !ok || len(items) != 1 || len(items[0].Cmds) != len(elems) {
+				t.Fatalf("LiteralPipeline(%q) = %q but LiteralList = %+v, %v", src, elems, items, ok)
+			}
+			for i, c := range items[0].Cmds {
+				if !reflect.DeepEqual(c.Argv, elems[i]) || len(c.Redirs) > 0 {
+					t.Fatalf("LiteralList(%q) element %d = %+v; LiteralPipeline's %q", src, i, c, elems[i])
+				}
+			}
+		}
+		if !ok {
+			return
+		}
+		if len(items) == 0 || items[0].Op != "" {
+			t.Fatalf("LiteralList(%q) = %+v", src, items)
+		}
+		for i, it := range items {
+			if it.Offset < 0 || it.Offset > len(src) || i > 0 && (it.Offset <= items[i-1].Offset || it.Op == "") {
+				t.Fatalf("LiteralList(%q): item %d %+v", src, i, it)
+			}
+			for _, c := range it.Cmds {
+				name := c.Argv[0]
+				if !ListBuiltins[name] && (bashBuiltins[name] || bashKeywords[name]) || ListBuiltins[name] && len(it.Cmds) > 1 {
+					t.Fatalf("LiteralList(%q): command %q", src, c.Argv)
+				}
+				if len(c.Redirs) == 0 {
+					quotable := !strings.Contains(strings.Join(c.Argv, ""), "'") || !strings.ContainsAny(strings.Join(c.Argv, ""), "\"$`\\!")
+					if argv, one := LiteralArgv(strings.Join(quoteAll(c.Argv), " ")); quotable && !ListBuiltins[name] && (!one || !reflect.DeepEqual(argv, c.Argv)) {
+						t.Fatalf("LiteralList(%q): %q is not LiteralArgv's (%q)", src, c.Argv, argv)
+					}
+				}
+				for _, r := range c.Redirs {
+					if r.Fd < 0 || r.Fd > 2 || r.Target == "" {
+						t.Fatalf("LiteralList(%q): redirection %+v", src, r)
+					}
+				}
+			}
+			rest, ok := LiteralList(src[it.Offset:])
+			if !ok || len(rest) != len(items)-i {
+				t.Fatalf("LiteralList(%q) item %d: the rest %q gives %+v, %v", src, i, src[it.Offset:], rest, ok)
+			}
+			for j, r := range rest {
+				w := items[i+j]
+				if j > 0 && r.Op != w.Op || !reflect.DeepEqual(r.Cmds, w.Cmds) || r.Offset != w.Offset-it.Offset {
+					t.Fatalf("LiteralList(%q) item %d: the rest %q gives %+v; want %+v", src, i, src[it.Offset:], rest, items[i:])
+				}
+			}
+		}
+	})
+}
+
+// quoteAll quotes each word for the shell: '…', or "…" for a word with a
+// single quote (one with both comes back as a word LiteralArgv refuses).
+func quoteAll(words []string) []string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		if strings.Contains(w, "'") {
+			q[i] = `"` + w + `"`
+		} else {
+			q[i] = "'" + w + "'"
+		}
+	}
+	return q
+}
