@@ -258,6 +258,14 @@ func (s *Service) decide(ctx context.Context, call ToolCall) (DecideResult, erro
 	if id := call.Call.ToolUseID; id != "" && len(settle) == 0 {
 		// The first thing the transaction reads is the call's record.
 		ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+	} else if id != "" {
+		// The transaction reads the settled calls' records, then the
+		// call's: a store may read them at once.
+		ids := make([]string, 0, len(settle)+1)
+		for _, r := range settle {
+			ids = append(ids, r.ToolUseID)
+		}
+		ctx = store.WithCallReads(ctx, append(ids, id)...)
 	}
 	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		res = DecideResult{} // fn may run more than once: the last run's answer counts

@@ -150,7 +150,10 @@ func Display(location string) string {
 	return location
 }
 
-type prefetchKey struct{}
+type (
+	prefetchKey  struct{}
+	callReadsKey struct{}
+)
 
 // CallRef names a call record: a tool_use_id and a hook phase.
 type CallRef struct {
@@ -170,4 +173,19 @@ func WithCallPrefetch(ctx context.Context, ref CallRef) context.Context {
 func CallPrefetch(ctx context.Context) (CallRef, bool) {
 	r, ok := ctx.Value(prefetchKey{}).(CallRef)
 	return r, ok && r.ToolUseID != ""
+}
+
+// WithCallReads tells the next Update on ctx every tool_use_id whose
+// records its function may look up (Tx.Call), so that a backend may read
+// them together when it reads the first (the SQLite store: one statement
+// for a decision and the results it settles). It is a hint: Tx.Call
+// answers the same with or without it.
+func WithCallReads(ctx context.Context, toolUseIDs ...string) context.Context {
+	return context.WithValue(ctx, callReadsKey{}, toolUseIDs)
+}
+
+// CallReads returns the hint WithCallReads left on ctx.
+func CallReads(ctx context.Context) []string {
+	ids, _ := ctx.Value(callReadsKey{}).([]string)
+	return ids
 }

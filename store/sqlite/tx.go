@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/internal/backend"
@@ -43,6 +44,9 @@ type tx struct {
 	// calls are the records of the tool_use_ids Call read, every phase
 	// (none: an empty entry); Record drops its id's entry.
 	calls map[string][]*store.Call
+	// reads are the tool_use_ids the caller said it may look up
+	// (store.WithCallReads): the first lookup of one reads them all.
+	reads []string
 }
 
 const (
@@ -113,14 +117,10 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	}
 	calls, ok := t.calls[toolUseID]
 	if !ok {
-		var err error
-		if calls, err = t.readCalls(toolUseID); err != nil {
+		if err := t.readCalls(toolUseID); err != nil {
 			return nil, mapErr("call "+toolUseID, err)
 		}
-		if t.calls == nil {
-			t.calls = map[string][]*store.Call{}
-		}
-		t.calls[toolUseID] = calls
+		calls = t.calls[toolUseID]
 	}
 	for _, c := range calls {
 		if c.Phase == phase {
@@ -131,14 +131,61 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 	return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
 }
 
-// readCalls reads every phase recorded for toolUseID in the session.
-func (t *tx) readCalls(toolUseID string) ([]*store.Call, error) {
-	rows, err := t.b.w.query(t.ctx, qCalls, t.Key, toolUseID)
-	if err != nil {
-		return nil, err
+// maxCallReads bounds how many tool_use_ids one statement reads.
+const maxCallReads = 4
+
+// qCallsOf reads every phase of n tool_use_ids (n ≤ maxCallReads), one
+// index search each: qCallsOf[n-1].
+var qCallsOf = func() (qs [maxCallReads]string) {
+	q := qCalls
+	for i := range qs {
+		if i > 0 {
+			q += " UNION ALL " + qCalls
+		}
+		qs[i] = q
+	}
+	return qs
+}()
+
+// readCalls reads every phase recorded for toolUseID in the session into
+// t.calls, with the records of the other ids of the transaction's
+// WithCallReads hint that it has not read (an id without records gets an
+// empty entry).
+func (t *tx) readCalls(toolUseID string) error {
+	ids := []string{toolUseID}
+	if slices.Contains(t.reads, toolUseID) {
+		for _, id := range t.reads {
+			if _, ok := t.calls[id]; !ok && !slices.Contains(ids, id) && len(ids) < maxCallReads {
+				ids = append(ids, id)
+			}
+		}
+	}
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	args := make([]any, 0, 2*len(ids))
+	for _, id := range ids {
+		args = append(args, t.Key, id)
+	}
+	if rows, err = t.b.w.query(t.ctx, qCallsOf[len(ids)-1], args...); err != nil {
+		return err
 	}
 	defer rows.Close()
-	return backend.Collect(rows, backend.ScanCall)
+	got, err := backend.Collect(rows, backend.ScanCall)
+	if err != nil {
+		return err
+	}
+	if t.calls == nil {
+		t.calls = map[string][]*store.Call{}
+	}
+	for _, id := range ids {
+		t.calls[id] = nil
+	}
+	for _, c := range got {
+		t.calls[c.ToolUseID] = append(t.calls[c.ToolUseID], c)
+	}
+	return nil
 }
 
 // Put implements store.Tx: insert, or update with compare-and-swap on revision.
@@ -372,6 +419,10 @@ func (t *tx) Record(c *store.Call) error {
 	if err != nil {
 		return err
 	}
+	// The records this transaction read of the id (Call), if it read
+	// them: they are the stored ones, since every write of the id's
+	// records in the transaction is a Record, which forgets them.
+	read, wasRead := t.calls[c.ToolUseID]
 	delete(t.calls, c.ToolUseID)
 	if _, err := t.b.w.exec(t.ctx, qInsertCall,
 		c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, cols.Outcome, cols.Effects, string(c.Status),
@@ -381,10 +432,23 @@ func (t *tx) Record(c *store.Call) error {
 		}
 		return mapErr("record call "+c.ToolUseID, err)
 	}
-	if c.Phase == store.PhasePost {
+	if c.Phase == store.PhasePost && (!wasRead || reservedPre(read)) {
+		// Known to have no reserved pre record (most calls settle
+		// nothing: no files, no interrupt), the UPDATE would match
+		// no row: it is not run.
 		if _, err := t.b.w.exec(t.ctx, qSettle, string(c.SettlesAs()), t.At.UnixNano(), t.Key, c.ToolUseID); err != nil {
 			return mapErr("settle call "+c.ToolUseID, err)
 		}
 	}
 	return nil
+}
+
+// reservedPre reports whether records hold a reserved pre record.
+func reservedPre(records []*store.Call) bool {
+	for _, c := range records {
+		if c.Phase == store.PhasePre && c.Status == store.CallReserved {
+			return true
+		}
+	}
+	return false
 }

@@ -544,7 +544,8 @@ func (w *writer) runFn(b *batch, j *job) (t *tx, r jobResult) {
 	// The statements run on context.Background, like the batch's own: the
 	// job's context was checked when the batch was taken, and a
 	// cancellable context costs the driver a goroutine per statement.
-	t = &tx{TxBase: backend.TxBase{Key: j.key, At: w.s.now().UTC()}, ctx: context.Background(), b: b}
+	t = &tx{TxBase: backend.TxBase{Key: j.key, At: w.s.now().UTC()}, ctx: context.Background(), b: b,
+		reads: store.CallReads(j.ctx)}
 	defer func() {
 		t.Done = true
 		if v := recover(); v != nil {

@@ -76,6 +76,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"LastRun", testLast},
 		{"Checkpoints", testCheckpoints},
 		{"CallPrefetchHint", testCallPrefetch},
+		{"CallReadsHint", testCallReads},
 		{"Closed", testClosed},
 		{"WatchOwnWrites", testWatchOwn},
 	}
@@ -1399,4 +1400,88 @@ func SessionEvents(t *testing.T, s store.Store) {
 		t.Errorf("session cc:a has %d events; want 6 (two outside runs, three in the first run, one in the second)", len(evs))
 	}
 
+}
+
+// testCallReads: the WithCallReads hint changes nothing Tx.Call answers
+// or Record does, as a settling decision uses it: the calls it settles
+// (a reserved one, one with nothing to settle, one never decided), then
+// the new call, whose records the first lookup may already have read. A
+// post record settles a reserved pre record whether or not the
+// transaction looked the call up first, and leaves a done one done.
+func testCallReads(t *testing.T, s store.Store, clk *Clock) {
+	Create(t, s, "cc:cr")
+	err := s.Update(bg, "cc:cr", func(tx store.Tx) error {
+		for _, c := range []*store.Call{
+			{ToolUseID: "r1", Phase: store.PhasePre, Status: store.CallReserved},
+			{ToolUseID: "d1", Phase: store.PhasePre, Status: store.CallDone},
+			{ToolUseID: "r2", Phase: store.PhasePre, Status: store.CallReserved},
+			{ToolUseID: "d2", Phase: store.PhasePre, Status: store.CallDone},
+		} {
+			if err := tx.Record(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := store.WithCallReads(bg, "r1", "d1", "none", "new", "r2")
+	err = s.Update(ctx, "cc:cr", func(tx store.Tx) error {
+		for _, id := range []string{"r1", "d1", "none"} {
+			if _, err := tx.Call(id, store.PhasePost); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("%s: no post record yet: %v", id, err)
+			}
+			pre, err := tx.Call(id, store.PhasePre)
+			switch {
+			case id == "none" && !errors.Is(err, store.ErrNotFound):
+				return fmt.Errorf("%s: no pre record: %+v, %v", id, pre, err)
+			case id != "none" && err != nil:
+				return fmt.Errorf("%s: pre record: %v", id, err)
+			}
+			if err := tx.Record(&store.Call{ToolUseID: id, Phase: store.PhasePost, Status: store.CallFailed}); err != nil {
+				return err
+			}
+		}
+		// Settled without a lookup first.
+		if err := tx.Record(&store.Call{ToolUseID: "r2", Phase: store.PhasePost}); err != nil {
+			return err
+		}
+		if err := tx.Record(&store.Call{ToolUseID: "d2", Phase: store.PhasePost}); err != nil {
+			return err
+		}
+		if _, err := tx.Call("new", store.PhasePre); !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("new: no record: %v", err)
+		}
+		if err := tx.Record(&store.Call{ToolUseID: "new", Phase: store.PhasePre, Status: store.CallDone}); err != nil {
+			return err
+		}
+		if c, err := tx.Call("new", store.PhasePre); err != nil || c.Status != store.CallDone {
+			return fmt.Errorf("new: the record just written: %+v, %v", c, err)
+		}
+		if err := tx.Record(&store.Call{ToolUseID: "new", Phase: store.PhasePre}); !errors.Is(err, store.ErrDuplicate) {
+			return fmt.Errorf("new: a duplicate: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(bg, "cc:cr", func(tx store.Tx) error {
+		for id, want := range map[string]store.CallStatus{"r1": store.CallFailed, "d1": store.CallDone, "r2": store.CallSettled,
+			"d2": store.CallDone, "new": store.CallDone} {
+			if c, err := tx.Call(id, store.PhasePre); err != nil || c.Status != want {
+				return fmt.Errorf("%s: pre record %+v, %v; want status %s", id, c, err, want)
+			}
+		}
+		for _, id := range []string{"r1", "d1", "none", "r2", "d2"} {
+			if _, err := tx.Call(id, store.PhasePost); err != nil {
+				return fmt.Errorf("%s: post record: %v", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
