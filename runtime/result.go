@@ -79,6 +79,16 @@ func (s *Service) RecordResult(ctx context.Context, res ToolResult) error {
 	return nil
 }
 
+// settledOutcome is the part of a pre record's callOutcome (same keys)
+// that settling its call reads: decoding only these skips the lesson's
+// reason and tool lists, which nothing here uses.
+type settledOutcome struct {
+	Verdict policy.Verdict `json:"decision"`
+	Tool    string         `json:"tool"`
+	Call    string         `json:"call,omitempty"`
+	Grant   *grant         `json:"grant,omitempty"`
+}
+
 func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 	id := res.ToolUseID
 	var pre *store.Call
@@ -122,7 +132,7 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 		// transition): the evidence describes a phase that is over.
 		run, data.Note = nil, "decided in state "+pre.State+"; the run is now in "+tx.Run().State
 	default:
-		var o callOutcome
+		var o settledOutcome
 		if err := json.Unmarshal(pre.Outcome, &o); err != nil {
 			return fmt.Errorf("decode decision: %w", err)
 		}
