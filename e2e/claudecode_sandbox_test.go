@@ -82,6 +82,7 @@ func TestClaudeCodeSandbox(t *testing.T) {
 		fakemodel.Call(tool("toolu_cd", "Bash", map[string]any{"command": "mkdir -p sub && cd sub", "description": "cd"})),
 		fakemodel.Call(tool("toolu_pwd", "Bash", map[string]any{"command": "pwd && echo \"go: $(command -v go)\" && echo \"sh-pid=$$\"", "description": "pwd"})),
 		fakemodel.Call(tool("toolu_pipe", "Bash", map[string]any{"command": "grep PPid /proc/self/status | cat", "description": "pipeline"})),
+		fakemodel.Call(tool("toolu_list", "Bash", map[string]any{"command": "cd .. && grep PPid /proc/self/status > ppid.txt 2>&1 && cat ppid.txt && cd sub", "description": "list"})),
 		fakemodel.Call(tool("toolu_test", "Bash", map[string]any{"command": "cd .. && go test ./... 2>&1", "description": "test", "timeout": 600000})),
 		fakemodel.Say("Done."),
 	), fakemodel.WithLog(t.Logf))
@@ -126,6 +127,15 @@ func TestClaudeCodeSandbox(t *testing.T) {
 	// a bash (docs/sandbox.md, "Direct exec of literal pipelines").
 	if pipe := toolResult(t, srv, "toolu_pipe"); pipe.IsError || !regexp.MustCompile(`PPid:\s+1\b`).MatchString(pipe.Content) {
 		t.Errorf("grep PPid /proc/self/status | cat: %+v; want PPid 1 (run directly by the phase's server)", pipe)
+	}
+	// So did a list with cd and a redirection (docs/sandbox.md, "Direct
+	// exec of literal lists"): the file is on disk, and the directory it
+	// ended in (sub) carried over to the test's `cd ..`.
+	if list := toolResult(t, srv, "toolu_list"); list.IsError || !regexp.MustCompile(`PPid:\s+1\b`).MatchString(list.Content) {
+		t.Errorf("cd .. && grep … > ppid.txt && cat ppid.txt && cd sub: %+v; want PPid 1 (run directly by the phase's server)", list)
+	}
+	if b, _ := os.ReadFile(p.path("ppid.txt")); !regexp.MustCompile(`PPid:\s+1\b`).Match(b) {
+		t.Errorf("ppid.txt = %q; want the redirection's output", b)
 	}
 	// The session's end stopped the phase's sandbox.
 	root := filepath.Join(sandboxCacheHome(t), "statewright", "sandbox")

@@ -125,9 +125,14 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 		p.Watch = []string{s.Bin, "sandbox", "watch", "--store", s.Host.Store, "--session", session, "--root", s.Root, "--phase", p.Phase}
 	}
 	// One program, or a pipeline of programs, with literal words runs
-	// without the inner bash (docs/sandbox.md, "Direct exec").
+	// without the inner bash (docs/sandbox.md, "Direct exec"); so does a
+	// list of them with simple redirections, as far as the server is sure.
 	elems, _ := shell.LiteralPipeline(command)
-	c, err := sandbox.PrepareCallPipeline(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command, elems)
+	var list []sandbox.ListItem
+	if elems == nil {
+		list = sandboxList(command)
+	}
+	c, err := sandbox.PrepareCallList(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command, elems, list)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +146,27 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 		delete(m, f)
 	}
 	return json.Marshal(m)
+}
+
+// sandboxList returns command's items when shell.LiteralList takes it
+// (docs/sandbox.md, "Direct exec of literal lists"), nil otherwise.
+func sandboxList(command string) []sandbox.ListItem {
+	items, ok := shell.LiteralList(command)
+	if !ok {
+		return nil
+	}
+	list := make([]sandbox.ListItem, len(items))
+	for i, it := range items {
+		cmds := make([]sandbox.ListCmd, len(it.Cmds))
+		for j, c := range it.Cmds {
+			cmds[j] = sandbox.ListCmd{Argv: c.Argv}
+			for _, r := range c.Redirs {
+				cmds[j].Redirs = append(cmds[j].Redirs, sandbox.Redir{Fd: r.Fd, Op: r.Op, Target: r.Target})
+			}
+		}
+		list[i] = sandbox.ListItem{Op: it.Op, Offset: it.Offset, Cmds: cmds}
+	}
+	return list
 }
 
 // After reads what was recorded about a call outside the sandbox's reach,

@@ -103,6 +103,38 @@ type callFile struct {
 	// server may then run the programs without the inner bash
 	// (pipe_linux.go).
 	Pipeline [][]string `json:"pipeline,omitempty"`
+	// List is Command's items when it is a list of literal pipelines
+	// with simple redirections (shell.LiteralList) and neither Argv nor
+	// Pipeline: the server may then run it without the inner bash
+	// (list_linux.go).
+	List []ListItem `json:"list,omitempty"`
+}
+
+// ListItem is one pipeline of a list the server may run without the
+// inner bash (shell.ListItem, docs/sandbox.md "Direct exec of literal
+// lists").
+type ListItem struct {
+	// Op joins it to what comes before: "" (the first), ";", "&&", "||".
+	Op string `json:"op,omitempty"`
+	// Offset is where the item starts in the command: the rest of the
+	// list, which bash runs when the server cannot go on.
+	Offset int       `json:"offset"`
+	Cmds   []ListCmd `json:"cmds"`
+}
+
+// ListCmd is one simple command of a ListItem: a program, or the builtin
+// true, false, : or cd, and its redirections in order.
+type ListCmd struct {
+	Argv   []string `json:"argv"`
+	Redirs []Redir  `json:"redirs,omitempty"`
+}
+
+// Redir is one redirection (shell.Redir): Fd 0, 1 or 2; Op "<", ">",
+// ">>", ">&" (Target "0", "1" or "2"), "&>" or "&>>".
+type Redir struct {
+	Fd     int    `json:"fd"`
+	Op     string `json:"op"`
+	Target string `json:"target"`
 }
 
 // callCommand is command.json: profile.json's Command and Argv alone (a
@@ -112,6 +144,7 @@ type callCommand struct {
 	Command  string     `json:"command"`
 	Argv     []string   `json:"argv,omitempty"`
 	Pipeline [][]string `json:"pipeline,omitempty"`
+	List     []ListItem `json:"list,omitempty"`
 }
 
 // Files of a call's directory.
@@ -160,6 +193,19 @@ func PrepareCallArgv(sessionDir, cacheDir, id string, a Availability, p *Profile
 // bash, as that bash would (docs/sandbox.md, "Direct exec" and "Direct
 // exec of literal pipelines").
 func PrepareCallPipeline(sessionDir, cacheDir, id string, a Availability, p *Profile, command string, elems [][]string) (Call, error) {
+	return PrepareCallList(sessionDir, cacheDir, id, a, p, command, elems, nil)
+}
+
+// PrepareCallList is PrepareCallPipeline for a command that may instead be
+// a list of literal pipelines with simple redirections (list, from
+// shell.LiteralList; used only when elems is nil): the phase's server then
+// runs it without the inner bash as far as it is sure bash would do the
+// same, and hands the rest to bash (docs/sandbox.md, "Direct exec of
+// literal lists").
+func PrepareCallList(sessionDir, cacheDir, id string, a Availability, p *Profile, command string, elems [][]string, list []ListItem) (Call, error) {
+	if len(elems) > 0 {
+		list = nil
+	}
 	var argv []string
 	var pipeline [][]string
 	switch {
@@ -181,14 +227,14 @@ func PrepareCallPipeline(sessionDir, cacheDir, id string, a Availability, p *Pro
 	if err := os.MkdirAll(c.RW, 0o700); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command, Argv: argv, Pipeline: pipeline})
+	b, err := json.Marshal(callFile{Profile: *p, Bwrap: a.Bwrap, Command: command, Argv: argv, Pipeline: pipeline, List: list})
 	if err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir, profileFile), b, 0o600); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
-	if b, err = json.Marshal(callCommand{Command: command, Argv: argv, Pipeline: pipeline}); err != nil {
+	if b, err = json.Marshal(callCommand{Command: command, Argv: argv, Pipeline: pipeline, List: list}); err != nil {
 		return Call{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(c.Dir, commandFile), b, 0o600); err != nil {

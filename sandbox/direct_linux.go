@@ -47,28 +47,43 @@ var safeLCAll = map[string]bool{"": true, "C": true, "POSIX": true, "C.UTF-8": t
 // it; ok is false whenever bash might do anything else (the caller then
 // runs bash).
 func directCommand(argv, env []string, cwd string) (path string, penv []string, ok bool) {
-	if len(argv) == 0 || argv[0] == "" || !filepath.IsAbs(cwd) {
+	sh, ok := startShell(env, cwd)
+	if !ok {
 		return "", nil, false
+	}
+	return sh.command(argv)
+}
+
+// bashShell is what `bash -c` makes of its environment at start-up.
+type bashShell struct {
+	// vars are the environment's variables.
+	vars map[string]string
+	// exported is the environment bash gives the programs it runs, but
+	// `_` (the program's path).
+	exported []string
+	// pwd is $PWD.
+	pwd string
+}
+
+// startShell returns the shell bash -c would be in directory cwd with
+// environment env; ok is false whenever bash might do anything else.
+func startShell(env []string, cwd string) (sh bashShell, ok bool) {
+	if !filepath.IsAbs(cwd) {
+		return sh, false
 	}
 	vars := make(map[string]string, len(env))
 	for _, kv := range env {
 		k, v, found := strings.Cut(kv, "=")
 		if !found || bashOwnVars[k] || strings.HasPrefix(k, "BASH_FUNC_") {
-			return "", nil, false
+			return sh, false
 		}
 		if _, dup := vars[k]; dup {
-			return "", nil, false
+			return sh, false
 		}
 		vars[k] = v
 	}
 	if lc, set := vars["LC_ALL"]; set && !safeLCAll[lc] {
-		return "", nil, false
-	}
-	name := argv[0]
-	if strings.IndexByte(name, '/') >= 0 {
-		path = name
-	} else if path, ok = lookPath(name, vars); !ok {
-		return "", nil, false
+		return sh, false
 	}
 	// What bash does to its environment at start-up, and to the
 	// environment of what it runs.
@@ -76,7 +91,7 @@ func directCommand(argv, env []string, cwd string) (path string, penv []string, 
 	if s, set := vars["SHLVL"]; set && s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 || n >= 998 || strings.TrimLeft(s, "0123456789") != "" {
-			return "", nil, false // bash's own arithmetic, or its warning
+			return sh, false // bash's own arithmetic, or its warning
 		}
 		level = n + 1
 	}
@@ -84,7 +99,7 @@ func directCommand(argv, env []string, cwd string) (path string, penv []string, 
 	if !set || !strings.HasPrefix(pwd, "/") || !sameFile(pwd, cwd) {
 		pwd = cwd
 	}
-	penv = make([]string, 0, len(env)+4)
+	penv := make([]string, 0, len(env)+4)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
@@ -105,8 +120,25 @@ func directCommand(argv, env []string, cwd string) (path string, penv []string, 
 			penv = append(penv, kv)
 		}
 	}
-	penv = append(penv, "SHLVL="+strconv.Itoa(level), "PWD="+pwd, "_="+path)
-	return path, penv, true
+	penv = append(penv, "SHLVL="+strconv.Itoa(level), "PWD="+pwd)
+	return bashShell{vars: vars, exported: penv, pwd: pwd}, true
+}
+
+// command returns the program the shell would execute for argv and its
+// environment; ok is false when bash might do anything else.
+func (sh bashShell) command(argv []string) (path string, penv []string, ok bool) {
+	if len(argv) == 0 || argv[0] == "" {
+		return "", nil, false
+	}
+	name := argv[0]
+	if strings.IndexByte(name, '/') >= 0 {
+		path = name
+	} else if path, ok = lookPath(name, sh.vars); !ok {
+		return "", nil, false
+	}
+	penv = make([]string, len(sh.exported), len(sh.exported)+1)
+	copy(penv, sh.exported)
+	return path, append(penv, "_="+path), true
 }
 
 // lookPath finds name in the PATH of vars as bash does: the first

@@ -226,10 +226,20 @@ func TestDirectExecLikeBash(t *testing.T) {
 // `bash -c`); it returns stdout, stderr, the exit status and the
 // directory the harness's shell ends in.
 func likeBashRunner(t *testing.T, f *serverFixture) func(script string, elems [][]string, pre string) (stdout, stderr string, code int, pwd string) {
+	run := likeBashListRunner(t, f)
+	return func(script string, elems [][]string, pre string) (stdout, stderr string, code int, pwd string) {
+		t.Helper()
+		return run(script, elems, nil, pre)
+	}
+}
+
+// likeBashListRunner is likeBashRunner with a list's items too
+// (PrepareCallList).
+func likeBashListRunner(t *testing.T, f *serverFixture) func(script string, elems [][]string, list []ListItem, pre string) (stdout, stderr string, code int, pwd string) {
 	// The harness's shell: OLDPWD and PWD set by cd, an exported variable
 	// with a newline, SHLVL as the harness left it.
 	const harness = "cd sub && cd .. && export MINE=$'a\\nb' SHLVL=3\n"
-	return func(script string, elems [][]string, pre string) (stdout, stderr string, code int, pwd string) {
+	return func(script string, elems [][]string, list []ListItem, pre string) (stdout, stderr string, code int, pwd string) {
 		t.Helper()
 		f.n++
 		id := "toolu_d" + strconv.Itoa(f.n)
@@ -237,7 +247,7 @@ func likeBashRunner(t *testing.T, f *serverFixture) func(script string, elems []
 		p := &Profile{Phase: "implementing", Writable: []string{filepath.Join(f.sess, "cache"), c.RW, f.proj},
 			ReadOnly: []string{filepath.Join(f.proj, ".claude"), filepath.Dir(f.sess)}, Visible: []string{f.proj, f.root},
 			Tmp: filepath.Join(f.sess, "tmp"), Env: []string{"TMPDIR=/tmp"}}
-		c, err := PrepareCallPipeline(f.sess, "", id, f.a, p, script, elems)
+		c, err := PrepareCallList(f.sess, "", id, f.a, p, script, elems, list)
 		if err != nil {
 			t.Fatal(err)
 		}

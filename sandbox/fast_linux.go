@@ -305,7 +305,7 @@ func (k *fastKeeper) request(pid int, callDir, envFile string) (request, []int, 
 	if err := unix.PidfdSendSignal(pidfd, 0, nil, 0); err != nil {
 		return rq, fds, pidfd, err
 	}
-	return request{Key: k.key, Session: k.sess, Script: cf.Command, Argv: cf.Argv, Pipeline: cf.Pipeline, Cwd: cwd, Env: StripEnv(env)}, fds, pidfd, nil
+	return request{Key: k.key, Session: k.sess, Script: cf.Command, Argv: cf.Argv, Pipeline: cf.Pipeline, List: cf.List, Cwd: cwd, Env: StripEnv(env)}, fds, pidfd, nil
 }
 
 // watchExit calls gone when the process of the pidfd pf exits, unless

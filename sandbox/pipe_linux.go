@@ -26,6 +26,11 @@ type directElem struct {
 	path string
 	argv []string
 	env  []string
+	// redirs are its redirections (a list's, runList); ops the same
+	// with their files opened, applied after the pipes as bash applies
+	// them.
+	redirs []Redir
+	ops    []fdOp
 }
 
 // pipelineCommands returns the programs bash -c would execute for the
@@ -88,8 +93,9 @@ func (s *server) startPipeline(elems []directElem, cwd string, stdio []uintptr) 
 		if i < len(pipes) {
 			out = uintptr(pipes[i][1])
 		}
+		files := applyOps([3]uintptr{in, out, stdio[2]}, e.ops)
 		pid, err := syscall.ForkExec(e.path, e.argv, &syscall.ProcAttr{
-			Dir: cwd, Env: e.env, Files: []uintptr{in, out, stdio[2]},
+			Dir: cwd, Env: e.env, Files: files[:],
 			Sys: &syscall.SysProcAttr{Setsid: true, Ptrace: true},
 		})
 		if err != nil {

@@ -125,6 +125,10 @@ type request struct {
 	// every one's execve succeeded (startPipeline), else runs Script with
 	// bash.
 	Pipeline [][]string `json:"pipeline,omitempty"`
+	// List, when set, is Script's items (callFile.List): the server runs
+	// them itself as far as it is sure bash would, and the rest of the
+	// list with bash (runList).
+	List []ListItem `json:"list,omitempty"`
 }
 
 // reply is one line the server sends back: Started once the command runs
@@ -692,8 +696,12 @@ type server struct {
 
 	mu      sync.Mutex
 	waiters map[int]*running
-	active  int
-	last    time.Time
+	// held are the sessions of the ended items of running lists
+	// (runList): live for endCommand until their list ends, as the
+	// inner bash's session would be.
+	held   map[int]int
+	active int
+	last   time.Time
 }
 
 // running is one command the server forked; done is set (under mu) when
@@ -708,7 +716,7 @@ type running struct {
 // inherited at fd N and runs their commands until it is killed or idle.
 func Serve(args []string, stderr io.Writer) int {
 	var fd int
-	s := &server{waiters: map[int]*running{}, last: time.Now(), stops: make(chan struct{}, 1)}
+	s := &server{waiters: map[int]*running{}, held: map[int]int{}, last: time.Now(), stops: make(chan struct{}, 1)}
 	for i := 0; i+1 < len(args); i += 2 {
 		switch args[i] {
 		case "--fd":
@@ -853,6 +861,14 @@ func (s *server) handle(c *net.UnixConn) {
 		fds[i] = uintptr(fd)
 	}
 	fds[serverCwdFD] = uintptr(pw)
+	if len(req.List) > 0 && len(req.Argv) == 0 && len(req.Pipeline) == 0 && validList(req.List, req.Script) {
+		// A list of literal pipelines: the server's, item by item, as far
+		// as it is sure (runList).
+		if sh, ok := startShell(MergeEnv(StripEnv(req.Env), s.env), req.Cwd); ok {
+			s.runList(c, req, listShell{bashShell: sh, cwd: req.Cwd}, fds, pr, pw)
+			return
+		}
+	}
 	var path string
 	var argv, env []string
 	direct := false
@@ -1084,7 +1100,7 @@ func (s *server) endCommand() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	self := strconv.Itoa(os.Getpid())
-	if len(s.waiters) == 0 {
+	if len(s.waiters) == 0 && len(s.held) == 0 {
 		_ = syscall.Kill(-1, syscall.SIGKILL)
 		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 			if len(s.strays(self, nil)) == 0 {
@@ -1095,6 +1111,9 @@ func (s *server) endCommand() {
 	}
 	live := map[string]bool{self: true}
 	for pid := range s.waiters {
+		live[strconv.Itoa(pid)] = true
+	}
+	for pid := range s.held {
 		live[strconv.Itoa(pid)] = true
 	}
 	_ = syscall.Kill(-1, syscall.SIGSTOP)
