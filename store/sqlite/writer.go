@@ -400,7 +400,11 @@ const (
 	qSave     = "SAVEPOINT job"
 	qRelease  = "RELEASE job"
 	qUndo     = "ROLLBACK TO job"
-	qVersion  = "SELECT (SELECT user_version FROM pragma_user_version), (SELECT data_version FROM pragma_data_version)"
+	// The pragmas themselves, not their table-valued functions
+	// (pragma_data_version): each is a cookie read, where a function
+	// sets up a virtual table on every run.
+	qDataVersion = "PRAGMA data_version"
+	qUserVersion = "PRAGMA user_version"
 )
 
 // commit runs the jobs in one transaction and commits it. The error is
@@ -450,14 +454,17 @@ func (w *writer) commit(jobs []*job, saves bool) (results []jobResult, err error
 			w.exec(ctx, qRollback)
 		}
 	}()
-	var (
-		v  int
-		dv int64
-	)
-	if err := w.queryRow(ctx, qVersion).Scan(&v, &dv); err != nil {
+	var dv int64
+	if err := w.queryRow(ctx, qDataVersion).Scan(&dv); err != nil {
 		return nil, mapErr(op, err)
 	}
 	if !kn.valid || kn.dataVersion != dv {
+		// Another connection committed (or nothing is known): it may
+		// have migrated the store.
+		var v int
+		if err := w.queryRow(ctx, qUserVersion).Scan(&v); err != nil {
+			return nil, mapErr(op, err)
+		}
 		if want := SchemaVersion(); v != want {
 			return nil, fmt.Errorf("store: %s %s: %w: the schema is at version %d, this process at %d (another statewright migrated the store while this one ran: restart it with a matching binary)",
 				op, w.s.path, store.ErrCorrupt, v, want)
