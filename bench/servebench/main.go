@@ -24,12 +24,17 @@
 //	go run ./bench/servebench > bench/serve.txt
 //	go run ./bench/servebench -store "$STATEWRIGHT_TEST_POSTGRES" -replicas 1,2 -sessions 50 > bench/postgres.txt
 //
+// -serve-env-alt runs every row a second time with another environment for
+// the replicas, alternating in the same run (e.g. the Go runtime's monitor
+// kept out of deep sleep: -serve-env-alt GODEBUG=schedtrace=2000000000).
+//
 // Absolute figures depend on the machine and on what else runs on it;
 // compare each figure with its reference from the same run.
 package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -84,6 +89,10 @@ type config struct {
 	detail    bool
 	serveEnv  []string
 	cpuShare  bool
+	// altEnv, with -serve-env-alt, is a second environment: every row
+	// runs with serveEnv and then with it, in the same round.
+	altEnv    []string
+	hasAltEnv bool
 }
 
 func main() {
@@ -100,15 +109,19 @@ func main() {
 	flag.IntVar(&c.pgbenchJ, "pgbench-jobs", 2, "pgbench -j")
 	flag.IntVar(&c.rounds, "rounds", 1, "measure every row this many times, round after round (the spread shows the machine's noise)")
 	serveEnv := flag.String("serve-env", "", "comma-separated KEY=VALUE pairs added to each serve replica's environment (e.g. GOMAXPROCS=1), to examine the runtime's settings")
+	altEnv := flag.String("serve-env-alt", "", "a second -serve-env (may be empty): every row of a round runs with -serve-env, then again with this, so two runtime settings alternate in the same run (e.g. -serve-env-alt GODEBUG=schedtrace=2000000000)")
 	flag.BoolVar(&c.cpuShare, "cpu-share", false, "give each of N serve replicas GOMAXPROCS=max(1, NumCPU/N), the share of this machine's cores a container CPU limit of NumCPU/N would give it (Go reads such a limit itself); default: every replica's runtime schedules on all cores")
 	flag.BoolVar(&c.detail, "detail", false, "after each row, a comment line with each process's CPU time and context switches per decision (the load generator, each serve replica, PostgreSQL's backends)")
 	flag.BoolVar(&c.inProcess, "inprocess", false, "serve the hook endpoint from this process (serve.MountHooks on the same store) instead of statewright serve processes")
 	flag.StringVar(&c.cpuprof, "cpuprofile", "", "with -inprocess: write a CPU profile of each row's measured window to FILE-SESSIONS (pprof; the load generator's own work is in it too)")
 	flag.Parse()
 	var err error
-	if *serveEnv != "" {
-		c.serveEnv = strings.Split(*serveEnv, ",")
-	}
+	c.serveEnv = envList(*serveEnv)
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "serve-env-alt" {
+			c.altEnv, c.hasAltEnv = envList(*altEnv), true
+		}
+	})
 	if c.sessions, err = ints(*sessions); err == nil {
 		c.replicas, err = ints(*replicas)
 	}
@@ -119,6 +132,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "servebench:", err)
 		os.Exit(1)
 	}
+}
+
+// envList splits a comma-separated KEY=VALUE list ("" is none).
+func envList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// envs are the serve environments each row runs with, in order: -serve-env,
+// then -serve-env-alt when it is given.
+func envs(c config) [][]string {
+	if !c.hasAltEnv {
+		return [][]string{c.serveEnv}
+	}
+	return [][]string{c.serveEnv, c.altEnv}
 }
 
 func ints(s string) ([]int, error) {
@@ -364,9 +394,16 @@ func run(c config) error {
 		"reference/s", "ratio", "cpu/dec", "pg/dec", "ref cpu", "cpu rat", "load average")
 	for r := 0; r < max(c.rounds, 1); r++ {
 		for _, n := range c.sessions {
-			for _, reps := range c.replicas {
-				if err := row(c, dir, token, tokens, wf, n, reps); err != nil {
-					return err
+			for _, env := range envs(c) {
+				rc := c
+				rc.serveEnv = env
+				for _, reps := range c.replicas {
+					if c.hasAltEnv {
+						fmt.Printf("# serve-env: %s\n", cmp.Or(strings.Join(env, ","), "(none)"))
+					}
+					if err := row(rc, dir, token, tokens, wf, n, reps); err != nil {
+						return err
+					}
 				}
 			}
 		}

@@ -30,6 +30,27 @@ func TestReplicaEnv(t *testing.T) {
 	}
 }
 
+func TestEnvs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    config
+		want [][]string
+	}{
+		{"none", config{}, [][]string{nil}},
+		{"serve-env", config{serveEnv: envList("GOGC=200")}, [][]string{{"GOGC=200"}}},
+		{"alt", config{serveEnv: envList("GOGC=200"), altEnv: envList("GODEBUG=x=1,GOGC=100"), hasAltEnv: true},
+			[][]string{{"GOGC=200"}, {"GODEBUG=x=1", "GOGC=100"}}},
+		{"empty alt", config{serveEnv: envList("GODEBUG=x=1"), hasAltEnv: true}, [][]string{{"GODEBUG=x=1"}, nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := envs(tc.c)
+			if !slices.EqualFunc(got, tc.want, func(a, b []string) bool { return slices.Equal(a, b) }) {
+				t.Errorf("envs = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestProcSwitches reads this process's own context switches: a thread
 // that sleeps blocks, so the voluntary count grows.
 func TestProcSwitches(t *testing.T) {
