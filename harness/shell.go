@@ -130,7 +130,7 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 	elems, _ := shell.LiteralPipeline(command)
 	var list []sandbox.ListItem
 	if elems == nil {
-		list = sandboxList(command)
+		list = SandboxList(command)
 	}
 	c, err := sandbox.PrepareCallList(sandbox.SessionDir(s.Root, session), sandbox.SharedCache(s.Root), toolUseID, s.Avail, &p, command, elems, list)
 	if err != nil {
@@ -148,9 +148,10 @@ func (s *Shell) Rewrite(session, toolUseID string, prof *sandbox.Profile, input 
 	return json.Marshal(m)
 }
 
-// sandboxList returns command's items when shell.LiteralList takes it
-// (docs/sandbox.md, "Direct exec of literal lists"), nil otherwise.
-func sandboxList(command string) []sandbox.ListItem {
+// SandboxList returns command's items, as the hook records them, when
+// shell.LiteralList takes it (docs/sandbox.md, "Direct exec of literal
+// lists"), nil otherwise.
+func SandboxList(command string) []sandbox.ListItem {
 	items, ok := shell.LiteralList(command)
 	if !ok {
 		return nil

@@ -44,6 +44,19 @@
 //	fast-pipe-bash the same pipeline with no elements recorded: the server
 //	               forks the inner bash -c for it (the path before direct
 //	               pipelines), alternated with fast-pipe in the same run
+//	plain-and, plain-cd, plain-redir
+//	               bash -c of a list ('/bin/true && /bin/true'), a cd
+//	               ('cd /tmp && /bin/true') and redirections ('/bin/true >
+//	               /dev/null 2>&1'): the references for the rows below
+//	fast-and, fast-cd, fast-redir
+//	               the rewritten command for each, through the fast path:
+//	               a list the server runs itself, without the inner bash
+//	               (docs/sandbox.md, "Direct exec of literal lists";
+//	               checked before the run like fast-direct)
+//	fast-and-bash, fast-cd-bash, fast-redir-bash
+//	               the same commands with no items recorded: the server
+//	               forks the inner bash -c (the path before direct lists),
+//	               alternated with them in the same run
 //	observed       a test command's path: `statewright sandbox exec` running
 //	               bubblewrap as its child, its stdout through the observer
 //	               (the command is `true`, so the observer only counts bytes)
@@ -69,6 +82,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/statewright-go/statewright/harness"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/sandbox"
 	"github.com/statewright-go/statewright/shell"
@@ -152,10 +166,13 @@ func run(n int, only string) error {
 		// The words the hook records for a literal command or pipeline
 		// (harness.Shell).
 		var elems [][]string
+		var list []sandbox.ListItem
 		if words {
-			elems, _ = shell.LiteralPipeline(command)
+			if elems, _ = shell.LiteralPipeline(command); elems == nil {
+				list = harness.SandboxList(command)
+			}
 		}
-		return sandbox.PrepareCallPipeline(sess, env.CacheDir, id, a, &p, command, elems)
+		return sandbox.PrepareCallList(sess, env.CacheDir, id, a, &p, command, elems, list)
 	}
 	prepare := func(network bool, id, command string) (sandbox.Call, error) {
 		return prepareWords(network, id, command, true)
@@ -191,6 +208,28 @@ func run(n int, only string) error {
 	cPipeBash, err := prepareWords(false, "call-7", pipeCmd, false)
 	if err != nil {
 		return err
+	}
+	// Lists (docs/sandbox.md, "Direct exec of literal lists"): each with
+	// its items recorded and without.
+	lists := []struct{ name, cmd string }{
+		{"and", "/bin/true && /bin/true"},
+		{"cd", "cd /tmp && /bin/true"},
+		{"redir", "/bin/true > /dev/null 2>&1"},
+	}
+	var listRows []cmdRow
+	for i, l := range lists {
+		cl, err := prepare(false, "call-list-"+strconv.Itoa(i), l.cmd)
+		if err != nil {
+			return err
+		}
+		cb, err := prepareWords(false, "call-list-bash-"+strconv.Itoa(i), l.cmd, false)
+		if err != nil {
+			return err
+		}
+		listRows = append(listRows,
+			cmdRow{"plain-" + l.name, []string{"/bin/bash", "-c", l.cmd}, nil},
+			cmdRow{"fast-" + l.name, []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cl, l.cmd)}, nil},
+			cmdRow{"fast-" + l.name + "-bash", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cb, l.cmd)}, nil})
 	}
 	const testCmd = "go test ./..."
 	cTest, err := prepare(false, "call-3", testCmd)
@@ -230,6 +269,7 @@ func run(n int, only string) error {
 		// What the hooks run since the slim launcher links the observer.
 		{"observed-slim", []string{"/bin/bash", "-c", sandbox.ShellCommand(sandbox.LauncherFor(slim), cTest, testCmd)}, []string{testPath}},
 	}
+	cmds = append(cmds, listRows...)
 	if only != "" {
 		want := strings.Split(only, ",")
 		cmds = slices.DeleteFunc(cmds, func(c cmdRow) bool { return !slices.Contains(want, c.name) })
@@ -296,6 +336,13 @@ func run(n int, only string) error {
 			return "plain-exec"
 		case "fast-pipe", "fast-pipe-bash":
 			return "plain-pipe"
+		case "plain-and", "plain-cd", "plain-redir":
+			return ""
+		}
+		for _, l := range []string{"and", "cd", "redir"} {
+			if name == "fast-"+l || name == "fast-"+l+"-bash" {
+				return "plain-" + l
+			}
 		}
 		return "plain"
 	}
@@ -308,7 +355,10 @@ func run(n int, only string) error {
 		fmt.Printf("%-16s wall %+.2fms  cpu %+.2fms  (over %s)\n", c.name, msf(p50[j].wall-ref.wall), msf(p50[j].cpu-ref.cpu), refName)
 	}
 	fmt.Printf("# CPU at p50 as a ratio of its reference:")
-	for _, r := range [][3]string{{"fast", "plain", "bash -c true"}, {"fast-direct", "plain-exec", "bash -c /bin/true"}, {"fast-pipe", "plain-pipe", "bash -c '/bin/true | /bin/true'"}, {"fast-pipe-bash", "plain-pipe", "bash -c '/bin/true | /bin/true'"}} {
+	for _, r := range [][3]string{{"fast", "plain", "bash -c true"}, {"fast-direct", "plain-exec", "bash -c /bin/true"}, {"fast-pipe", "plain-pipe", "bash -c '/bin/true | /bin/true'"}, {"fast-pipe-bash", "plain-pipe", "bash -c '/bin/true | /bin/true'"},
+		{"fast-and", "plain-and", "bash -c '/bin/true && /bin/true'"}, {"fast-and-bash", "plain-and", "the same"},
+		{"fast-cd", "plain-cd", "bash -c 'cd /tmp && /bin/true'"}, {"fast-cd-bash", "plain-cd", "the same"},
+		{"fast-redir", "plain-redir", "bash -c '/bin/true > /dev/null 2>&1'"}, {"fast-redir-bash", "plain-redir", "the same"}} {
 		a, okA := row(r[0])
 		b, okB := row(r[1])
 		if okA && okB {
@@ -341,7 +391,8 @@ func checkDirect(prepare func(bool, string, string) (sandbox.Call, error), slim,
 			return fmt.Errorf("starting the server: %v: %s", err, out)
 		}
 	}
-	for i, probe := range []string{"grep PPid /proc/self/status", "/bin/true | grep PPid /proc/self/status"} {
+	for i, probe := range []string{"grep PPid /proc/self/status", "/bin/true | grep PPid /proc/self/status",
+		"cd / && grep PPid /proc/self/status 2>/dev/null", "/bin/true && grep PPid /proc/self/status"} {
 		c, err := prepare(false, "call-probe-"+strconv.Itoa(i), probe)
 		if err != nil {
 			return err
@@ -350,7 +401,7 @@ func checkDirect(prepare func(bool, string, string) (sandbox.Call, error), slim,
 		cmd.Dir = proj
 		out, err := cmd.CombinedOutput()
 		if err != nil || string(out) != "PPid:\t1\n" {
-			return fmt.Errorf("%q did not run directly (%v: %q): fast-direct or fast-pipe would measure the inner bash", probe, err, out)
+			return fmt.Errorf("%q did not run directly (%v: %q): fast-direct, fast-pipe or the list rows would measure the inner bash", probe, err, out)
 		}
 	}
 	return nil
