@@ -426,6 +426,9 @@ func (s *Store) Close() error {
 	if derr := s.db.Close(); err == nil {
 		err = derr
 	}
+	if w != nil && w.ckpt != nil {
+		w.ckpt.closeFile() // after the connections: see walCheckpointer.dbFile
+	}
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}

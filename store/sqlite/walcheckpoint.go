@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"os"
 	"sync/atomic"
 	"time"
 )
@@ -22,6 +23,17 @@ import (
 // catches up with the writer and then asks it (walCheckpointer.finish) to
 // copy the few frames left itself, between two batches, after answering
 // the last: its next transaction then restarts the WAL.
+//
+// That copy holds every session's call until it ends, and it ends with an
+// fsync of the database file, which SQLite makes only in a checkpoint that
+// copies the whole WAL: it wrote out every database page the background
+// passes had copied since the last restart (perf trace of serve at 50
+// sessions, load 7-12: that fsync took 9 and 19 ms of pauses of 23 and
+// 31 ms). So the checkpointer flushes the database file itself (dbFile)
+// before each of its catching-up passes, and the writer's fsync writes out
+// only the pages of the last pass and of its own copy. The extra fsync
+// only flushes earlier; SQLite's own fsyncs all stay where they were.
+//
 // The checkpointer's settings (variables for the tests).
 var (
 	// walCheckpointEvery is how often the checkpointer copies the WAL
@@ -74,12 +86,23 @@ type walCheckpointer struct {
 	stop                                   chan struct{}
 	done                                   chan struct{}
 	finish                                 atomic.Bool // the writer should finish a checkpoint between batches
+	// dbFile is the database file, opened to flush it before the writer
+	// finishes a checkpoint (nil if it could not be opened: the writer's
+	// checkpoint then flushes it all, as SQLite alone would). It stays
+	// open until every connection of the store is closed (Store.Close
+	// calls closeFile): closing a descriptor of a file releases every
+	// POSIX lock the process holds on it, SQLite's included.
+	dbFile *os.File
 }
 
-func newWALCheckpointer(db *sql.DB) *walCheckpointer {
+func newWALCheckpointer(db *sql.DB, path string) *walCheckpointer {
 	c := &walCheckpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		every: walCheckpointEvery, idle: walCheckpointIdle, minFrames: walCheckpointMinFrames,
 		restartFrames: walRestartFrames, finishFrames: walFinishFrames, catchUp: walCatchUpPasses}
+	// Read-write: on Windows flushing a file needs write access.
+	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+		c.dbFile = f
+	}
 	go c.loop()
 	return c
 }
@@ -92,10 +115,20 @@ func (c *walCheckpointer) committed() {
 	}
 }
 
-// close stops the checkpointer and waits for it.
+// close stops the checkpointer and waits for it. The database file stays
+// open (closeFile).
 func (c *walCheckpointer) close() {
 	close(c.stop)
 	<-c.done
+}
+
+// closeFile closes the checkpointer's descriptor of the database file; the
+// store's connections must all be closed first.
+func (c *walCheckpointer) closeFile() {
+	if c.dbFile != nil {
+		c.dbFile.Close()
+		c.dbFile = nil
+	}
 }
 
 // pass runs one PASSIVE checkpoint: the WAL's length and how much of it
@@ -153,8 +186,14 @@ func (c *walCheckpointer) loop() {
 			continue
 		}
 		// Catch up with the writer: each pass copies what was committed
-		// during the one before.
+		// during the one before, after the database file was flushed of
+		// what the passes before it copied (see above). An error of that
+		// flush is the writer's fsync's too: Linux reports a failed
+		// writeback to each open file.
 		for i := 0; i < c.catchUp; i++ {
+			if c.dbFile != nil {
+				c.dbFile.Sync()
+			}
 			next, copiedNext, ok := pass(ctx, c.db)
 			if !ok || next < log { // the WAL restarted meanwhile
 				break

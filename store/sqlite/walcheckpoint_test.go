@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	stdruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -127,5 +129,62 @@ func TestWriterFinishesACheckpoint(t *testing.T) {
 	}
 	if r, err := s.LiveRun(bg, "cc:one"); err != nil || r.Iterations != 23 {
 		t.Errorf("run %+v, %v; want 23 iterations", r, err)
+	}
+}
+
+// openDescriptors counts this process's file descriptors open on path
+// (Linux: /proc/self/fd).
+func openDescriptors(t *testing.T, path string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatalf("this test reads /proc/self/fd: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == path {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCheckpointerDatabaseFile: a long-lived store's checkpointer holds a
+// descriptor of the database file of its own (it flushes the file before
+// the writer finishes a checkpoint), and the store's Close closes it, after
+// the connections: a descriptor left open would be a leak, one closed
+// before them would drop SQLite's POSIX locks on the file.
+func TestCheckpointerDatabaseFile(t *testing.T) {
+	if stdruntime.GOOS != "linux" {
+		t.Skip("counts descriptors in /proc/self/fd")
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	if p, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		path = filepath.Join(p, "state.db")
+	}
+	s, err := Open(bg, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Create(t, s, "cc:one")
+	if _, _, err := storetest.Decide(bg, s, "cc:one", "toolu_1"); err != nil {
+		t.Fatal(err)
+	}
+	ck := s.writer().ckpt
+	if ck == nil || ck.dbFile == nil {
+		t.Fatalf("the long-lived writer's checkpointer has no database file open")
+	}
+	withStore := openDescriptors(t, path)
+	if withStore < 2 { // the writer's connection and the checkpointer's file at least
+		t.Fatalf("%d descriptors open on %s while the store is open; want the connections' and the checkpointer's", withStore, path)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := openDescriptors(t, path); n != 0 {
+		t.Errorf("%d descriptors still open on %s after Close; want 0", n, path)
+	}
+	if ck.dbFile != nil {
+		t.Errorf("the checkpointer's database file is still set after Close")
 	}
 }
