@@ -32,9 +32,12 @@ import (
 // reading from the start meets twice makes it unsure: the whole reading
 // decides.
 type lazyFlat struct {
-	s    string
-	i    int // where the scan from the start stands
-	st   lazyState
+	s  string
+	i  int // where the scan from the start stands
+	st lazyState
+	// far is i+1 when the value at i was found longer than lazyAhead:
+	// step does not read it again from the start until the end is read.
+	far  int
 	open int // the flat key whose value starts at i (lzOpen)
 	// spans are where each flat key's value lies, as read from the start;
 	// end 0: not met (yet), -1: met, its value starts at start and is not
@@ -90,8 +93,13 @@ func (f *lazyFlat) step() bool {
 	if f.bst == lbDone || f.bst == lbStuck {
 		return f.advance(-1)
 	}
-	if f.advance(lazyAhead) {
-		return true
+	if f.far != f.i+1 {
+		if f.advance(lazyAhead) {
+			return true
+		}
+		if f.st == lzOpen || f.st == lzMember {
+			f.far = f.i + 1 // (advance stopped at a long value)
+		}
 	}
 	if f.st == lzUnsure || f.st == lzDone {
 		return false
@@ -466,64 +474,22 @@ type lineCount struct {
 // all eight bytes without a branch. TestLinesOverAgrees compares the
 // count with lineStep's alone.
 func (f *lazyFlat) linesOver(idx, limit int) (over, ok bool) {
-	const lo, hi, low7 = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
 	s := f.s
 	start := f.span(idx).start
 	c := &f.lnState
 	if f.ln != start+1 {
 		f.ln, *c = start+1, lineCount{j: start + 1, lastNL: -1}
 	}
-	j, nl, lastNL := c.j, c.nl, c.lastNL
-	// carry flags the first byte (0x80) when the word before ended with a
-	// backslash that escapes it.
-	var carry uint64
-	for !c.done && nl <= limit {
-		if j+8 <= len(s) {
-			b8 := s[j : j+8] // (one bounds check, one load)
-			w := uint64(b8[0]) | uint64(b8[1])<<8 | uint64(b8[2])<<16 | uint64(b8[3])<<24 |
-				uint64(b8[4])<<32 | uint64(b8[5])<<40 | uint64(b8[6])<<48 | uint64(b8[7])<<56
-			// The backslashes exactly (a byte is flagged when its low
-			// seven bits are zero, so they carry nothing into its high
-			// bit, and its high bit is zero), the bytes they escape, and
-			// the quotes, u's and n's with the cheaper test, which may
-			// also flag a byte after a match (x^1 after x), never a byte
-			// after a backslash: where it meets an escape it is exact.
-			xb, xq := w^(lo*'\\'), w^(lo*'"')
-			if ((xb-lo)&^xb|(xq-lo)&^xq)&hi == 0 && carry == 0 {
-				j += 8 // no quote, no backslash
-				continue
-			}
-			xu, xn := w^(lo*'u'), w^(lo*'n')
-			bs := ^((xb&low7 + low7) | xb) & hi
-			esc := bs<<8 | carry
-			if ((xq-lo)&^xq&^esc|((xu-lo)&^xu|bs)&esc)&hi == 0 {
-				n := (xn - lo) &^ xn & esc
-				nl += int((n >> 7) * lo >> 56) // (at most eight flags)
-				if n>>63 != 0 {
-					// A newline that ends the word may end the string:
-					// the one before the closing quote is all that
-					// lastNL is compared with (lastQ is after this word).
-					lastNL = j + 8
-				}
-				carry = bs >> 63 << 7
-				j += 8
-				continue
-			}
+	for !c.done && c.nl <= limit {
+		c.j, c.nl, c.lastNL = plainWords(s, c.j, c.nl, c.lastNL, limit)
+		if c.nl > limit {
+			break
 		}
-		if carry != 0 {
-			j, carry = j-1, 0 // (the escape starts before the word)
-		}
-		c.j, c.nl, c.lastNL = j, nl, lastNL
 		if !f.lineStep(s) {
 			f.ln = 0
 			return false, false
 		}
-		j, nl, lastNL = c.j, c.nl, c.lastNL
 	}
-	if carry != 0 {
-		j--
-	}
-	c.j, c.nl, c.lastNL = j, nl, lastNL
 	if !c.done {
 		return true, true // more than limit newlines
 	}
@@ -535,6 +501,56 @@ func (f *lazyFlat) linesOver(idx, limit int) (over, ok bool) {
 		}
 	}
 	return lines > limit, true
+}
+
+// plainWords is linesOver's reading of s eight bytes at a time from j
+// on, with nl newlines and the last at lastNL so far: it stops before the
+// first word that is not plain (or that the end cuts short), or once nl
+// is over limit, and returns where it stopped and the count there. (A
+// function of its own, with no state in memory: the loop keeps it all in
+// registers.)
+func plainWords(s string, j, nl, lastNL, limit int) (int, int, int) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	// carry flags the first byte (0x80) when the word before ended with a
+	// backslash that escapes it.
+	var carry uint64
+	for nl <= limit && j+8 <= len(s) {
+		b8 := s[j : j+8] // (one bounds check, one load)
+		w := uint64(b8[0]) | uint64(b8[1])<<8 | uint64(b8[2])<<16 | uint64(b8[3])<<24 |
+			uint64(b8[4])<<32 | uint64(b8[5])<<40 | uint64(b8[6])<<48 | uint64(b8[7])<<56
+		// A byte b is flagged where b^pattern is zero (x-1 borrows into
+		// its high bit), and may also be where the byte before it matched
+		// and b is pattern^1 (the borrow runs on): never a byte after a
+		// backslash but where that backslash is escaped itself or ends a
+		// word before it, whose byte a flagged backslash escapes: then
+		// bs&esc flags it, and the word is read by steps. So where the
+		// words are read, the flags are exact at every escape.
+		xb, xq := w^(lo*'\\'), w^(lo*'"')
+		bs, q := (xb-lo)&^xb&hi, (xq-lo)&^xq&hi
+		if bs|q|carry == 0 {
+			j += 8 // no quote, no backslash
+			continue
+		}
+		xu, xn := w^(lo*'u'), w^(lo*'n')
+		esc := bs<<8 | carry
+		if q&^esc|((xu-lo)&^xu|bs)&esc != 0 {
+			break
+		}
+		n := (xn - lo) &^ xn & esc
+		nl += int((n >> 7) * lo >> 56) // (at most eight flags)
+		if n>>63 != 0 {
+			// A newline that ends the word may end the string: the one
+			// before the closing quote is all that lastNL is compared
+			// with (lastQ is after this word).
+			lastNL = j + 8
+		}
+		carry = bs >> 63 << 7
+		j += 8
+	}
+	if carry != 0 {
+		j-- // (the escape starts before the word)
+	}
+	return j, nl, lastNL
 }
 
 // lineStep reads the next quote or escape of the string linesOver counts,

@@ -249,3 +249,27 @@ func FuzzEscapedContentDecisions(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLinesOver is linesOver alone on the content of
+// BenchmarkDecideDeniedWriteSize's Write of Go-like code (escaped quotes,
+// tabs and newlines) and of plain lines, up to the 21st newline
+// (max_edit_lines 20), from a fresh reading each time.
+func BenchmarkLinesOver(b *testing.B) {
+	for _, c := range []struct{ name, line string }{
+		{"code", "\tfmt.Println(\"line\", i) // a comment\n"},
+		{"plain", "some line of code\n"},
+	} {
+		m, _ := json.Marshal(strings.Repeat(c.line, 64<<10/len(c.line)))
+		s := string(m) + `}`
+		idx := flatKeyIndex("content")
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				f := lazyFlat{s: s}
+				f.spans[idx] = lazySpan{start: 0, end: -1}
+				if over, ok := f.linesOver(idx, 20); !over || !ok {
+					b.Fatal(over, ok)
+				}
+			}
+		})
+	}
+}
