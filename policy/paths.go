@@ -9,10 +9,36 @@ import (
 
 // cleanPath cleans p lexically ("" stays "").
 func cleanPath(p string) string {
-	if p == "" {
-		return ""
+	if p == "" || isCleanAbs(p) {
+		return p
 	}
 	return path.Clean(p)
+}
+
+// isCleanAbs reports whether p is an absolute path that path.Clean
+// leaves as it is, with a test cheaper than path.Clean's (which copies
+// nothing for such a path, but reads it byte by byte through its buffer):
+// "/", or components that are none of "", "." and "..". It may say false
+// of a clean path, never true of one that is not (FuzzIsCleanAbs).
+func isCleanAbs(p string) bool {
+	if len(p) == 0 || p[0] != '/' {
+		return false
+	}
+	start := 1
+	for i := 1; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		if n := i - start; n == 0 || p[start] == '.' && (n == 1 || n == 2 && p[start+1] == '.') {
+			return false
+		}
+		start = i + 1
+	}
+	n := len(p) - start
+	if n == 0 {
+		return len(p) == 1
+	}
+	return !(p[start] == '.' && (n == 1 || n == 2 && p[start+1] == '.'))
 }
 
 func baseName(p string) string { return path.Base(p) }
