@@ -82,10 +82,13 @@ func (s *tmuxSession) keys(keys ...string) {
 func (s *tmuxSession) typeText(text string) { s.run("send-keys", "-t", "sw", "-l", text) }
 
 // waitFor polls the screen until every want is on it; it fails the test
-// with the last screen after 30 s.
+// with the last screen after 2 minutes. The screen is there in seconds on an
+// idle machine; the margin is for a loaded one, where the agent's sandboxed
+// `go test ./...` (a fresh build cache) had not finished 30 s after the
+// test started (TestTUIRendersTheRealAgentStream, CI at load 22).
 func (s *tmuxSession) waitFor(want ...string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	var scr string
 	for {
 		scr = s.screen()
