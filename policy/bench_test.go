@@ -170,3 +170,23 @@ func BenchmarkDecideDeniedProtected(b *testing.B) {
 		}
 	}
 }
+
+// TestDeniedWriteAllocates pins the denied large Write's allocations: the
+// lesson is cached, the lazy reading's one target and the files counted
+// are held without a slice of their own; what is left is the lexical
+// absolute path (rawAbs' concatenation).
+func TestDeniedWriteAllocates(t *testing.T) {
+	law := benchLaw(t)
+	run := &RunState{Active: true, State: "planning"}
+	for _, first := range []bool{true, false} {
+		call := bigWrite(64<<10, first)
+		var d Decision
+		allocs := testing.AllocsPerRun(100, func() { d = law.Decide(run, call) })
+		if d.Verdict != Deny {
+			t.Fatalf("path first %v: %v %s", first, d.Verdict, d.Reason)
+		}
+		if allocs > 1 {
+			t.Errorf("path first %v: %v allocations per decision, want at most 1", first, allocs)
+		}
+	}
+}

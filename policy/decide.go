@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,10 +39,16 @@ type prepared struct {
 	// only as far as the answer needs (lazyFlat) unless strict is set (an
 	// implicit transition's decision, which may allow).
 	simulating, strict bool
-	// lazy reads a flat edit's fields as far as a question needs;
-	// targets are the files it found (self-protection's, a simulation's).
-	lazy    lazyFlat
-	targets []string
+	// lazy reads a flat edit's fields as far as a question needs; target
+	// is the one file it found (self-protection's, a simulation's), once
+	// haveTarget.
+	lazy       lazyFlat
+	target     string
+	haveTarget bool
+	// file0 is files' one file when the edit has one (haveFile0): handed
+	// out in the caller's array, files stays nil (no allocation).
+	file0     string
+	haveFile0 bool
 	// abs0 is the lexical absolute path of the edit's first target
 	// abs0Of, as self-protection resolved it (without a Resolver).
 	abs0, abs0Of string
@@ -110,7 +115,7 @@ func (p *prepared) editInfo() (*editInfo, error) {
 		}
 		ei, err = parseEdit(k, m)
 	}
-	if err == nil && p.targets != nil && !slices.Equal(ei.paths, p.targets) {
+	if err == nil && p.haveTarget && !(len(ei.paths) == 1 && ei.paths[0] == p.target) {
 		// The lazy reading stopped at another value of a key given twice.
 		err = errAmbiguousPath
 	}
@@ -150,13 +155,23 @@ func (p *prepared) lazyInput() bool {
 // (no path, not an object, a key given twice) goes to editInfo, which
 // reads the input whole, as does every allow.
 func (p *prepared) editTargets() ([]string, error) {
+	one, many, err := p.editTargetsIn()
+	if one != "" {
+		return []string{one}, nil
+	}
+	return many, err
+}
+
+// editTargetsIn is editTargets without allocating: the one target the
+// lazy reading found (one, not ""), or else the edit's targets (many).
+func (p *prepared) editTargetsIn() (one string, many []string, err error) {
 	switch {
 	case p.haveEdit:
-		return p.editv.paths, nil
+		return "", p.editv.paths, nil
 	case p.editErr != nil:
-		return nil, p.editErr
-	case p.targets != nil:
-		return p.targets, nil
+		return "", nil, p.editErr
+	case p.haveTarget:
+		return p.target, nil, nil
 	}
 	if p.lazyInput() {
 		if p.lazy.s == "" {
@@ -164,16 +179,16 @@ func (p *prepared) editTargets() ([]string, error) {
 		}
 		if idx, ok := p.lazy.pick(pathKeys); ok && idx >= 0 {
 			if t, ok := p.lazy.str(idx); ok && t != "" {
-				p.targets = []string{t}
-				return p.targets, nil
+				p.target, p.haveTarget = t, true
+				return t, nil, nil
 			}
 		}
 	}
 	ei, err := p.editInfo()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return ei.paths, nil
+	return "", ei.paths, nil
 }
 
 // linesOver reports, for a simulated phase, whether a flat edit whose
@@ -192,7 +207,7 @@ func (p *prepared) linesOver(limit int) (over, ok bool) {
 	default:
 		return false, false
 	}
-	if p.targets == nil || p.haveEdit || p.lazy.st == lzUnsure {
+	if !p.haveTarget || p.haveEdit || p.lazy.st == lzUnsure {
 		return false, false
 	}
 	idx, ok := p.lazy.pick(keys)
@@ -552,7 +567,8 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		// files and lines lazily: its allow only names an event in a
 		// deny's lesson. The decision itself reads the input whole.
 		lazy := p.simulating && !p.strict && p.lazyInput()
-		files, err := l.editFiles(p, lazy)
+		var fb [1]string
+		files, err := l.editFiles(p, lazy, &fb)
 		if err != nil {
 			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
 		}
@@ -630,12 +646,13 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 
 // editFiles returns the files an edit changes, as counted (editPath),
 // found once for the decision and every simulated phase: its targets read
-// lazily (editTargets) or whole (editInfo).
-func (l *Law) editFiles(p *prepared, lazy bool) ([]string, error) {
+// lazily (editTargets) or whole (editInfo). One file is returned in buf.
+func (l *Law) editFiles(p *prepared, lazy bool, buf *[1]string) ([]string, error) {
+	var one string
 	var targets []string
 	var err error
 	if lazy {
-		targets, err = p.editTargets()
+		one, targets, err = p.editTargetsIn()
 	} else {
 		var ei *editInfo
 		if ei, err = p.editInfo(); err == nil {
@@ -644,6 +661,25 @@ func (l *Law) editFiles(p *prepared, lazy bool) ([]string, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if p.haveFile0 {
+		buf[0] = p.file0
+		return buf[:], nil
+	}
+	if p.files == nil && (one != "" || len(targets) == 1) {
+		t := one
+		if t == "" {
+			t = targets[0]
+		}
+		if fastSim && p.abs0Of == t && p.abs0Of != "" && p.call.Resolver == nil {
+			// (editPath without a Resolver is resolve's abs.)
+			p.file0 = p.abs0
+		} else {
+			p.file0 = l.editPath(p.call, t)
+		}
+		p.haveFile0 = true
+		buf[0] = p.file0
+		return buf[:], nil
 	}
 	if p.files == nil {
 		p.files = make([]string, 0, len(targets))
@@ -683,7 +719,8 @@ func (l *Law) simAllows(run *RunState, p *prepared, target string, ts *compiledS
 	}
 	// (Nothing below reads p.simulating: the lazy reading is chosen here.)
 	lazy := p.lazyInput()
-	files, err := l.editFiles(p, lazy)
+	var fb [1]string
+	files, err := l.editFiles(p, lazy, &fb)
 	if err != nil {
 		return false
 	}
@@ -754,11 +791,19 @@ func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 		}
 		return l.shellSelfProtect(call, sc), nil
 	case isEditKind(k):
-		targets, err := p.editTargets()
+		one, targets, err := p.editTargetsIn()
 		if err != nil {
 			return nil, err
 		}
-		for i, t := range targets {
+		n := len(targets)
+		if one != "" {
+			n = 1
+		}
+		for i := range n {
+			t := one
+			if one == "" {
+				t = targets[i]
+			}
 			r := l.resolve(call, t)
 			if b := l.nativeWriteBlockOf(call, r, canonOrRaw(p)); b != nil {
 				return b, nil
