@@ -310,7 +310,7 @@ func (s *server) runList(c *net.UnixConn, req request, sh listShell, fds []uintp
 			status = 128 + int(sig)
 			break
 		}
-		code, pids, ok := s.runItem(lr, &sh, it, stdio)
+		code, pids, ok := s.runItem(lr, &sh, it, stdio, start)
 		if !ok {
 			rest = it.Offset
 			if !ran {
@@ -390,10 +390,12 @@ func (s *server) runList(c *net.UnixConn, req request, sh listShell, fds []uintp
 	_ = s.send(c, reply{Exit: &status, Cwd: cwd})
 }
 
-// runItem runs one item of a list in the shell sh and waits for it. It
-// returns its status and the processes it was; ok is false when the
-// server is not sure of it, and then nothing of it ran.
-func (s *server) runItem(lr *listRun, sh *listShell, it ListItem, stdio [3]uintptr) (ws syscall.WaitStatus, pids []int, ok bool) {
+// runItem runs one item of a list in the shell sh and waits for it,
+// calling started once its processes run (the client forwards signals and
+// watches its harness from then on). It returns its status and the
+// processes it was; ok is false when the server is not sure of it, and
+// then nothing of it ran.
+func (s *server) runItem(lr *listRun, sh *listShell, it ListItem, stdio [3]uintptr, started func()) (ws syscall.WaitStatus, pids []int, ok bool) {
 	if len(it.Cmds) == 1 {
 		c := it.Cmds[0]
 		switch c.Argv[0] {
@@ -452,6 +454,7 @@ func (s *server) runItem(lr *listRun, sh *listShell, it ListItem, stdio [3]uintp
 		}
 		closeAll(opened)
 		opened = nil
+		started()
 		ws = <-cmd.status
 		s.mu.Lock()
 		lr.cur, lr.curCmds = nil, nil
@@ -480,6 +483,7 @@ func (s *server) runItem(lr *listRun, sh *listShell, it ListItem, stdio [3]uintp
 	}
 	closeAll(opened)
 	opened = nil
+	started()
 	for _, cmd := range cmds {
 		ws = <-cmd.status
 	}

@@ -1,11 +1,16 @@
 package sandbox
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/statewright-go/statewright/shell"
 )
@@ -219,5 +224,94 @@ func TestListLikeBash(t *testing.T) {
 		if po, _, _, _ := run(probe, nil, nil, ""); po == "PPid:\t1\n" {
 			t.Errorf("%q through bash: %q; want bash as its parent", probe, po)
 		}
+	}
+}
+
+// TestListSignals: a signal the harness sends reaches the running item of
+// a list the server runs, and the list then goes on or stops as bash -c's
+// would (both ways compared: output and status); a killed harness shell
+// takes the list with it, and no later item runs.
+func TestListSignals(t *testing.T) {
+	f := newServerFixture(t)
+	_, outer := f.call("implementing", true, "exit 0")
+	if out, code := f.run(outer, ""); code != 0 {
+		t.Fatalf("first command: exit %d: %s", code, out)
+	}
+	prep := func(script string, direct bool) string {
+		t.Helper()
+		f.n++
+		id := "toolu_s" + strconv.Itoa(f.n)
+		c := CallDir(f.sess, id)
+		p := &Profile{Phase: "implementing", Writable: []string{filepath.Join(f.sess, "cache"), c.RW, f.proj},
+			ReadOnly: []string{filepath.Join(f.proj, ".claude"), filepath.Dir(f.sess)}, Visible: []string{f.proj, f.root},
+			Tmp: filepath.Join(f.sess, "tmp"), Env: []string{"TMPDIR=/tmp"}}
+		var list []ListItem
+		if direct {
+			list = sandboxItems(t, script)
+		}
+		c, err := PrepareCallList(f.sess, "", id, f.a, p, script, nil, list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ShellCommand("/nonexistent/statewright-sandbox", c, script)
+	}
+	// interrupt runs script, sends sig to the harness's group once it
+	// printed "ready", and returns the rest of its output and its status.
+	interrupt := func(script string, direct bool, sig syscall.Signal) (string, int) {
+		t.Helper()
+		cmd := exec.Command("/bin/bash", "-c", prep(script, direct))
+		cmd.Dir = f.proj
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(stdout)
+		if line, _ := br.ReadString('\n'); line != "ready\n" {
+			t.Fatalf("%q: got %q", script, line)
+		}
+		_ = syscall.Kill(-cmd.Process.Pid, sig)
+		rest, _ := br.ReadString(0)
+		code, _ := ExitStatus(cmd.Wait())
+		return rest, code
+	}
+	for _, tc := range []struct {
+		script string
+		sig    syscall.Signal
+	}{
+		// The item survives INT: bash goes on.
+		{`sh -c 'trap "echo got-int; exit 7" INT; echo ready; sleep 20 & wait'; /bin/echo next`, syscall.SIGINT},
+		// The item dies of INT: so does bash.
+		{`sh -c 'echo ready; exec sleep 20'; /bin/echo next`, syscall.SIGINT},
+		{`sh -c 'echo ready; exec sleep 20' || /bin/echo next`, syscall.SIGINT},
+		// TERM: bash dies of it.
+		{`sh -c 'trap "echo got-term; exit 3" TERM; echo ready; sleep 20 & wait'; /bin/echo next`, syscall.SIGTERM},
+	} {
+		do, dc := interrupt(tc.script, true, tc.sig)
+		bo, bc := interrupt(tc.script, false, tc.sig)
+		if do != bo || dc != bc {
+			t.Errorf("%q after %v: direct %q exit %d; bash -c %q exit %d", tc.script, tc.sig, do, dc, bo, bc)
+		}
+	}
+	// A killed harness shell: the running item dies, the next never runs.
+	ticks := filepath.Join(f.proj, "ticks")
+	after := filepath.Join(f.proj, "after")
+	script := "sh -c 'while :; do echo x >> " + ticks + "; sleep 0.05; done'; sh -c 'echo x > " + after + "'"
+	loop := exec.Command("/bin/bash", "-c", prep(script, true))
+	loop.Dir = f.proj
+	loop.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := loop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return fileSize(ticks) > 4 })
+	_ = syscall.Kill(-loop.Process.Pid, syscall.SIGKILL)
+	_ = loop.Wait()
+	time.Sleep(300 * time.Millisecond)
+	if stillGrows(ticks) {
+		t.Error("the list's item outlived its killed shell")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := os.Stat(after); err == nil {
+		t.Error("the list's next item ran after its shell was killed")
 	}
 }
