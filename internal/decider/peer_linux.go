@@ -5,8 +5,14 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 )
+
+// ownMounts is the decider's own mount namespace, read once (a process
+// cannot be moved to another one from outside, and the decider never
+// unshares or calls setns).
+var ownMounts = sync.OnceValues(func() (string, error) { return os.Readlink("/proc/self/ns/mnt") })
 
 // peer is the process at the other end of a connection.
 type peer struct {
@@ -38,7 +44,7 @@ func peerOf(c *net.UnixConn) (peer, error) {
 		return peer{}, fmt.Errorf("peer pid %d runs as uid %d", cred.Pid, cred.Uid)
 	}
 	p := peer{pid: int(cred.Pid)}
-	mine, err1 := os.Readlink("/proc/self/ns/mnt")
+	mine, err1 := ownMounts()
 	theirs, err2 := os.Readlink("/proc/" + strconv.Itoa(p.pid) + "/ns/mnt")
 	if p.pid <= 0 || err1 != nil || err2 != nil || mine != theirs {
 		p.otherMounts = true

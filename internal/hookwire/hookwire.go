@@ -27,7 +27,6 @@ package hookwire
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -97,7 +96,7 @@ func PathsFor(dir, bin string) Paths {
 
 // ReadKey reads the per-install key.
 func ReadKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := readSmall(path, 1<<10)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +123,7 @@ func EnsureKey(path string) ([]byte, error) {
 		return nil, err
 	}
 	k := make([]byte, KeySize)
-	if _, err := rand.Read(k); err != nil {
+	if err := randomFill(k); err != nil {
 		return nil, err
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".key-*")
@@ -156,7 +155,7 @@ type Identity struct {
 // Nonce returns a fresh random nonce.
 func Nonce() ([32]byte, error) {
 	var n [32]byte
-	_, err := rand.Read(n[:])
+	err := randomFill(n[:])
 	return n, err
 }
 

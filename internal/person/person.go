@@ -185,7 +185,7 @@ type proc struct {
 }
 
 func readProc(pid int) (proc, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readStat("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return proc{}, err
 	}

@@ -1,0 +1,3 @@
+package hookwire
+
+const sysGetrandom = 318
