@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -30,29 +29,44 @@ func askDecider(bin string, args []string, input []byte, start time.Time, deadli
 		return nil
 	}
 	until := start.Add(deadline - reserveFor(deadline))
+	// The socket file's identity binds the request to the decider that
+	// listens on it (hookwire.AcceptOneShot).
+	sock, err := hookwire.StatIdentity(paths.Socket)
+	if err != nil {
+		startDecider(bin, paths)
+		return nil
+	}
 	c, err := hookwire.Dial(paths.Socket, min(handshakeFor(deadline), time.Until(until)))
 	if err != nil {
 		startDecider(bin, paths)
 		return nil
 	}
 	defer c.Close()
-	s, _, err := hookwire.Handshake(c, key, &want)
-	if err != nil {
-		if errors.Is(err, hookwire.ErrStale) {
-			// Started by an older binary: refuse it, ask it to go, and
-			// start one of ours.
-			s.Send(&hookwire.Request{Op: hookwire.OpQuit})
-		}
-		// Stale, hung, or not the decider (a fake socket): replaced.
-		startDecider(bin, paths)
-		return nil
-	}
 	wd, _ := os.Getwd()
 	old := syscall.Umask(0)
 	syscall.Umask(old)
 	req := &hookwire.Request{Op: hookwire.OpHook, Args: args, Env: os.Environ(), Dir: wd, Umask: uint32(old), Input: input,
 		Budget: time.Until(until) - marginFor(deadline)}
-	if req.Budget <= 0 || c.SetTimeout(time.Until(until)) != nil || s.Send(req) != nil {
+	// The request may be large (the input): it may take until until to
+	// send; the hello must come within the handshake time (Dial's).
+	if req.Budget <= 0 || c.SetWriteTimeout(time.Until(until)) != nil {
+		return nil
+	}
+	// One round trip: the request goes out with the client's nonce; the
+	// decider's hello, over that nonce, must come within the handshake
+	// time (else it is taken as hung), its answer by until.
+	s, err := hookwire.SendOneShot(c, key, want, sock, req, time.Now())
+	if err != nil {
+		return nil
+	}
+	if _, err := s.ReadHello(&want); err != nil {
+		// Stale (it refused the request), hung, or not the decider (a
+		// fake socket): replaced. A decider started by an older binary
+		// is asked to quit by the new one (decider.lock).
+		startDecider(bin, paths)
+		return nil
+	}
+	if c.SetReadTimeout(time.Until(until)) != nil {
 		return nil
 	}
 	a, err := s.Receive()

@@ -84,6 +84,11 @@ type Decider struct {
 	key   []byte
 	id    hookwire.Identity
 	log   *log.Logger
+	// sock identifies the socket file the decider listens on; one-shot
+	// requests made for another are refused.
+	sock hookwire.Identity
+	// replays refuses a one-shot request seen before.
+	replays hookwire.ReplayGuard
 
 	started  time.Time
 	requests atomic.Int64
@@ -155,6 +160,7 @@ func Serve(ctx context.Context, o Options) (err error) {
 		d.log.Printf("cannot listen on %s: %v", d.paths.Socket, err)
 		return err
 	}
+	d.sock = sockID
 	os.Remove(d.paths.Fail)
 	d.log.Printf("serving %s for %s", d.paths.Socket, o.Binary)
 	defer d.closeStores()
@@ -285,11 +291,27 @@ func (d *Decider) serveConn(ctx context.Context, cancel context.CancelFunc, c *n
 		d.log.Printf("refused a connection: %v", err)
 		return
 	}
-	s, err := hookwire.Accept(c, d.key, d.id, os.Getpid())
+	kind, p, err := hookwire.ReadFirst(c)
 	if err != nil {
 		return
 	}
-	req, err := s.ReadRequest()
+	var s *hookwire.ServerSession
+	var req *hookwire.Request
+	if kind == hookwire.KindOneShot {
+		// A hook in one round trip: the hello goes out at once, the
+		// answer once decided.
+		s, req, err = hookwire.AcceptOneShot(c, p, d.key, d.id, os.Getpid(), d.sock, &d.replays, time.Now())
+		if s != nil && err != nil {
+			// The client expects another binary (it takes this decider
+			// as stale), connected to another socket file, or replays:
+			// nothing is done for it.
+			d.log.Printf("refused a request from pid %d: %v", peer.pid, err)
+			s.WriteAnswer(&hookwire.Answer{Refused: err.Error()})
+			return
+		}
+	} else if s, err = hookwire.AcceptHello(c, p, d.key, d.id, os.Getpid()); err == nil {
+		req, err = s.ReadRequest()
+	}
 	if err != nil {
 		if errors.Is(err, hookwire.ErrBadMAC) {
 			d.log.Printf("refused a request from pid %d: it does not hold the key", peer.pid)

@@ -746,3 +746,85 @@ func TestSocketHiddenInSandbox(t *testing.T) {
 		t.Errorf("without the sandbox the probe does not see the key either (the test proves nothing): %+v", plain)
 	}
 }
+
+// TestOneShotRefused: the decider acts on a one-shot request (a hook in
+// one round trip) only once, and only when it was made for the socket
+// file it listens on: a request a fake listener took at the socket path
+// (made for that listener's file) and a replayed request are refused, and
+// nothing is recorded for them.
+func TestOneShotRefused(t *testing.T) {
+	in := newInstall(t)
+	in.hook("PreToolUse", in.read())
+	in.waitDecider(0)
+	p := in.paths()
+	key, err := hookwire.ReadKey(p.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := hookwire.StatIdentity(in.bin)
+	sock, err := hookwire.StatIdentity(p.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := strings.Cut(in.hooks["PreToolUse"], " || ")
+	var args []string
+	for _, f := range strings.Fields(c)[1:] {
+		args = append(args, strings.Trim(f, "'"))
+	}
+	req := &hookwire.Request{Op: hookwire.OpHook, Args: args, Env: in.env, Dir: in.project, Umask: 0o22, Input: in.write(), Budget: 5 * time.Second}
+	// frame is the request as the client sends it, for the socket file
+	// sockID; send sends frame on a new connection and returns the answer.
+	frame := func(sockID hookwire.Identity) []byte {
+		var b bytes.Buffer
+		if _, err := hookwire.SendOneShot(&b, key, want, sockID, req, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	send := func(f []byte) *hookwire.Answer {
+		t.Helper()
+		conn, err := hookwire.Dial(p.Socket, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetTimeout(10 * time.Second)
+		if _, err := conn.Write(f); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := hookwire.ReadFrame(conn, hookwire.KindDeciderHello); err != nil {
+			t.Fatalf("no hello: %v", err)
+		}
+		b, err := hookwire.ReadFrame(conn, hookwire.KindAnswer)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		a, err := hookwire.UnmarshalAnswer(b[32:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+
+	before := in.calls(t)
+	if a := send(frame(hookwire.Identity{Dev: sock.Dev, Ino: sock.Ino + 1})); a.Refused == "" {
+		t.Errorf("a request made for another socket file was answered: %+v", a)
+	}
+	if got := in.calls(t) - before; got != 0 {
+		t.Errorf("%d calls recorded for a request made for another socket file", got)
+	}
+	f := frame(sock)
+	if a := send(f); a.Refused != "" || !strings.Contains(string(a.Stdout), "deny") {
+		t.Fatalf("the request was not decided: %+v", a)
+	}
+	after := in.calls(t)
+	if after-before != 1 {
+		t.Errorf("%d calls recorded for the request, want 1", after-before)
+	}
+	if a := send(f); a.Refused == "" {
+		t.Errorf("a replayed request was answered: %+v", a)
+	}
+	if got := in.calls(t) - after; got != 0 {
+		t.Errorf("%d calls recorded for a replayed request", got)
+	}
+}

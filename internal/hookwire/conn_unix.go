@@ -56,6 +56,24 @@ func (c *Conn) SetTimeout(d time.Duration) error {
 	return syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
 }
 
+// SetReadTimeout bounds each later read by d (writes keep their timeout).
+func (c *Conn) SetReadTimeout(d time.Duration) error {
+	if d <= 0 {
+		d = time.Millisecond
+	}
+	tv := syscall.NsecToTimeval(d.Nanoseconds())
+	return syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+}
+
+// SetWriteTimeout bounds each later write by d (reads keep their timeout).
+func (c *Conn) SetWriteTimeout(d time.Duration) error {
+	if d <= 0 {
+		d = time.Millisecond
+	}
+	tv := syscall.NsecToTimeval(d.Nanoseconds())
+	return syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
+}
+
 func (c *Conn) Read(p []byte) (int, error) {
 	for {
 		n, err := syscall.Read(c.fd, p)

@@ -318,26 +318,38 @@ func WriteFrame(w io.Writer, kind byte, payload ...[]byte) error {
 
 // ReadFrame reads one frame of the given kind and returns its payload.
 func ReadFrame(r io.Reader, kind byte) ([]byte, error) {
+	_, p, err := readFrame(r, func(k byte) (uint32, bool) {
+		if k != kind {
+			return 0, false
+		}
+		if kind == KindClientHello || kind == KindDeciderHello {
+			return 1 << 10, true // nothing big before a peer proved the key
+		}
+		return maxFrame, true
+	})
+	return p, err
+}
+
+// readFrame reads one frame whose kind limit accepts, at most the size
+// limit returns for it.
+func readFrame(r io.Reader, limit func(kind byte) (uint32, bool)) (byte, []byte, error) {
 	var h [5]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	n := binary.BigEndian.Uint32(h[:4])
-	limit := uint32(maxFrame)
-	if kind == KindClientHello || kind == KindDeciderHello {
-		limit = 1 << 10 // nothing big before a peer proved the key
+	max, ok := limit(h[4])
+	if !ok {
+		return 0, nil, errors.New("hookwire: unexpected message kind " + strconv.Quote(string(h[4:])))
 	}
-	if n < 1 || n > limit {
-		return nil, errors.New("hookwire: bad frame length")
-	}
-	if h[4] != kind {
-		return nil, errors.New("hookwire: unexpected message kind " + strconv.Quote(string(h[4:])))
+	if n < 1 || n > max {
+		return 0, nil, errors.New("hookwire: bad frame length")
 	}
 	b := make([]byte, n-1)
 	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	return b, nil
+	return h[4], b, nil
 }
 
 // ErrBadMAC is returned when a peer does not prove the key.

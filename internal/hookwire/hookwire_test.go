@@ -184,5 +184,115 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 		UnmarshalIdentity(b)
 		ReadFrame(bytes.NewReader(b), KindRequest)
+		ReadFirst(bytes.NewReader(b))
 	})
+}
+
+// TestOneShot: the one-shot exchange authenticates both sides as the
+// exchange in steps does, and the decider acts on a request only for its
+// own binary and socket, within the window, once.
+func TestOneShot(t *testing.T) {
+	key := bytes.Repeat([]byte{1}, KeySize)
+	other := bytes.Repeat([]byte{2}, KeySize)
+	id := Identity{Dev: 1, Ino: 2, Size: 3, Mtime: 4}
+	sock := Identity{Dev: 5, Ino: 6}
+	now := time.Unix(1_800_000_000, 0)
+	// frame is a one-shot request as a client sends it.
+	frame := func(key []byte, want, sock Identity, sent time.Time) []byte {
+		var b bytes.Buffer
+		if _, err := SendOneShot(&b, key, want, sock, &Request{Op: OpHook, Input: []byte("x")}, sent); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	// accept runs the decider's side on a captured frame.
+	accept := func(f []byte, srvKey []byte, guard *ReplayGuard) (*Request, []byte, error) {
+		kind, p, err := ReadFirst(bytes.NewReader(f))
+		if err != nil || kind != KindOneShot {
+			t.Fatalf("ReadFirst: %c %v", kind, err)
+		}
+		var out bytes.Buffer
+		_, r, err := AcceptOneShot(&out, p, srvKey, id, 7, sock, guard, now)
+		return r, out.Bytes(), err
+	}
+	var guard ReplayGuard
+	good := frame(key, id, sock, now.Add(-time.Millisecond))
+	for _, c := range []struct {
+		name   string
+		f      []byte
+		srvKey []byte
+		want   error
+	}{
+		{"same key, binary and socket", good, key, nil},
+		{"the same request again", good, key, ErrReplayed},
+		{"a client with another key", frame(other, id, sock, now), key, ErrBadMAC},
+		{"a client expecting another binary", frame(key, Identity{Dev: 1, Ino: 9, Size: 3, Mtime: 4}, sock, now), key, ErrStale},
+		{"made for another socket file (a fake listener's)", frame(key, id, Identity{Dev: 5, Ino: 7}, now), key, ErrOtherSocket},
+		{"sent too long ago", frame(key, id, sock, now.Add(-OneShotWindow-time.Second)), key, ErrReplayed},
+		{"sent in the future", frame(key, id, sock, now.Add(time.Minute)), key, ErrReplayed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, _, err := accept(c.f, c.srvKey, &guard)
+			if !errors.Is(err, c.want) && !(c.want == nil && err == nil) {
+				t.Fatalf("err %v, want %v", err, c.want)
+			}
+			if c.want == nil && (r == nil || string(r.Input) != "x") {
+				t.Errorf("request %+v", r)
+			}
+		})
+	}
+
+	// The client's side: the decider's hello and answer over its nonce.
+	for _, c := range []struct {
+		name    string
+		srvKey  []byte
+		srvID   Identity
+		wantErr error
+	}{
+		{"the decider", key, id, nil},
+		{"a fake decider", other, id, ErrBadMAC},
+		{"a stale decider", key, Identity{Dev: 1, Ino: 2, Size: 3, Mtime: 5}, ErrStale},
+	} {
+		t.Run("client: "+c.name, func(t *testing.T) {
+			cp, sp := pair()
+			go func() {
+				_, p, err := ReadFirst(sp)
+				if err != nil {
+					return
+				}
+				var g ReplayGuard
+				s, _, err := AcceptOneShot(sp, p, c.srvKey, c.srvID, 7, sock, &g, time.Now())
+				if s == nil {
+					// A fake decider: it cannot check the MAC, and answers
+					// with its own key.
+					nd := make([]byte, 32)
+					hello := MarshalIdentity(c.srvID, 7, Version)
+					WriteFrame(sp, KindDeciderHello, nd, MAC(c.srvKey, LabelDeciderHello, p[:32], nd, hello), hello)
+					return
+				}
+				if err != nil {
+					s.WriteAnswer(&Answer{Refused: err.Error()})
+					return
+				}
+				s.WriteAnswer(&Answer{Exit: 2, Stderr: "no"})
+			}()
+			s, err := SendOneShot(cp, key, id, sock, &Request{Op: OpHook}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := s.ReadHello(&id)
+			if !errors.Is(err, c.wantErr) && !(c.wantErr == nil && err == nil) {
+				t.Fatalf("hello: %v, want %v", err, c.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if h.Pid != 7 || h.Version != Version {
+				t.Errorf("hello %+v", h)
+			}
+			if a, err := s.Receive(); err != nil || a.Exit != 2 || a.Stderr != "no" {
+				t.Errorf("answer %+v %v", a, err)
+			}
+		})
+	}
 }

@@ -93,6 +93,12 @@ func Accept(rw io.ReadWriter, key []byte, id Identity, pid int) (*ServerSession,
 	if err != nil {
 		return nil, err
 	}
+	return AcceptHello(rw, p, key, id, pid)
+}
+
+// AcceptHello is Accept for a client hello read already (ReadFirst's
+// payload p).
+func AcceptHello(rw io.ReadWriter, p []byte, key []byte, id Identity, pid int) (*ServerSession, error) {
 	if len(p) != 32 {
 		return nil, errShort
 	}
