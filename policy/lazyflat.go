@@ -465,11 +465,11 @@ type lineCount struct {
 // from where an earlier call stopped. ok is false when the value does not
 // end as a JSON string would.
 //
-// It reads eight bytes at a time while they are plain: no quote that no
-// backslash escapes (the string's end), no two backslashes in a row, no
-// \u; every backslash then escapes the byte after it, and the escaped
-// n's are the newlines. Where the bytes are not plain it reads one quote
-// or escape (lineStep). In code an escape comes every ten or twenty
+// It reads eight bytes at a time while they are plain (plainWords): no
+// quote that no backslash escapes (the string's end), no two backslashes
+// in a row, no \u; every backslash then escapes the byte after it, and
+// the escaped n's are the newlines. Where the bytes are not plain it
+// reads one quote or escape (lineStep). In code an escape comes every ten or twenty
 // bytes: a search from one escape to the next costs more than reading
 // all eight bytes without a branch. TestLinesOverAgrees compares the
 // count with lineStep's alone.
