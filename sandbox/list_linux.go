@@ -40,6 +40,20 @@ type listRun struct {
 	gone bool
 }
 
+// killIfGone kills the sessions of the running item when the client has
+// gone (called with s.mu held: by the client's reader when it goes, and
+// by the forks, so that an item forked as it went dies too).
+func (lr *listRun) killIfGone() {
+	if !lr.gone {
+		return
+	}
+	for i, pid := range lr.cur {
+		if !lr.curCmds[i].done {
+			killSession(pid)
+		}
+	}
+}
+
 // listShell is the shell a list runs in: bash's at start-up, then as
 // its cds leave it.
 type listShell struct {
@@ -278,11 +292,7 @@ func (s *server) runList(c *net.UnixConn, req request, sh listShell, fds []uintp
 		}
 		s.mu.Lock()
 		lr.gone = true
-		for i, pid := range lr.cur {
-			if !lr.curCmds[i].done {
-				killSession(pid)
-			}
-		}
+		lr.killIfGone()
 		s.mu.Unlock()
 	}()
 	var stdio [3]uintptr
@@ -353,6 +363,7 @@ func (s *server) runList(c *net.UnixConn, req request, sh listShell, fds []uintp
 		if err == nil {
 			s.waiters[pid] = cmd
 			lr.cur, lr.curCmds = []int{pid}, []*running{cmd}
+			lr.killIfGone()
 		}
 		s.mu.Unlock()
 		switch {
@@ -447,6 +458,7 @@ func (s *server) runItem(lr *listRun, sh *listShell, it ListItem, stdio [3]uintp
 			s.waiters[pid] = cmd
 			s.held[pid]++
 			lr.cur, lr.curCmds = []int{pid}, []*running{cmd}
+			lr.killIfGone()
 		}
 		s.mu.Unlock()
 		if err != nil {
@@ -477,6 +489,7 @@ func (s *server) runItem(lr *listRun, sh *listShell, it ListItem, stdio [3]uintp
 		s.held[pid]++
 	}
 	lr.cur, lr.curCmds = pids, cmds
+	lr.killIfGone()
 	s.mu.Unlock()
 	if !ok {
 		return 0, nil, false
