@@ -142,6 +142,13 @@ func TestListLikeBash(t *testing.T) {
 		{cmd: "wc -l < w/in 0< w/in"},
 		{cmd: "cat w/in 2> w/err | cat 1>&2 && cat w/err"},
 		{cmd: "sh -c 'echo $0 $1' x 'y z' > w/o; cat w/o"},
+		// Spellings without blanks: the same words and redirections as bash's.
+		{cmd: "sh -c 'echo o; echo e >&2'>w/f 2>&1;cat w/f"},
+		{cmd: "/bin/echo x&>w/g&&cat w/g"},
+		{cmd: "/bin/echo 2>w/h;/bin/echo a2>w/j; cat w/h w/j"},
+		{cmd: "/bin/echo a 1>>w/i;/bin/echo b 1>>w/i||/bin/false; cat<w/i"},
+		{cmd: "sh -c 'echo e >&2' 2>&1>w/k|cat -n;cat w/k"},
+		{cmd: "/bin/echo \"q'\" '\"' >w/l;cat w/l"},
 		// Failing redirections: bash's message and status, from the item on.
 		{cmd: "cat < w/missing && /bin/echo no"},
 		{cmd: "cat < w/missing || /bin/echo yes"},
