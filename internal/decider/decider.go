@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -431,18 +432,29 @@ func enter(req *hookwire.Request) error {
 	if err := os.Chdir(req.Dir); err != nil {
 		return err
 	}
-	os.Clearenv()
-	for _, kv := range req.Env {
-		for i := 1; i < len(kv); i++ {
-			if kv[i] == '=' {
-				os.Setenv(kv[:i], kv[i+1:])
-				break
+	// An environment that an earlier request set (so without duplicate
+	// names) and that lists exactly the request's variables in its order
+	// is the one setting them again would give: kept (most hooks of a
+	// session send the same environment).
+	if !envSet || !slices.Equal(os.Environ(), req.Env) {
+		os.Clearenv()
+		for _, kv := range req.Env {
+			for i := 1; i < len(kv); i++ {
+				if kv[i] == '=' {
+					os.Setenv(kv[:i], kv[i+1:])
+					break
+				}
 			}
 		}
+		envSet = true
 	}
 	setUmask(int(req.Umask & 0o777))
 	return nil
 }
+
+// envSet is true once enter has set the process environment from a
+// request (enter runs with the decider's semaphore held).
+var envSet bool
 
 // sharedStore is a store the decider keeps open: the hook runner's Close
 // leaves it open.
