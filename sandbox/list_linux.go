@@ -54,6 +54,25 @@ func (lr *listRun) killIfGone() {
 	}
 }
 
+// forked is called with s.mu held once an item's processes (or the
+// fallback bash) are lr.cur: as killIfGone, and a signal the client
+// forwarded after the list last looked (between items, none is pending)
+// goes to the new processes, which bash's process group would have had.
+func (lr *listRun) forked() {
+	if lr.gone {
+		lr.killIfGone()
+		return
+	}
+	if lr.sig == 0 {
+		return
+	}
+	for i, pid := range lr.cur {
+		if !lr.curCmds[i].done {
+			_ = syscall.Kill(-pid, lr.sig)
+		}
+	}
+}
+
 // listShell is the shell a list runs in: bash's at start-up, then as
 // its cds leave it.
 type listShell struct {
@@ -104,7 +123,7 @@ func (sh *listShell) cd(dir string) bool {
 		return false // POSIX leaves a leading // to the system
 	}
 	tdir, ok := canonPath(t)
-	if !ok || unix.Faccessat(unix.AT_FDCWD, tdir, unix.X_OK, unix.AT_EACCESS) != nil {
+	if !ok || unix.Faccessat(unix.AT_FDCWD, tdir, unix.X_OK, unix.AT_EACCESS) != nil || !plainDir(tdir) {
 		return false
 	}
 	old := sh.pwd
@@ -139,6 +158,20 @@ func canonPath(t string) (string, bool) {
 	}
 	res := "/" + strings.Join(parts, "/")
 	return res, isDir(res)
+}
+
+// plainDir reports whether dir is reached without a magic link and lies
+// outside procfs: there the server, the sandbox's PID 1, would judge the
+// cd as itself (/proc/1/cwd, which the command's processes may not
+// follow; /proc/self, which is the server), so bash does it.
+func plainDir(dir string) bool {
+	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && fs.Type != unix.PROC_SUPER_MAGIC
 }
 
 // isDir reports whether p names a directory (following links).
@@ -363,7 +396,7 @@ func (s *server) runList(c *net.UnixConn, req request, sh listShell, fds []uintp
 		if err == nil {
 			s.waiters[pid] = cmd
 			lr.cur, lr.curCmds = []int{pid}, []*running{cmd}
-			lr.killIfGone()
+			lr.forked()
 		}
 		s.mu.Unlock()
 		switch {
@@ -458,7 +491,7 @@ func (s *server) runItem(lr *listRun, sh *listShell, it ListItem, stdio [3]uintp
 			s.waiters[pid] = cmd
 			s.held[pid]++
 			lr.cur, lr.curCmds = []int{pid}, []*running{cmd}
-			lr.killIfGone()
+			lr.forked()
 		}
 		s.mu.Unlock()
 		if err != nil {
@@ -489,7 +522,7 @@ func (s *server) runItem(lr *listRun, sh *listShell, it ListItem, stdio [3]uintp
 		s.held[pid]++
 	}
 	lr.cur, lr.curCmds = pids, cmds
-	lr.killIfGone()
+	lr.forked()
 	s.mu.Unlock()
 	if !ok {
 		return 0, nil, false

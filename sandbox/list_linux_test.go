@@ -123,6 +123,10 @@ func TestListLikeBash(t *testing.T) {
 		{cmd: "cd nonexistent || /bin/pwd"},
 		{cmd: "cd w/in && /bin/echo no"},
 		{cmd: "cd sub && ls", pre: "export CDPATH=/\n"},
+		// procfs is the server's view of itself (PID 1): bash judges it.
+		{cmd: "cd /proc/1/cwd || /bin/echo refused"},
+		{cmd: "cd /proc/1/cwd && /bin/echo in-it"},
+		{cmd: "cd /proc/sys && /bin/pwd"},
 		{cmd: "cd sub; nonexistent-program-x; /bin/pwd -L && env", env: true},
 		{cmd: "cd w && /bin/echo x > rel && cat rel"},
 		// Redirections, left to right.
