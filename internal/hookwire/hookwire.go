@@ -36,6 +36,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/statewright-go/statewright/internal/rawfile"
 )
 
 // Version names this protocol. A decider that speaks another version is
@@ -96,7 +98,7 @@ func PathsFor(dir, bin string) Paths {
 
 // ReadKey reads the per-install key.
 func ReadKey(path string) ([]byte, error) {
-	b, err := readSmall(path, 1<<10)
+	b, err := rawfile.Read(path, 1<<10, 128)
 	if err != nil {
 		return nil, err
 	}

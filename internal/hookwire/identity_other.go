@@ -12,6 +12,3 @@ func StatIdentity(path string) (Identity, error) {
 	}
 	return Identity{Size: uint64(fi.Size()), Mtime: uint64(fi.ModTime().UnixNano())}, nil
 }
-
-// readSmall reads the file at path (max is not checked here).
-func readSmall(path string, max int) ([]byte, error) { return os.ReadFile(path) }

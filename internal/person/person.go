@@ -32,6 +32,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/statewright-go/statewright/internal/rawfile"
 )
 
 // ErrAgent is returned (wrapped) when the process or its terminal belongs
@@ -185,7 +187,8 @@ type proc struct {
 }
 
 func readProc(pid int) (proc, error) {
-	b, err := readStat("/proc/" + strconv.Itoa(pid) + "/stat")
+	// A stat line is well under 1 KiB (a 64-byte name and 50 numbers).
+	b, err := rawfile.Read("/proc/"+strconv.Itoa(pid)+"/stat", 0, 1024)
 	if err != nil {
 		return proc{}, err
 	}
