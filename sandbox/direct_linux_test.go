@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -151,7 +150,6 @@ func TestDirectExecLikeBash(t *testing.T) {
 		}
 	}
 	run := likeBashRunner(t, f)
-	sortedEnv := sortedEnvOutput
 	for _, tc := range []struct {
 		cmd    string
 		pre    string // more of the harness's shell before it
@@ -190,24 +188,7 @@ func TestDirectExecLikeBash(t *testing.T) {
 		}
 		do, de, dc, dp := run(tc.cmd, [][]string{argv}, tc.pre)
 		bo, be, bc, bp := run(tc.cmd, nil, tc.pre)
-		if strings.HasSuffix(tc.cmd, "env") {
-			do, bo = sortedEnv(do), sortedEnv(bo)
-			if strings.Contains(do, "swop_leak") || !strings.Contains(do, "MINE=a\n") {
-				t.Errorf("%q: env %q", tc.cmd, do)
-			}
-		}
-		if tc.signal {
-			// bash reports a program a signal killed ("Killed"); the
-			// direct path does not (docs/sandbox.md): the status is the
-			// same.
-			if de != "" || !strings.Contains(be, "Killed") {
-				t.Errorf("%q: stderr %q (direct) and %q (bash)", tc.cmd, de, be)
-			}
-			de = be
-		}
-		if do != bo || de != be || dc != bc || dp != bp {
-			t.Errorf("%q (%s): direct and bash -c differ:\nstdout %q\n   vs  %q\nstderr %q\n   vs  %q\nexit %d vs %d, pwd %q vs %q", tc.cmd, tc.pre, do, bo, de, be, dc, bc, dp, bp)
-		}
+		sameAsBash(t, tc.cmd, tc.pre, strings.HasSuffix(tc.cmd, "env"), tc.signal, ran{do, de, dc, dp}, ran{bo, be, bc, bp})
 		// Which way it ran: the program's parent is the server (PID 1)
 		// only when direct.
 		if tc.direct || tc.pre != "" {
@@ -241,17 +222,7 @@ func likeBashListRunner(t *testing.T, f *serverFixture) func(script string, elem
 	const harness = "cd sub && cd .. && export MINE=$'a\\nb' SHLVL=3\n"
 	return func(script string, elems [][]string, list []ListItem, pre string) (stdout, stderr string, code int, pwd string) {
 		t.Helper()
-		f.n++
-		id := "toolu_d" + strconv.Itoa(f.n)
-		c := CallDir(f.sess, id)
-		p := &Profile{Phase: "implementing", Writable: []string{filepath.Join(f.sess, "cache"), c.RW, f.proj},
-			ReadOnly: []string{filepath.Join(f.proj, ".claude"), filepath.Dir(f.sess)}, Visible: []string{f.proj, f.root},
-			Tmp: filepath.Join(f.sess, "tmp"), Env: []string{"TMPDIR=/tmp"}}
-		c, err := PrepareCallList(f.sess, "", id, f.a, p, script, elems, list)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("/bin/bash", "-c", harness+pre+ShellCommand("/nonexistent/statewright-sandbox", c, script)+"\n__rc=$?; pwd >&3; exit $__rc")
+		cmd := exec.Command("/bin/bash", "-c", harness+pre+f.listCall(script, elems, list)+"\n__rc=$?; pwd >&3; exit $__rc")
 		cmd.Dir = f.proj
 		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + f.proj, "LANG=C.UTF-8", "STATEWRIGHT_OPERATOR_TOKEN=swop_leak"}
 		cmd.Stdin = strings.NewReader("typed\n")
@@ -272,6 +243,41 @@ func likeBashListRunner(t *testing.T, f *serverFixture) func(script string, elem
 			t.Fatal(err)
 		}
 		return o.String(), e.String(), code, string(b[:n])
+	}
+}
+
+// ran is what a command's run showed: stdout, stderr, its status and the
+// directory the harness's shell carried over.
+type ran struct {
+	stdout, stderr string
+	code           int
+	pwd            string
+}
+
+// sameAsBash fails t unless a command's run on the direct path (d)
+// matches its run through the inner bash (b). With env, stdout is an
+// environment: compared sorted, and the direct one must hold the
+// harness's MINE and nothing of the server's. With signal, a signal
+// killed a program: bash reports it ("Killed", with PIDs) and the direct
+// path does not (docs/sandbox.md); the rest must match.
+func sameAsBash(t *testing.T, cmd, pre string, env, signal bool, d, b ran) {
+	t.Helper()
+	do, de, dc, dp := d.stdout, d.stderr, d.code, d.pwd
+	bo, be, bc, bp := b.stdout, b.stderr, b.code, b.pwd
+	if env {
+		do, bo = sortedEnvOutput(do), sortedEnvOutput(bo)
+		if strings.Contains(do, "swop_leak") || !strings.Contains(do, "MINE=a\n") {
+			t.Errorf("%q: env %q", cmd, do)
+		}
+	}
+	if signal {
+		if de != "" || !strings.Contains(be, "Killed") {
+			t.Errorf("%q: stderr %q (direct) and %q (bash)", cmd, de, be)
+		}
+		de = be
+	}
+	if do != bo || de != be || dc != bc || dp != bp {
+		t.Errorf("%q (%s): direct and bash -c differ:\nstdout %.300q\n   vs  %.300q\nstderr %q\n   vs  %q\nexit %d vs %d, pwd %q vs %q", cmd, pre, do, bo, de, be, dc, bc, dp, bp)
 	}
 }
 

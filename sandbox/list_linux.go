@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -311,18 +309,14 @@ func (s *server) runList(c *net.UnixConn, req request, sh listShell, fds []uintp
 		// Signals from the client go to the running item's process
 		// groups (and stop the list as they stop bash); when the client
 		// goes away, so does the list.
-		sc := bufio.NewScanner(c)
-		for sc.Scan() {
-			var m struct{ Signal int }
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Signal > 0 && m.Signal < 65 {
-				s.mu.Lock()
-				lr.sig = syscall.Signal(m.Signal)
-				for _, pid := range lr.cur {
-					_ = syscall.Kill(-pid, lr.sig)
-				}
-				s.mu.Unlock()
+		clientSignals(c, func(sig syscall.Signal) {
+			s.mu.Lock()
+			lr.sig = sig
+			for _, pid := range lr.cur {
+				_ = syscall.Kill(-pid, sig)
 			}
-		}
+			s.mu.Unlock()
+		})
 		s.mu.Lock()
 		lr.gone = true
 		lr.killIfGone()

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,22 +192,9 @@ func TestListLikeBash(t *testing.T) {
 		reset()
 		bo, be, bc, bp := run(tc.cmd, nil, nil, tc.pre)
 		bran, bfiles := ranLines(), files()
-		if tc.env {
-			do, bo = sortedEnvOutput(do), sortedEnvOutput(bo)
-			if strings.Contains(do, "swop_leak") || !strings.Contains(do, "MINE=a\n") {
-				t.Errorf("%q: env %q", tc.cmd, do)
-			}
-		}
-		if tc.signal {
-			// bash reports an item a signal killed (with its PID); the
-			// direct path does not (docs/sandbox.md): the rest is the same.
-			if de != "" || !strings.Contains(be, "Killed") {
-				t.Errorf("%q: stderr %q (direct) and %q (bash)", tc.cmd, de, be)
-			}
-			de = be
-		}
-		if do != bo || de != be || dc != bc || dp != bp || dfiles != bfiles {
-			t.Errorf("%q (%s): direct and bash -c differ:\nstdout %.300q\n   vs  %.300q\nstderr %q\n   vs  %q\nexit %d vs %d, pwd %q vs %q\nfiles %q\n   vs %q", tc.cmd, tc.pre, do, bo, de, be, dc, bc, dp, bp, dfiles, bfiles)
+		sameAsBash(t, tc.cmd, tc.pre, tc.env, tc.signal, ran{do, de, dc, dp}, ran{bo, be, bc, bp})
+		if dfiles != bfiles {
+			t.Errorf("%q (%s): direct and bash -c left different files:\n%q\n   vs %q", tc.cmd, tc.pre, dfiles, bfiles)
 		}
 		if dran != tc.ran || bran != tc.ran {
 			t.Errorf("%q: the logging items ran %d times (direct) and %d (bash); want %d", tc.cmd, dran, bran, tc.ran)
@@ -250,21 +236,11 @@ func TestListSignals(t *testing.T) {
 	}
 	prep := func(script string, direct bool) string {
 		t.Helper()
-		f.n++
-		id := "toolu_s" + strconv.Itoa(f.n)
-		c := CallDir(f.sess, id)
-		p := &Profile{Phase: "implementing", Writable: []string{filepath.Join(f.sess, "cache"), c.RW, f.proj},
-			ReadOnly: []string{filepath.Join(f.proj, ".claude"), filepath.Dir(f.sess)}, Visible: []string{f.proj, f.root},
-			Tmp: filepath.Join(f.sess, "tmp"), Env: []string{"TMPDIR=/tmp"}}
 		var list []ListItem
 		if direct {
 			list = sandboxItems(t, script)
 		}
-		c, err := PrepareCallList(f.sess, "", id, f.a, p, script, nil, list)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ShellCommand("/nonexistent/statewright-sandbox", c, script)
+		return f.listCall(script, nil, list)
 	}
 	// interrupt runs script, sends sig to the harness's group once it
 	// printed "ready", and returns the rest of its output and its status.

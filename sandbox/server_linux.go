@@ -819,6 +819,18 @@ func (s *server) idle() {
 	}
 }
 
+// clientSignals calls each for every signal the client forwards (a line
+// {"signal": n}, 0 < n < 65), until the client goes away.
+func clientSignals(c *net.UnixConn, each func(syscall.Signal)) {
+	sc := bufio.NewScanner(c)
+	for sc.Scan() {
+		var m struct{ Signal int }
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Signal > 0 && m.Signal < 65 {
+			each(syscall.Signal(m.Signal))
+		}
+	}
+}
+
 func (s *server) send(c *net.UnixConn, r reply) error {
 	b, _ := json.Marshal(r)
 	_, err := c.Write(append(b, '\n'))
@@ -935,15 +947,11 @@ func (s *server) handle(c *net.UnixConn) {
 	go func() {
 		// Signals from the client go to the command's process group; when
 		// the client goes away (the harness killed it), so does the command.
-		sc := bufio.NewScanner(c)
-		for sc.Scan() {
-			var m struct{ Signal int }
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Signal > 0 && m.Signal < 65 {
-				for _, pid := range pids {
-					_ = syscall.Kill(-pid, syscall.Signal(m.Signal))
-				}
+		clientSignals(c, func(sig syscall.Signal) {
+			for _, pid := range pids {
+				_ = syscall.Kill(-pid, sig)
 			}
-		}
+		})
 		// Until its shell is reaped the PID (and so the session id) is
 		// still the command's.
 		s.mu.Lock()

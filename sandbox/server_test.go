@@ -58,9 +58,10 @@ func (f *serverFixture) call(phase string, writable bool, script string, readOnl
 	return f.callWith(phase, writable, script, nil, readOnly...)
 }
 
-// callWith is call with the profile changed by prep (nil: unchanged).
-func (f *serverFixture) callWith(phase string, writable bool, script string, prep func(*Profile), readOnly ...string) (Call, string) {
-	f.t.Helper()
+// profile is a fresh call id and the profile of phase for it: its call
+// directory writable, and the project too when writable; .claude,
+// readOnly and the sessions read-only.
+func (f *serverFixture) profile(phase string, writable bool, readOnly ...string) (string, *Profile) {
 	f.n++
 	id := "toolu_" + strconv.Itoa(f.n)
 	c := CallDir(f.sess, id)
@@ -70,6 +71,27 @@ func (f *serverFixture) callWith(phase string, writable bool, script string, pre
 	if writable {
 		p.Writable = append(p.Writable, f.proj)
 	}
+	return id, p
+}
+
+// listCall prepares script for the implementing phase, the project
+// writable, with a literal pipeline's elements or a list's items (none:
+// the inner bash), and returns the command as the harness runs it, with
+// no launcher to fall back on (the phase's server must run it).
+func (f *serverFixture) listCall(script string, elems [][]string, list []ListItem) string {
+	f.t.Helper()
+	id, p := f.profile("implementing", true)
+	c, err := PrepareCallList(f.sess, "", id, f.a, p, script, elems, list)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ShellCommand("/nonexistent/statewright-sandbox", c, script)
+}
+
+// callWith is call with the profile changed by prep (nil: unchanged).
+func (f *serverFixture) callWith(phase string, writable bool, script string, prep func(*Profile), readOnly ...string) (Call, string) {
+	f.t.Helper()
+	id, p := f.profile(phase, writable, readOnly...)
 	if prep != nil {
 		prep(p)
 	}
