@@ -195,6 +195,22 @@ func procStat(pid int) (stat, bool) {
 	return stat{ppid: int(n(1)), cpu: time.Duration(n(11)+n(12)) * tick, children: time.Duration(n(13)+n(14)) * tick}, true
 }
 
+// liveChildren returns the /proc stat of each live child of pid, by PID.
+func liveChildren(pid int) map[int]stat {
+	out := map[int]stat{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(child); ok && st.ppid == pid {
+			out[child] = st
+		}
+	}
+	return out
+}
+
 // pgServerCPU returns a function that reads the CPU time of the whole
 // PostgreSQL server of loc when it runs on this machine: the postmaster,
 // its live children (backends, WAL writer, checkpointer, ...) and the
@@ -209,15 +225,8 @@ func pgServerCPU(loc string) func() time.Duration {
 	return func() time.Duration {
 		pm, _ := procStat(pid)
 		d := pm.cpu + pm.children
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			child, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if st, ok := procStat(child); ok && st.ppid == pid {
-				d += st.cpu
-			}
+		for _, st := range liveChildren(pid) {
+			d += st.cpu
 		}
 		return d
 	}
@@ -277,16 +286,9 @@ func procSwitches(pid int) switches {
 // pgSwitches sums the context switches of the postmaster's live children.
 func pgSwitches(pid int) switches {
 	var sw switches
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := procStat(child); ok && st.ppid == pid {
-			c := procSwitches(child)
-			sw.vol, sw.invol = sw.vol+c.vol, sw.invol+c.invol
-		}
+	for child := range liveChildren(pid) {
+		c := procSwitches(child)
+		sw.vol, sw.invol = sw.vol+c.vol, sw.invol+c.invol
 	}
 	return sw
 }

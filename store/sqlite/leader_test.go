@@ -60,15 +60,7 @@ func TestWriterLeaderHandsOver(t *testing.T) {
 	}
 	// Let them queue behind the leader, then close the store while they
 	// wait: every one of them is committed before Close returns.
-	for {
-		s.w.mu.Lock()
-		n := len(s.w.queue)
-		s.w.mu.Unlock()
-		if n == others {
-			break
-		}
-		runtime.Gosched()
-	}
+	waitQueued(s, others)
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	close(release)
@@ -105,5 +97,18 @@ func TestWriterLeaderHandsOver(t *testing.T) {
 	}
 	if st, err := s2.VerifyChain(bg); err != nil || st.Events != others+1 {
 		t.Errorf("verify: %+v, %v; want %d events", st, err, others+1)
+	}
+}
+
+// waitQueued waits until n writes wait in s's writer queue.
+func waitQueued(s *Store, n int) {
+	for {
+		s.w.mu.Lock()
+		q := len(s.w.queue)
+		s.w.mu.Unlock()
+		if q == n {
+			return
+		}
+		runtime.Gosched()
 	}
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -75,15 +74,7 @@ func TestBatchWithoutSavepointsRerun(t *testing.T) {
 						return nil
 					})
 				}()
-				for {
-					s.w.mu.Lock()
-					q := len(s.w.queue)
-					s.w.mu.Unlock()
-					if q == i {
-						break
-					}
-					runtime.Gosched()
-				}
+				waitQueued(s, i)
 			}
 			if s.w.saving != 0 {
 				t.Fatalf("savepoints on before any function failed (%d)", s.w.saving)
