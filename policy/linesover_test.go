@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -271,5 +272,50 @@ func BenchmarkLinesOver(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestLinesOverBlocks is TestLinesOverAgrees of strings long enough for
+// plainBlocks' 64-byte steps: random sequences of the same pieces, each
+// at every offset of a block, with and without the steps (blockScan).
+func TestLinesOverBlocks(t *testing.T) {
+	pieces := []string{`a`, `bcdefgh`, `\n`, `\\n`, `\\\n`, `\\\\`, `\"`, `\\\"`, `\u000a`, `\u000A`, `\u000b`, `\u00e9`,
+		`\ud83d\ude00`, `\t`, `\/`, `\r\n`, `n`, `u`, `\\u000a`, `\u"n\"`, `\u\\nx`, `\x`, "\xff", `\`, `"`, ` `,
+		`\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\`, `\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\`, strings.Repeat("x", 60)}
+	limitSets := [][]int{{0}, {1}, {3}, {20}, {-1, 0, 1, 2, 3, 100}, {5, 2, 9}, {1000}}
+	rng := rand.New(rand.NewPCG(16, 4))
+	defer func(old bool) { blockScan = old }(blockScan)
+	for range 3000 {
+		var b strings.Builder
+		for n := 1 + rng.IntN(40); n > 0; n-- {
+			p := pieces[rng.IntN(len(pieces))]
+			if rng.IntN(3) > 0 && (p == `"` || p == `\u"n\"`) {
+				p = `\n` // (fewer strings that end early)
+			}
+			b.WriteString(p)
+		}
+		body := b.String()
+		for _, pad := range []int{0, 1, 7, 8, 31, 62, 63, 64, 65} {
+			for _, tail := range []string{`"`, `","x":"\n\n"}`, ``, `\`} {
+				s := `"` + strings.Repeat("p", pad) + body + tail
+				for _, on := range []bool{true, false} {
+					blockScan = on
+					linesAgreeSets(t, s, limitSets)
+				}
+			}
+		}
+	}
+	// The code a Write carries, long.
+	for _, line := range []string{"\tfmt.Println(\"line\", i) // a comment\n", "x\n", "\\\\\\\n", "\"\\n\"\n"} {
+		for _, n := range []int{10, 50, 200} {
+			m, _ := json.Marshal(strings.Repeat(line, n))
+			for _, on := range []bool{true, false} {
+				blockScan = on
+				for limit := -1; limit < 2*n+2; limit += 3 {
+					linesAgree(t, string(m)+`}`, limit)
+					linesAgree(t, string(m)+`}`, limit/2, limit)
+				}
+			}
+		}
 	}
 }
