@@ -155,11 +155,17 @@ func BenchmarkDecideWarm(b *testing.B) {
 }
 
 // BenchmarkDecideSettle is BenchmarkDecideWarm as the MCP gateway
-// decides: each decision carries the previous call's result
-// (ToolCall.Settle), one transaction for both.
+// decided before its calls were one-shot: each decision carries the
+// previous call's result (ToolCall.Settle), one transaction for both,
+// with call records. BenchmarkDecideSettleOneShot is the same as the
+// gateway decides now (ToolCall.OneShot: no call records).
 // The phase allows the call every time (no max_iterations), so that
 // every result is settled into the run.
-func BenchmarkDecideSettle(b *testing.B) {
+func BenchmarkDecideSettle(b *testing.B) { benchDecideSettle(b, false) }
+
+func BenchmarkDecideSettleOneShot(b *testing.B) { benchDecideSettle(b, true) }
+
+func benchDecideSettle(b *testing.B, oneShot bool) {
 	dir := b.TempDir()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "state.db"), sqlite.Options{})
@@ -183,15 +189,20 @@ func BenchmarkDecideSettle(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	var (
-		lat  []time.Duration
-		prev *policy.ToolCall
+		lat     []time.Duration
+		prev    *policy.ToolCall
+		prevRes DecideResult
 	)
 	cpu0 := cputime.Process()
 	for b.Loop() {
 		c := policy.ToolCall{Tool: "Read", Input: input, ToolUseID: fmt.Sprintf("s%09d", i)}
-		tc := ToolCall{Session: session, Call: c, Actor: agent}
+		tc := ToolCall{Session: session, Call: c, Actor: agent, OneShot: oneShot}
 		if prev != nil {
 			tc.Settle = []ToolResult{{Session: session, Call: *prev, Output: output, Actor: agent}}
+			if oneShot {
+				d := prevRes
+				tc.Settle[0].Decided = &d
+			}
 		}
 		prev = &c
 		t0 := time.Now()
@@ -202,6 +213,7 @@ func BenchmarkDecideSettle(b *testing.B) {
 		if d.Verdict != policy.Allow {
 			b.Fatalf("%v: %s", d.Verdict, d.Reason)
 		}
+		prevRes = d
 		lat = append(lat, time.Since(t0))
 		i++
 	}

@@ -255,17 +255,25 @@ func (s *Service) decide(ctx context.Context, call ToolCall) (DecideResult, erro
 		settle[i] = r
 	}
 	var res DecideResult
-	if id := call.Call.ToolUseID; id != "" && len(settle) == 0 {
-		// The first thing the transaction reads is the call's record.
-		ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
-	} else if id != "" {
-		// The transaction reads the settled calls' records, then the
-		// call's: a store may read them at once.
-		ids := make([]string, 0, len(settle)+1)
-		for _, r := range settle {
-			ids = append(ids, r.ToolUseID)
+	// The call records the transaction reads: the settled calls' (but a
+	// one-shot call's that kept none), then the call's own (but a
+	// one-shot call's, which nothing replays).
+	var reads []string
+	for _, r := range settle {
+		if r.ToolUseID != "" && !r.unrecorded() {
+			reads = append(reads, r.ToolUseID)
 		}
-		ctx = store.WithCallReads(ctx, append(ids, id)...)
+	}
+	if id := call.Call.ToolUseID; id != "" && !call.OneShot {
+		if len(reads) == 0 {
+			// The first thing the transaction reads is the call's record.
+			ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+		}
+		reads = append(reads, id)
+	}
+	if len(reads) > 1 || len(reads) == 1 && len(settle) > 0 {
+		// A store may read them at once.
+		ctx = store.WithCallReads(ctx, reads...)
 	}
 	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		res = DecideResult{} // fn may run more than once: the last run's answer counts
@@ -302,7 +310,7 @@ func (s *Service) decideOrReplay(tx store.Tx, call *ToolCall, res *DecideResult)
 		ended = nil
 	}
 	id := call.Call.ToolUseID
-	if id != "" {
+	if id != "" && !call.OneShot {
 		prev, err := tx.Call(id, store.PhasePre)
 		switch {
 		case err == nil:
@@ -506,12 +514,9 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		}
 	}
 
+	unrecorded := false
 	if id := call.Call.ToolUseID; id != "" {
-		ob, err := json.Marshal(&out)
-		if err != nil {
-			return DecideResult{}, fmt.Errorf("encode outcome: %w", err)
-		}
-		rec := &store.Call{ToolUseID: id, Phase: store.PhasePre, Outcome: ob, Status: store.CallDone, State: out.State}
+		rec := &store.Call{ToolUseID: id, Phase: store.PhasePre, Status: store.CallDone, State: out.State}
 		if run != nil && out.Verdict == policy.Allow && (len(reserved) > 0 || eff.FireInterrupt != "") {
 			// The effects PostToolUse settles (reserved files, an
 			// interrupt to fire); a call with none has nothing to settle
@@ -527,8 +532,17 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		if out.Grant != nil {
 			rec.Status = store.CallReserved // until PostToolUse confirms (or never)
 		}
-		if err := tx.Record(rec); err != nil {
-			return DecideResult{}, fmt.Errorf("record call: %w", err)
+		if call.OneShot && rec.Status == store.CallDone {
+			// Nothing to replay and nothing reserved: the decision
+			// event below is the call's record (ToolCall.OneShot).
+			unrecorded = true
+		} else {
+			if rec.Outcome, err = json.Marshal(&out); err != nil {
+				return DecideResult{}, fmt.Errorf("encode outcome: %w", err)
+			}
+			if err := tx.Record(rec); err != nil {
+				return DecideResult{}, fmt.Errorf("record call: %w", err)
+			}
 		}
 	}
 
@@ -556,6 +570,12 @@ func (s *Service) decideTx(tx store.Tx, call *ToolCall, ended *store.Run) (Decid
 		return DecideResult{}, fmt.Errorf("append decision: %w", err)
 	}
 	res := out.result(false)
+	if unrecorded {
+		res.unrecorded = true
+		if run != nil {
+			res.runID = run.ID
+		}
+	}
 	if out.Verdict == policy.Allow && call.Sandbox != nil {
 		if res.Sandbox, err = s.sandboxProfile(run, ended, call.Sandbox); err != nil {
 			return DecideResult{}, err

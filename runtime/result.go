@@ -66,7 +66,7 @@ func (s *Service) RecordResult(ctx context.Context, res ToolResult) error {
 	if res.Actor.Kind == "" {
 		res.Actor = defaultAgent
 	}
-	if res.ToolUseID != "" {
+	if res.ToolUseID != "" && !res.unrecorded() {
 		// The first thing the transaction reads is the call's post record.
 		ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: res.ToolUseID, Phase: store.PhasePost})
 	}
@@ -89,10 +89,22 @@ type settledOutcome struct {
 	Grant   *grant         `json:"grant,omitempty"`
 }
 
+// unrecorded reports whether res settles a OneShot call that kept no
+// call record (ToolResult.Decided).
+func (res *ToolResult) unrecorded() bool { return res.Decided != nil && res.Decided.unrecorded }
+
 func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 	id := res.ToolUseID
-	var pre *store.Call
-	if id != "" {
+	var (
+		pre *store.Call
+		o   *settledOutcome // pre's outcome, when known without decoding it
+	)
+	if d := res.Decided; res.unrecorded() {
+		// A one-shot call kept no record: its answer stands for it, and
+		// its caller settles it once (ToolCall.OneShot).
+		pre = &store.Call{RunID: d.runID, State: d.State}
+		o = &settledOutcome{Verdict: d.Verdict, Tool: d.Tool}
+	} else if id != "" {
 		if _, err := tx.Call(id, store.PhasePost); err == nil {
 			return nil // settled before: a retried hook
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -132,9 +144,11 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 		// transition): the evidence describes a phase that is over.
 		run, data.Note = nil, "decided in state "+pre.State+"; the run is now in "+tx.Run().State
 	default:
-		var o settledOutcome
-		if err := json.Unmarshal(pre.Outcome, &o); err != nil {
-			return fmt.Errorf("decode decision: %w", err)
+		if o == nil {
+			o = new(settledOutcome)
+			if err := json.Unmarshal(pre.Outcome, o); err != nil {
+				return fmt.Errorf("decode decision: %w", err)
+			}
 		}
 		if o.Verdict == policy.Ask && o.Grant != nil {
 			// The harness asked a person. The call went ahead only if
@@ -250,7 +264,7 @@ func (s *Service) recordTx(tx store.Tx, res *ToolResult) error {
 		}
 	}
 
-	if id != "" {
+	if id != "" && !res.unrecorded() {
 		st := store.CallSettled
 		if res.Failed {
 			st = store.CallFailed

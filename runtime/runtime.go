@@ -240,6 +240,15 @@ type ToolCall struct {
 	// written with the decision's iteration. A result that fails to record
 	// fails the decision.
 	Settle []ToolResult
+	// OneShot says the caller made Call.ToolUseID up for this decision
+	// alone (the MCP gateway: an MCP call carries no id), decides it once
+	// and settles it itself, once, with the answer (ToolResult.Decided).
+	// A decision that reserves nothing for its settlement (no edited
+	// files, no interrupt, no grant) then writes no call record and reads
+	// none: nothing can replay it, and its decision event is its record
+	// in the log. Its result writes no record either. A decision that
+	// reserves is recorded as any other.
+	OneShot bool
 	// digest is the input's digest, computed once per Decide, before the
 	// store's transaction.
 	digest string
@@ -260,6 +269,11 @@ type DecideResult struct {
 	// allowed call when ToolCall.Sandbox asked for it, derived from the
 	// phase the call was decided in (after an implicit transition).
 	Sandbox *sandbox.Profile `json:"sandbox,omitempty"`
+	// unrecorded: a OneShot decision that wrote no call record; runID is
+	// the run it was decided in ("" when dormant or ended). ToolResult.
+	// Decided hands both back to settle it.
+	unrecorded bool
+	runID      string
 }
 
 // ToolResult is what PostToolUse / PostToolUseFailure report about a call.
@@ -267,11 +281,15 @@ type ToolResult struct {
 	// Session is the harness session key, as for ToolCall.
 	Session string
 	// ToolUseID names the call (default Call.ToolUseID); the result is
-	// idempotent on it.
+	// idempotent on it (but see Decided).
 	ToolUseID string
 	// Call is the call as decided (tool and input: a shell command's
 	// evidence is read from it).
 	Call policy.ToolCall
+	// Decided is the answer Decide gave a OneShot call (nil otherwise).
+	// When that decision kept no call record, the result is settled from
+	// it and records none: the caller settles each such call once.
+	Decided *DecideResult
 	// Failed is true for PostToolUseFailure.
 	Failed bool
 	// ExitCode is the shell command's exit status when known.

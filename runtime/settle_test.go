@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/statewright-go/statewright/policy"
@@ -104,5 +105,98 @@ func TestDecideSettleWritesRunOnce(t *testing.T) {
 	}
 	if n := len(f.events("s", store.KindResult)); n != 2 {
 		t.Errorf("%d result events, want 2", n)
+	}
+}
+
+// TestOneShotCalls: a one-shot call (ToolCall.OneShot: the MCP gateway's)
+// that reserves nothing keeps no call record, and its result, settled from
+// the answer (ToolResult.Decided), records none either but counts as any
+// result; a one-shot call that reserves (an edit an interrupt watches)
+// keeps its records and its result fires the interrupt.
+func TestOneShotCalls(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.start("s")
+	run := f.live("s")
+	read := f.call("s", "gw1", "Read", map[string]any{"file_path": "src/a.go"})
+	read.OneShot = true
+	dr := f.decide(read)
+	if dr.Verdict != policy.Allow {
+		t.Fatalf("read: %v %s", dr.Verdict, dr.Reason)
+	}
+	secret := f.call("s", "gw2", "Write", map[string]any{"file_path": "secrets/k.txt", "content": "x"})
+	secret.OneShot = true
+	ds := f.decide(secret)
+	if ds.Verdict != policy.Allow {
+		t.Fatalf("secret edit: %v %s", ds.Verdict, ds.Reason)
+	}
+	records := func() []string {
+		calls, err := f.st.Calls(context.Background(), run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range calls {
+			got = append(got, c.ToolUseID+" "+string(c.Phase))
+		}
+		return got
+	}
+	if got := records(); !slices.Equal(got, []string{"gw2 pre"}) {
+		t.Errorf("call records %q, want only the edit's", got)
+	}
+	next := f.call("s", "gw3", "Read", map[string]any{"file_path": "src/b.go"})
+	next.OneShot = true
+	next.Settle = []ToolResult{
+		{Session: "s", Call: read.Call, Decided: &dr, Output: json.RawMessage(`"hello"`), Actor: agent},
+		{Session: "s", Call: secret.Call, Decided: &ds, Actor: agent},
+	}
+	if d := f.decide(next); d.Verdict != policy.Allow || d.State != "review" {
+		t.Fatalf("next call: %v in %q (%s), want allowed in review (the interrupt fired)", d.Verdict, d.State, d.Reason)
+	}
+	if got := records(); !slices.Equal(got, []string{"gw2 post", "gw2 pre"}) && !slices.Equal(got, []string{"gw2 pre", "gw2 post"}) {
+		t.Errorf("call records %q, want the edit's pre and post records only", got)
+	}
+	for _, e := range f.events("s", store.KindResult) {
+		// The read's output counted (in plan, whose counters the
+		// interrupt then left), with no note.
+		if e.ToolUseID == "gw1" && (!strings.Contains(string(e.Data), `"bytes":5`) || strings.Contains(string(e.Data), "note")) {
+			t.Errorf("gw1's result %s, want 5 bytes and no note", e.Data)
+		}
+	}
+	evs, err := f.st.Events(context.Background(), store.EventFilter{SessionKey: "s", Kinds: []store.EventKind{store.KindDecision, store.KindResult}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, string(e.Kind)+" "+e.ToolUseID)
+	}
+	want := []string{"decision gw1", "decision gw2", "result gw1", "result gw2", "decision gw3"}
+	if !slices.Equal(got, want) {
+		t.Errorf("log %q, want %q", got, want)
+	}
+
+	// A one-shot result of a call decided in a state the run has left
+	// counts nothing there.
+	if _, err := f.svc.Transition(context.Background(), "s", "BACK", nil, agent); err != nil {
+		t.Fatal(err)
+	}
+	back := f.live("s")
+	last := f.call("s", "gw4", "Read", map[string]any{"file_path": "src/c.go"})
+	last.OneShot = true
+	gw3 := next
+	gw3.Settle = nil
+	dn := f.decide(gw3) // one-shot: decided afresh, nothing replays it
+	if dn.Replayed || dn.State != "plan" {
+		t.Fatalf("gw3 again: replayed %v in %q, want decided afresh in plan", dn.Replayed, dn.State)
+	}
+	last.Settle = []ToolResult{{Session: "s", Call: next.Call, Decided: &DecideResult{State: "review", unrecorded: true, runID: run.ID,
+		Decision: policy.Decision{Verdict: policy.Allow, Tool: "Read"}}, Output: json.RawMessage(`"abc"`), Actor: agent}}
+	f.decide(last)
+	if c := f.live("s").Counters[contextBytesKey]; c != back.Counters[contextBytesKey] {
+		t.Errorf("context bytes %d -> %d, want unchanged (decided in review, settled in plan)", back.Counters[contextBytesKey], c)
+	}
+	res := f.events("s", store.KindResult)
+	if n := res[len(res)-1]; n.ToolUseID != "gw3" || !strings.Contains(string(n.Data), "decided in state review") {
+		t.Errorf("last result %s %s, want gw3's with the note that it was decided in review", n.ToolUseID, n.Data)
 	}
 }
