@@ -270,8 +270,15 @@ func (s *session) settled(rs []runtime.ToolResult) {
 // decide decides one call, carrying the session's queued results into the
 // same transaction. If that fails, the results are recorded alone and the
 // call decided again without them, so neither is lost to the other.
+//
+// The gateway makes each call's id up (MCP calls carry none), decides it
+// once and settles it once: its calls are one-shot (runtime.ToolCall.
+// OneShot), and those that reserve nothing keep no call record, so a
+// retry cannot lean on one. A transaction that reports a failure may still
+// have committed (PostgreSQL: the connection lost during COMMIT): the log
+// decides, before anything is recorded again.
 func (s *session) decide(ctx context.Context, call policy.ToolCall) (runtime.DecideResult, error) {
-	tc := runtime.ToolCall{Session: s.key, Call: call, Actor: s.actor()}
+	tc := runtime.ToolCall{Session: s.key, Call: call, Actor: s.actor(), OneShot: true}
 	rs := s.take()
 	if len(rs) == 0 {
 		return s.g.opts.Runtime.Decide(ctx, tc)
@@ -282,9 +289,29 @@ func (s *session) decide(ctx context.Context, call policy.ToolCall) (runtime.Dec
 		s.settled(rs)
 		return res, nil
 	}
+	switch committed, lerr := s.onRecord(ctx, call.ToolUseID); {
+	case lerr != nil:
+		// Not known: the results are recorded again (at worst twice,
+		// which counts their output twice: the strict side), and the
+		// call refused.
+		s.record(rs)
+		return runtime.DecideResult{}, err
+	case committed:
+		// The results were settled and the call decided; its answer is
+		// not known here, so it is refused (fail closed).
+		s.settled(rs)
+		return runtime.DecideResult{}, err
+	}
 	s.record(rs)
 	tc.Settle = nil
 	return s.g.opts.Runtime.Decide(ctx, tc)
+}
+
+// onRecord reports whether the log holds the decision of the call id.
+func (s *session) onRecord(ctx context.Context, id string) (bool, error) {
+	evs, err := s.g.opts.Store.Events(ctx, store.EventFilter{SessionKey: s.key, ToolUseID: id,
+		Kinds: []store.EventKind{store.KindDecision}, Limit: 1})
+	return len(evs) > 0, err
 }
 
 // sentinel is a tool registered and re-registered only to make the SDK
@@ -765,13 +792,14 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 	}
 	type decided struct {
 		call policy.ToolCall
+		res  runtime.DecideResult
 	}
 	var allowed []decided
 	state := "" // the run's state at the last decision: the upstream's process runs under its profile
 	release := func(failed bool, output json.RawMessage) {
 		for _, d := range allowed {
-			s.settle(runtime.ToolResult{Session: s.key, ToolUseID: d.call.ToolUseID, Call: d.call, Failed: failed,
-				Output: output, Actor: s.actor()})
+			s.settle(runtime.ToolResult{Session: s.key, ToolUseID: d.call.ToolUseID, Call: d.call, Decided: &d.res,
+				Failed: failed, Output: output, Actor: s.actor()})
 		}
 	}
 	for _, c := range calls {
@@ -790,7 +818,7 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 			}
 			return errorResult("statewright denied %s (decided as %s): %s", name, res.Tool, reason)
 		}
-		allowed = append(allowed, decided{call: call})
+		allowed = append(allowed, decided{call: call, res: res})
 		state = res.State
 	}
 	var token any
@@ -837,7 +865,7 @@ func (s *session) readResource(ctx context.Context, r *mcp.ReadResourceRequest) 
 	}
 	res, _, err := s.g.opts.Upstreams.ReadResource(ctx, r.Params.URI)
 	failed := err != nil
-	s.settle(runtime.ToolResult{Session: s.key, ToolUseID: call.ToolUseID, Call: call, Failed: failed, Actor: s.actor()})
+	s.settle(runtime.ToolResult{Session: s.key, ToolUseID: call.ToolUseID, Call: call, Decided: &d, Failed: failed, Actor: s.actor()})
 	if err != nil {
 		return nil, err
 	}

@@ -99,6 +99,8 @@ type gatewaySetup struct {
 	wrap   func(*sqlite.Store) store.Store
 	poll   time.Duration
 	client *mcp.ClientOptions
+	// decideOnWrap: the runtime decides on the wrapped store too.
+	decideOnWrap bool
 }
 
 // newGateway starts a run on a fresh SQLite store, a gateway in front of
@@ -118,7 +120,11 @@ func newGateway(t testing.TB, url string, o gatewaySetup) (*mcp.ClientSession, *
 	}
 	wf := filepath.Join(dir, "wf.json")
 	os.WriteFile(wf, []byte(testWorkflow), 0o644)
-	svc := runtime.New(st, runtime.Options{ProjectDir: dir})
+	var rst store.Store = st
+	if o.decideOnWrap {
+		rst = gst
+	}
+	svc := runtime.New(rst, runtime.Options{ProjectDir: dir})
 	if _, err := svc.Start(ctx, "claude-code:t", wf, runtime.Actor{Kind: runtime.ActorHuman, Channel: "test"}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,8 @@
 //     hop), the gateway's own call to the upstream alone (Manager.Call),
 //     and the decision a proxied call waits for, alone and carrying the
 //     previous call's result in its transaction (as the gateway does for
-//     calls made one after another). Then the process's CPU per call of
+//     calls made one after another: one-shot calls, runtime.ToolCall.
+//     OneShot). Then the process's CPU per call of
 //     each path, from blocks of calls run one path at a time (CPU time is
 //     distorted less by a loaded machine than wall time).
 //
@@ -301,7 +302,10 @@ func breakdown(ctx context.Context, n int, svc *runtime.Service, mgr *gateway.Ma
 	}
 	args := []byte(`{"text":"hello"}`)
 	out := []byte(`[{"type":"text","text":"hello"}]`)
-	var prev *policy.ToolCall
+	var (
+		prev    *policy.ToolCall
+		prevRes runtime.DecideResult
+	)
 	seq := 0
 	newCall := func() policy.ToolCall {
 		seq++
@@ -317,18 +321,23 @@ func breakdown(ctx context.Context, n int, svc *runtime.Service, mgr *gateway.Ma
 			_, err := mgr.Call(ctx, route, args, nil, nil)
 			return err
 		}},
+		// The decisions as the gateway makes them: one-shot calls
+		// (runtime.ToolCall.OneShot), the previous result settled from
+		// its answer.
 		{"decision alone", func() error {
-			_, err := svc.Decide(ctx, runtime.ToolCall{Session: "claude-code:bench-alone", Call: newCall(), Actor: agent})
+			_, err := svc.Decide(ctx, runtime.ToolCall{Session: "claude-code:bench-alone", Call: newCall(), Actor: agent, OneShot: true})
 			return err
 		}},
 		{"decision + previous result (1 tx)", func() error {
 			c := newCall()
-			tc := runtime.ToolCall{Session: "claude-code:bench-settle", Call: c, Actor: agent}
+			tc := runtime.ToolCall{Session: "claude-code:bench-settle", Call: c, Actor: agent, OneShot: true}
 			if prev != nil {
-				tc.Settle = []runtime.ToolResult{{Session: tc.Session, Call: *prev, Output: out, Actor: agent}}
+				d := prevRes
+				tc.Settle = []runtime.ToolResult{{Session: tc.Session, Call: *prev, Decided: &d, Output: out, Actor: agent}}
 			}
 			prev = &c
-			_, err := svc.Decide(ctx, tc)
+			var err error
+			prevRes, err = svc.Decide(ctx, tc)
 			return err
 		}},
 	}
