@@ -13,14 +13,43 @@ import (
 // InputDigest returns the sha256 (hex) of a tool input. JSON inputs are
 // compacted first, so whitespace does not change the digest.
 func InputDigest(input []byte) string {
-	var buf bytes.Buffer
-	// Compact validates as it goes, and leaves buf empty when input is
-	// not JSON: no separate json.Valid pass over the input.
-	if json.Compact(&buf, input) == nil {
-		input = buf.Bytes()
+	if !isCompact(input) {
+		var buf bytes.Buffer
+		// Compact validates as it goes, and leaves buf empty when input
+		// is not JSON: no separate json.Valid pass over the input.
+		if json.Compact(&buf, input) == nil {
+			input = buf.Bytes()
+		}
 	}
 	sum := sha256.Sum256(input)
 	return hex.EncodeToString(sum[:])
+}
+
+// isCompact reports whether d is valid JSON that json.Compact would leave
+// as it is: no space, tab or line break outside its strings. What
+// json.Marshal writes is (every decision's outcome and event data are):
+// it is validated without being copied into a buffer.
+func isCompact(d []byte) bool {
+	in := false
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if in {
+			switch c {
+			case '\\':
+				i++ // the escaped byte is not a quote that ends the string
+			case '"':
+				in = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			in = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return json.Valid(d)
 }
 
 // CompactData returns d compacted (nil for empty or JSON null), or an error
@@ -29,6 +58,12 @@ func InputDigest(input []byte) string {
 func CompactData(d json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(d)) == 0 {
 		return nil, nil
+	}
+	if isCompact(d) {
+		if string(d) == "null" {
+			return nil, nil
+		}
+		return d, nil
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, d); err != nil {

@@ -283,3 +283,41 @@ func TestStatus(t *testing.T) {
 		t.Error("unknown status accepted")
 	}
 }
+
+// FuzzCompactData checks CompactData and InputDigest against json.Compact:
+// input that is compact already (isCompact) is taken as it is, and must be
+// what json.Compact would have made of it.
+func FuzzCompactData(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a": 1}`, `{"s":"a b\t"}`, `{"s":"q\" x"}`, `{"s":"\\"} `, `["\\\"", " "]`,
+		`null`, ` null`, `"x"`, `{"a":[1,2,{"b":"c d"}]}`, `{`, `{"a":1}x`, "{\"a\":\n1}", `{"e":"\u00e9 \\u0020"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var buf bytes.Buffer
+		cerr := json.Compact(&buf, in)
+		if isCompact(in) && (cerr != nil || !bytes.Equal(buf.Bytes(), in)) {
+			t.Fatalf("isCompact(%q), but json.Compact gives %q, %v", in, buf.Bytes(), cerr)
+		}
+		got, err := CompactData(in)
+		switch {
+		case len(bytes.TrimSpace(in)) == 0 || cerr == nil && buf.String() == "null":
+			if err != nil || got != nil {
+				t.Fatalf("CompactData(%q) = %q, %v; want nil", in, got, err)
+			}
+		case cerr != nil:
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("CompactData(%q) = %q, %v; want ErrInvalid", in, got, err)
+			}
+		case err != nil || !bytes.Equal(got, buf.Bytes()):
+			t.Fatalf("CompactData(%q) = %q, %v; want %q", in, got, err, buf.Bytes())
+		}
+		raw := in
+		if cerr == nil {
+			raw = buf.Bytes()
+		}
+		sum := sha256.Sum256(raw)
+		if d := InputDigest(in); d != hex.EncodeToString(sum[:]) {
+			t.Fatalf("InputDigest(%q) = %s, want the sha256 of %q", in, d, raw)
+		}
+	})
+}
