@@ -160,20 +160,16 @@ func (t *tx) readCalls(toolUseID string) error {
 			}
 		}
 	}
-	var (
-		rows *sql.Rows
-		err  error
-	)
 	args := make([]any, 0, 2*len(ids))
 	for _, id := range ids {
 		args = append(args, t.Key, id)
 	}
-	if rows, err = t.b.w.query(t.ctx, qCallsOf[len(ids)-1], args...); err != nil {
+	var got []*store.Call
+	if err := t.b.w.queryEach(t.ctx, qCallsOf[len(ids)-1], args, func(sc backend.Scanner) error {
+		c, err := backend.ScanCall(sc)
+		got = append(got, c)
 		return err
-	}
-	defer rows.Close()
-	got, err := backend.Collect(rows, backend.ScanCall)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
 	if t.calls == nil {

@@ -1,10 +1,13 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	stdruntime "runtime"
 	"strconv"
@@ -51,6 +54,10 @@ type writer struct {
 	// Owned by whoever runs a batch (busy).
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
+	// execs are the statements exec runs, prepared on the driver's
+	// connection (see exec); args is exec's argument buffer.
+	execs map[string]driver.Stmt
+	args  []driver.NamedValue
 	wl    *writeLock
 	known known
 	ckpt  *walCheckpointer // a long-lived store's background checkpoints
@@ -95,7 +102,7 @@ type jobResult struct {
 }
 
 func newWriter(s *Store) *writer {
-	w := &writer{s: s, wake: make(chan struct{}, 1), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}}
+	w := &writer{s: s, wake: make(chan struct{}, 1), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}, execs: map[string]driver.Stmt{}}
 	go w.loop()
 	return w
 }
@@ -139,6 +146,14 @@ func (w *writer) close() error {
 	var err error
 	for _, st := range w.stmts {
 		st.Close()
+	}
+	if w.conn != nil && len(w.execs) > 0 {
+		w.conn.Raw(func(any) error {
+			for _, st := range w.execs {
+				st.Close()
+			}
+			return nil
+		})
 	}
 	if w.conn != nil {
 		err = w.conn.Close()
@@ -278,12 +293,173 @@ func (w *writer) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// exec runs q, prepared once, with args. It hands the statement to the
+// driver's connection itself (sql.Conn.Raw, see onDriver) instead of
+// through a sql.Stmt: every session's decision runs four or five
+// statements on the writer, which all sessions wait for, and database/sql
+// copies and converts every argument (reflection included) on each call.
 func (w *writer) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	st, err := w.stmt(ctx, q)
+	var res driver.Result
+	err := w.onDriver(ctx, q, args, func(st driver.Stmt, nv []driver.NamedValue) error {
+		var err error
+		if ex, ok := st.(driver.StmtExecContext); ok {
+			res, err = ex.ExecContext(ctx, nv)
+			return err
+		}
+		res, err = st.Exec(values(nv)) //nolint:staticcheck // a driver without StmtExecContext
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return res, nil
+}
+
+// queryEach runs the query q, prepared once, with args on the driver's
+// connection like exec, and calls fn with each row it returns (see
+// driverRow for what a row scans into).
+func (w *writer) queryEach(ctx context.Context, q string, args []any, fn func(backend.Scanner) error) error {
+	return w.onDriver(ctx, q, args, func(st driver.Stmt, nv []driver.NamedValue) (err error) {
+		var rows driver.Rows
+		if qc, ok := st.(driver.StmtQueryContext); ok {
+			rows, err = qc.QueryContext(ctx, nv)
+		} else {
+			rows, err = st.Query(values(nv)) //nolint:staticcheck // a driver without StmtQueryContext
+		}
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := rows.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		r := driverRow{vals: make([]driver.Value, len(rows.Columns()))}
+		for {
+			if err := rows.Next(r.vals); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+// onDriver runs f with q prepared on the writer's driver connection and
+// args converted as database/sql converts them for a driver that has no
+// converter of its own (driver.DefaultParameterConverter, the common kinds
+// first). The driver's statements are only used inside sql.Conn.Raw.
+func (w *writer) onDriver(ctx context.Context, q string, args []any, f func(driver.Stmt, []driver.NamedValue) error) error {
+	return w.conn.Raw(func(dc any) error {
+		st := w.execs[q]
+		if st == nil {
+			var err error
+			if st, err = prepareDriver(ctx, dc, q); err != nil {
+				return err
+			}
+			w.execs[q] = st
+		}
+		nv := w.args[:0]
+		defer func() { clear(nv); w.args = nv[:0] }()
+		for i, a := range args {
+			v, err := driverValue(a)
+			if err != nil {
+				return fmt.Errorf("sql: converting argument $%d type: %w", i+1, err)
+			}
+			nv = append(nv, driver.NamedValue{Ordinal: i + 1, Value: v})
+		}
+		return f(st, nv)
+	})
+}
+
+func values(nv []driver.NamedValue) []driver.Value {
+	vals := make([]driver.Value, len(nv))
+	for i := range nv {
+		vals[i] = nv[i].Value
+	}
+	return vals
+}
+
+// driverRow is a row as the driver returns it, scanned into the kinds the
+// writer's queries read: *string (TEXT; BLOB as its bytes), *[]byte (a
+// copy; nil for NULL) and *int64 (INTEGER). Any other destination, or a
+// NULL for a string or an integer, is an error, as database/sql's is.
+type driverRow struct{ vals []driver.Value }
+
+func (r driverRow) Scan(dest ...any) error {
+	if len(dest) != len(r.vals) {
+		return fmt.Errorf("sql: expected %d destination arguments in Scan, not %d", len(r.vals), len(dest))
+	}
+	for i, d := range dest {
+		if err := scanValue(d, r.vals[i]); err != nil {
+			return fmt.Errorf("sql: Scan error on column index %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func scanValue(dest any, v driver.Value) error {
+	switch d := dest.(type) {
+	case *string:
+		switch v := v.(type) {
+		case string:
+			*d = v
+			return nil
+		case []byte:
+			*d = string(v)
+			return nil
+		}
+	case *[]byte:
+		switch v := v.(type) {
+		case nil:
+			*d = nil
+			return nil
+		case []byte:
+			*d = bytes.Clone(v)
+			return nil
+		case string:
+			*d = []byte(v)
+			return nil
+		}
+	case *int64:
+		if v, ok := v.(int64); ok {
+			*d = v
+			return nil
+		}
+	}
+	return fmt.Errorf("converting %T to %T is unsupported here", v, dest)
+}
+
+// prepareDriver prepares q on a driver connection.
+func prepareDriver(ctx context.Context, dc any, q string) (driver.Stmt, error) {
+	if p, ok := dc.(driver.ConnPrepareContext); ok {
+		return p.PrepareContext(ctx, q)
+	}
+	c, ok := dc.(driver.Conn)
+	if !ok {
+		return nil, fmt.Errorf("sql: %T is not a driver connection", dc)
+	}
+	return c.Prepare(q)
+}
+
+// driverValue converts an argument as database/sql does for a driver that
+// has no converter of its own.
+func driverValue(a any) (driver.Value, error) {
+	switch v := a.(type) {
+	case nil, string, int64, []byte, float64, bool:
+		return v, nil
+	case int:
+		return int64(v), nil
+	case *string:
+		if v == nil {
+			return nil, nil
+		}
+		return *v, nil
+	}
+	return driver.DefaultParameterConverter.ConvertValue(a)
 }
 
 // row is a prepared single-row query's result.
