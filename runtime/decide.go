@@ -264,16 +264,19 @@ func (s *Service) decide(ctx context.Context, call ToolCall) (DecideResult, erro
 			reads = append(reads, r.ToolUseID)
 		}
 	}
-	if id := call.Call.ToolUseID; id != "" && !call.OneShot {
-		if len(reads) == 0 {
-			// The first thing the transaction reads is the call's record.
-			ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
-		}
-		reads = append(reads, id)
+	id := call.Call.ToolUseID
+	if call.OneShot {
+		id = ""
 	}
-	if len(reads) > 1 || len(reads) == 1 && len(settle) > 0 {
+	switch {
+	case len(reads) > 0 && id != "":
 		// A store may read them at once.
+		ctx = store.WithCallReads(ctx, append(reads, id)...)
+	case len(reads) > 0:
 		ctx = store.WithCallReads(ctx, reads...)
+	case id != "":
+		// The first thing the transaction reads is the call's record.
+		ctx = store.WithCallPrefetch(ctx, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
 	}
 	err := s.st.Update(ctx, call.Session, func(tx store.Tx) error {
 		res = DecideResult{} // fn may run more than once: the last run's answer counts
