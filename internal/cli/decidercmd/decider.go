@@ -68,7 +68,7 @@ func NewCmdDecider(f *cmdutil.Factory) *cobra.Command {
 			if o.Dir, o.Binary, err = target(); err != nil {
 				return err
 			}
-			widenTimerSlack()
+			cmdutil.WidenTimerSlack()
 			o.Registry = cmdutil.HarnessRegistry
 			cmdutil.TuneGC()
 			oneProc()

@@ -77,6 +77,9 @@ the one named by the Statewright-Session header, or a fresh one.`,
 			if err != nil {
 				return cmdutil.Usagef("--harness: %v", err)
 			}
+			// Before anything it must not do twice: it may re-execute
+			// serve once.
+			cmdutil.WidenTimerSlack()
 			// The hook endpoint resolves paths against the project the
 			// operator named, else each hook's own cwd (serve may decide for
 			// several projects); the rest defaults to the working directory.
