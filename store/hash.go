@@ -71,31 +71,51 @@ func HashEvent(e *Event) string {
 // else it returns a hash HashEvent would not.
 func HashCompacted(e *Event) string { return hashEvent(e, e.Data) }
 
-// hashEvent is HashEvent over data as e's compacted Data.
+// hashEvent is HashEvent over data as e's compacted Data. The fields are
+// laid out in one buffer and hashed at once (sha256.Sum256): the same bytes
+// as writing them to a hash one by one (TestHashEventLayout), without a
+// hash object or a copy of each string (every decision appends an event).
 func hashEvent(e *Event, data []byte) string {
-	f := fields{h: sha256.New()}
+	n := len(hashDomainV2) + 16*binary.MaxVarintLen64 + 3*20 + len(e.Chain) + len(e.PrevHash) + len(e.RunID) +
+		len(e.SessionKey) + len(e.Kind) + len(e.State) + len(e.Tool) + len(e.InputDigest) + len(e.Decision) +
+		len(e.Rule) + len(e.Reason) + len(e.ToolUseID) + len(data)
+	b := make([]byte, 0, n)
 	if e.Chain == "" {
-		io.WriteString(f.h, hashDomain)
-		f.int(e.Seq)
+		b = append(b, hashDomain...)
+		b = appendIntField(b, e.Seq)
 	} else {
-		io.WriteString(f.h, hashDomainV2)
-		f.str(e.Chain)
-		f.int(e.ChainSeq)
+		b = append(b, hashDomainV2...)
+		b = appendField(b, e.Chain)
+		b = appendIntField(b, e.ChainSeq)
 	}
-	f.str(e.PrevHash)
-	f.str(e.RunID)
-	f.str(e.SessionKey)
-	f.int(e.Time.UnixNano())
-	f.str(string(e.Kind))
-	f.str(e.State)
-	f.str(e.Tool)
-	f.str(e.InputDigest)
-	f.str(e.Decision)
-	f.str(e.Rule)
-	f.str(e.Reason)
-	f.str(e.ToolUseID)
-	f.str(string(data))
-	return hex.EncodeToString(f.h.Sum(nil))
+	b = appendField(b, e.PrevHash)
+	b = appendField(b, e.RunID)
+	b = appendField(b, e.SessionKey)
+	b = appendIntField(b, e.Time.UnixNano())
+	b = appendField(b, string(e.Kind))
+	b = appendField(b, e.State)
+	b = appendField(b, e.Tool)
+	b = appendField(b, e.InputDigest)
+	b = appendField(b, e.Decision)
+	b = appendField(b, e.Rule)
+	b = appendField(b, e.Reason)
+	b = appendField(b, e.ToolUseID)
+	b = binary.AppendUvarint(b, uint64(len(data)))
+	b = append(b, data...)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// appendField appends s length-prefixed, as fields.str writes it.
+func appendField(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// appendIntField appends i in decimal, length-prefixed, as fields.int
+// writes it.
+func appendIntField(b []byte, i int64) []byte {
+	var d [20]byte
+	return appendField(b, string(strconv.AppendInt(d[:0], i, 10)))
 }
 
 // Head is where one chain stands: its newest event (Seq is that event's

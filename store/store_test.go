@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -320,4 +321,45 @@ func FuzzCompactData(f *testing.F) {
 			t.Fatalf("InputDigest(%q) = %s, want the sha256 of %q", in, d, raw)
 		}
 	})
+}
+
+// hashEventFields is HashEvent as it was first written: each field
+// written to the hash in turn. The store's hashes must not change.
+func hashEventFields(e *Event, data []byte) string {
+	f := fields{h: sha256.New()}
+	if e.Chain == "" {
+		io.WriteString(f.h, hashDomain)
+		f.int(e.Seq)
+	} else {
+		io.WriteString(f.h, hashDomainV2)
+		f.str(e.Chain)
+		f.int(e.ChainSeq)
+	}
+	for _, s := range []string{e.PrevHash, e.RunID, e.SessionKey} {
+		f.str(s)
+	}
+	f.int(e.Time.UnixNano())
+	for _, s := range []string{string(e.Kind), e.State, e.Tool, e.InputDigest, e.Decision, e.Rule, e.Reason, e.ToolUseID, string(data)} {
+		f.str(s)
+	}
+	return hex.EncodeToString(f.h.Sum(nil))
+}
+
+// TestHashEventLayout: the one-buffer hash is the field-by-field one, for
+// both domains, empty and long fields (a length prefix of several bytes)
+// and negative numbers.
+func TestHashEventLayout(t *testing.T) {
+	long := strings.Repeat("r", 300)
+	for _, e := range []Event{
+		{},
+		{Seq: 7, PrevHash: "p", RunID: "run_1", SessionKey: "cc:s", Time: time.Unix(0, 1733300000000000001), Kind: KindDecision,
+			State: "work", Tool: "Read", InputDigest: "d", Decision: "allow", Rule: "allowed", Reason: long, ToolUseID: "toolu_1",
+			Data: json.RawMessage(`{"a":1}`)},
+		{Chain: "run_1", ChainSeq: 123456789, Seq: -3, Time: time.Unix(-5, 0), Reason: "é", Data: json.RawMessage(long)},
+		{Chain: "session:cc:x", ChainSeq: -1},
+	} {
+		if got, want := hashEvent(&e, e.Data), hashEventFields(&e, e.Data); got != want {
+			t.Errorf("event %+v: hash %s, field by field %s", e, got, want)
+		}
+	}
 }
