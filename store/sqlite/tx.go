@@ -47,7 +47,67 @@ type tx struct {
 	// reads are the tool_use_ids the caller said it may look up
 	// (store.WithCallReads): the first lookup of one reads them all.
 	reads []string
+	// hint is the tool_use_id whose pre record the caller said it looks
+	// up first (store.WithCallPrefetch, a decision), while the writer
+	// guesses (see guessed); guess is that id once Call answered that it
+	// has no pre record without reading it.
+	hint, guess string
+	// guessOK: the guess is proved (the pre record's insert found no
+	// record, or a read did); guessWrong: a record was found.
+	guessOK, guessWrong bool
 }
+
+// A decision's transaction first looks up the pre record of its call's
+// tool_use_id, to replay the answer of a retried call; nearly always there
+// is none, and it then inserts that record. So while the writer guesses
+// (writer.guessing), Call answers "no pre record" for the hinted id
+// without reading it, and the insert proves it: the calls key is unique,
+// and the writer's transaction is the only one. Anything that cannot be
+// proved so reads: a record of another phase for that id, or a function
+// that ends without inserting it (checkGuess). A function that ran on a
+// guess that was wrong, or that failed before the guess was proved, runs
+// again with the batch (errGuessed), reading, and every function of the
+// next batches reads for a while: what commits is what reading first
+// would have committed.
+func (t *tx) guessable(id string, phase store.Phase) bool {
+	if t.hint != id || phase != store.PhasePre {
+		return false
+	}
+	t.hint, t.guess = "", id
+	return true
+}
+
+// checkGuess proves or refutes the guess of a function that ended without
+// doing so: it reads the id's records. It returns errGuessed when the
+// function has to run again, reading.
+func (t *tx) checkGuess(failed bool) error {
+	if t.guess == "" {
+		return nil
+	}
+	if !t.guessOK && !t.guessWrong && !failed {
+		if err := t.readGuess(); err != nil {
+			return mapErr("call "+t.guess, err)
+		}
+	}
+	if t.guessWrong || !t.guessOK {
+		return errGuessed
+	}
+	return nil
+}
+
+// readGuess reads the guessed id's records and proves or refutes the guess.
+func (t *tx) readGuess() error {
+	if err := t.readCalls(t.guess); err != nil {
+		return err
+	}
+	t.guessWrong = hasPre(t.calls[t.guess])
+	t.guessOK = !t.guessWrong
+	return nil
+}
+
+// errGuessed: a function ran on a guess about its call's pre record that
+// was wrong or not proved (see tx.guessable).
+var errGuessed = errors.New("a function ran on a guess about its call record")
 
 const (
 	qLive           = "SELECT " + backend.RunColumnsNoSnapshot + " FROM runs WHERE session_key = ? AND status IN " + backend.LiveStatusSQL
@@ -116,8 +176,15 @@ func (t *tx) Call(toolUseID string, phase store.Phase) (*store.Call, error) {
 		return nil, err
 	}
 	calls, ok := t.calls[toolUseID]
+	if !ok && t.guessable(toolUseID, phase) {
+		return nil, fmt.Errorf("store: call %s/%s: %w", toolUseID, phase, store.ErrNotFound)
+	}
 	if !ok {
-		if err := t.readCalls(toolUseID); err != nil {
+		read := t.readCalls
+		if toolUseID == t.guess && !t.guessOK && !t.guessWrong {
+			read = func(string) error { return t.readGuess() }
+		}
+		if err := read(toolUseID); err != nil {
 			return nil, mapErr("call "+toolUseID, err)
 		}
 		calls = t.calls[toolUseID]
@@ -415,6 +482,21 @@ func (t *tx) Record(c *store.Call) error {
 	if err != nil {
 		return err
 	}
+	if t.hint == c.ToolUseID {
+		t.hint = "" // written before it was looked up: no guess
+	}
+	guessed := t.guess == c.ToolUseID && !t.guessOK && !t.guessWrong
+	if guessed && c.Phase != store.PhasePre {
+		// What the id's pre record is decides what this record
+		// settles: read it.
+		if err := t.readGuess(); err != nil {
+			return mapErr("record call "+c.ToolUseID, err)
+		}
+		if t.guessWrong {
+			return fmt.Errorf("store: record call %s/%s: %w", c.ToolUseID, c.Phase, errGuessed)
+		}
+		guessed = false
+	}
 	// The records this transaction read of the id (Call), if it read
 	// them: they are the stored ones, since every write of the id's
 	// records in the transaction is a Record, which forgets them.
@@ -424,9 +506,15 @@ func (t *tx) Record(c *store.Call) error {
 		c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, cols.Outcome, cols.Effects, string(c.Status),
 		t.At.UnixNano(), cols.SettledAt); err != nil {
 		if isConstraint(err) {
+			if guessed {
+				t.guessWrong = true
+			}
 			return fmt.Errorf("store: record call %s/%s: %w", c.ToolUseID, c.Phase, store.ErrDuplicate)
 		}
 		return mapErr("record call "+c.ToolUseID, err)
+	}
+	if guessed {
+		t.guessOK = true // the key is unique: there was no pre record
 	}
 	if c.Phase == store.PhasePost && (!wasRead || reservedPre(read)) {
 		// Known to have no reserved pre record (most calls settle
@@ -437,6 +525,16 @@ func (t *tx) Record(c *store.Call) error {
 		}
 	}
 	return nil
+}
+
+// hasPre reports whether records hold a pre record.
+func hasPre(records []*store.Call) bool {
+	for _, c := range records {
+		if c.Phase == store.PhasePre {
+			return true
+		}
+	}
+	return false
 }
 
 // reservedPre reports whether records hold a reserved pre record.

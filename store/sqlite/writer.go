@@ -64,6 +64,10 @@ type writer struct {
 	// saving is how many batches more run each function in a savepoint
 	// of its own (see commit): set after a function failed.
 	saving int
+	// reading is how many batches more read every call record they look
+	// up instead of guessing (see tx.guessable): set after a guess was
+	// wrong or not proved.
+	reading int
 }
 
 // known is what the writer's last committed batch left behind: the
@@ -531,12 +535,22 @@ func (w *writer) run(jobs []*job) {
 	if saves {
 		w.saving--
 	}
+	if w.reading > 0 {
+		w.reading--
+	}
 	results, err := w.commit(live, saves)
-	if errors.Is(err, errFnFailed) {
-		// A function failed in a batch without savepoints: run the
-		// batch again with them, and the next batches too.
-		w.saving = savingBatches
-		results, err = w.commit(live, true)
+	for errors.Is(err, errGuessed) || errors.Is(err, errFnFailed) {
+		if errors.Is(err, errGuessed) {
+			// A function ran on a wrong or unproved guess: run the
+			// batch again reading, and the next batches too.
+			w.reading = readingBatches
+		} else {
+			// A function failed in a batch without savepoints: run
+			// the batch again with them, and the next batches too.
+			w.saving = savingBatches
+			saves = true
+		}
+		results, err = w.commit(live, saves)
 	}
 	if err != nil && len(live) > 1 {
 		for _, j := range live {
@@ -561,6 +575,11 @@ var errFnFailed = errors.New("a function failed in a batch without savepoints")
 // a savepoint per function: a store whose functions keep failing pays the
 // savepoints, not a rerun of most of its batches.
 const savingBatches = 64
+
+// readingBatches is how many batches after a wrong or unproved guess
+// read every call record (see tx.guessable): retried calls pay one batch
+// run again at most every readingBatches batches.
+const readingBatches = 64
 
 func (j *job) op() string {
 	if j.key == "" {
@@ -665,6 +684,9 @@ func (w *writer) commit(jobs []*job, saves bool) (results []jobResult, err error
 			}
 		}
 		t, r := w.runFn(b, j)
+		if err := t.checkGuess(r.err != nil || r.panicked); err != nil {
+			return nil, err // the deferred ROLLBACK undoes the batch
+		}
 		results[i] = r
 		if r.err != nil || r.panicked {
 			if alone {
@@ -729,6 +751,9 @@ func (w *writer) runFn(b *batch, j *job) (t *tx, r jobResult) {
 	// cancellable context costs the driver a goroutine per statement.
 	t = &tx{TxBase: backend.TxBase{Key: j.key, At: w.s.now().UTC()}, ctx: context.Background(), b: b,
 		reads: store.CallReads(j.ctx)}
+	if ref, ok := store.CallPrefetch(j.ctx); ok && ref.Phase == store.PhasePre && w.reading == 0 && len(t.reads) == 0 {
+		t.hint = ref.ToolUseID
+	}
 	defer func() {
 		t.Done = true
 		if v := recover(); v != nil {
