@@ -31,15 +31,22 @@ const slackExecEnv = "STATEWRIGHT_SLACK_EXEC"
 // and sysmon starts before main, so only a process started with the slack
 // has it everywhere. These servers wait on nothing that needs finer
 // timers: their budgets and the stores' waits are in milliseconds or
-// more. The environment marker guards against a loop where the kernel
-// does not keep the value; any failure leaves the process running as it
-// was.
+// more. The processes such a server starts (an upstream MCP server, a
+// sandboxed command) inherit the slack: their timers may fire up to 1 ms
+// late. The environment marker guards against a loop where the kernel
+// does not keep the value (the re-executed process removes it from its
+// environment); any failure leaves the process running as it was.
 func WidenTimerSlack() {
 	const prSetTimerslack, prGetTimerslack = 29, 30
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	reexecuted := os.Getenv(slackExecEnv) != ""
+	if reexecuted {
+		// Not for the processes this one starts (they inherit the slack).
+		os.Unsetenv(slackExecEnv)
+	}
 	cur, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerslack, 0, 0)
-	if e != 0 || cur >= LongLivedTimerSlack || os.Getenv(slackExecEnv) != "" {
+	if e != 0 || cur >= LongLivedTimerSlack || reexecuted {
 		return
 	}
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerslack, LongLivedTimerSlack, 0); e != 0 {
