@@ -56,11 +56,10 @@ type prepared struct {
 	rel0     string
 	haveRel0 bool
 	// Room for what a decision would otherwise allocate: the raw fields
-	// of a flat edit, the run state of a simulated phase, the suggestions
-	// of a deny (prepared lives on Decide's stack).
-	raw  rawFields
-	sim  RunState
-	sugg [4]suggestion
+	// of a flat edit, the run state of a simulated phase (prepared lives
+	// on Decide's stack).
+	raw rawFields
+	sim RunState
 }
 
 func (p *prepared) input() (map[string]any, error) {
@@ -1142,17 +1141,18 @@ func (l *Law) denyWhy(cs *compiledState, run *RunState, p *prepared, rule Rule, 
 	return d
 }
 
-// lessonKey names a tool-not-allowed lesson of a phase: the tool (a
-// canonical name, called by that name) and which of the phase's
-// suggestion candidates allow it.
-type lessonKey struct {
-	tool string
-	mask uint64
-	// harness is the harness's index (its tool names), far the phase
-	// further away that allows the call (an index into the phase's
-	// farWalk hops, at most the number of phases; -1 for none).
-	harness uint8
-	far     int32
+// lessonKey names a tool-not-allowed lesson of a phase: which of the
+// phase's suggestion candidates allow the call (the mask), and packed in
+// the second word, the tool's kind (it is called by its canonical name,
+// which the cached lesson holds and a load compares), the harness's index
+// (its tool names) and far, the phase further away that allows the call
+// (an index into the phase's farWalk hops, at most the number of phases;
+// -1 for none). Two words of plain memory hash as one, faster than a
+// struct with a string.
+type lessonKey [2]uint64
+
+func makeLessonKey(k kind, mask uint64, harness, far int) lessonKey {
+	return lessonKey{mask, uint64(k)<<40 | uint64(uint8(harness))<<32 | uint64(uint32(int32(far)))}
 }
 
 // lessonCacheSize bounds the lessons a phase keeps.
@@ -1162,6 +1162,7 @@ const lessonCacheSize = 128
 // decisions that teach the same lesson (callers must not mutate them, as
 // with AllowedTools).
 type cachedLesson struct {
+	tool   string // the canonical name the lesson names
 	reason string
 	next   []string
 }
@@ -1185,16 +1186,16 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 		}
 	}
 	h := harnessIndex(p.call.Harness)
-	key := lessonKey{tool: p.info.canon, mask: ss.mask, harness: uint8(h), far: int32(far)}
+	key := makeLessonKey(p.info.kind, ss.mask, h, far)
 	if !ss.dynamic {
-		if cl := cs.lessons.load(key); cl != nil {
+		if cl := cs.lessons.load(key); cl != nil && cl.tool == p.info.canon {
 			d.Reason, d.NextEvents = cl.reason, cl.next
 			return d
 		}
 	}
 	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", nil, true, &ss, h, far)
 	if !ss.dynamic {
-		cs.lessons.store(key, &cachedLesson{d.Reason, d.NextEvents})
+		cs.lessons.store(key, &cachedLesson{p.info.canon, d.Reason, d.NextEvents})
 	}
 	return d
 }

@@ -223,10 +223,32 @@ func countLines(s string) int {
 // changedLines counts the lines an old→new replacement changes: after the
 // lines both share at the start and at the end, the larger of what remains.
 func changedLines(old, new string) int {
+	if old == new {
+		return 0 // (every line is shared)
+	}
+	if oneLine(old) && oneLine(new) {
+		// The common small edit, a line or less each, that changes
+		// something: one line.
+		return 1
+	}
 	if strings.IndexByte(old, '\r') < 0 && strings.IndexByte(new, '\r') < 0 {
 		return changedLinesLF(old, new)
 	}
 	return changedLinesSplit(old, new)
+}
+
+// oneLine reports whether s is short and holds no line end ('\n' or
+// '\r'): at most one line, whatever splits it.
+func oneLine(s string) bool {
+	if len(s) > 128 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; c == '\n' || c == '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // changedLinesSplit is changedLines on the split lines (any line ends).

@@ -195,7 +195,7 @@ func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
 		if underOrEqual(lpd, ld) {
 			return pd + "/.claude", true
 		}
-		if ld == lpd+"/.git" {
+		if len(ld) == len(lpd)+len("/.git") && strings.HasPrefix(ld, lpd) && strings.HasSuffix(ld, "/.git") {
 			return dir + "/config", true
 		}
 	}

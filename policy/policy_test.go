@@ -204,7 +204,8 @@ func TestChangedLines(t *testing.T) {
 	}{
 		{"", "", 0}, {"a", "a", 0}, {"a", "b", 1}, {"a\nb", "a\nb\nc", 1}, {"", "x\ny\nz\n", 3},
 		{"a\nb\nc\n", "", 3}, {"a\nb\nc", "a\nX\nc", 1}, {"a\r\nb\r\n", "a\nb\n", 0},
-		{"1\n2\n3\n4\n5", "1\n5", 3},
+		{"1\n2\n3\n4\n5", "1\n5", 3}, {"", "x", 1}, {"x", "", 1}, {"a\rb", "a\rc", 1}, {"a\n", "a", 0},
+		{strings.Repeat("x", 200), strings.Repeat("x", 199) + "y", 1},
 	}
 	for _, tt := range tests {
 		if got := changedLines(tt.old, tt.new); got != tt.want {
