@@ -200,3 +200,52 @@ func TestOneShotCalls(t *testing.T) {
 		t.Errorf("last result %s %s, want gw3's with the note that it was decided in review", n.ToolUseID, n.Data)
 	}
 }
+
+// TestOneShotResultOfAnotherRun: a one-shot call keeps no record of the
+// run it was decided in but its answer, so its result must still be
+// settled against that run: when a person has ended the run and a new one
+// of the same workflow stands in the same state, a passing `go test` the
+// old run allowed is no evidence for the new one (its guards read
+// runtime.last_command), and its output counts nothing there.
+func TestOneShotResultOfAnotherRun(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		f := newFixture(t, Options{})
+		f.start("s")
+		old := f.live("s")
+		c := f.call("s", "gw1", "Bash", map[string]any{"command": "go test ./..."})
+		c.OneShot = true
+		d := f.decide(c)
+		if d.Verdict != policy.Allow || d.State != "plan" {
+			t.Fatalf("go test: %v in %q (%s)", d.Verdict, d.State, d.Reason)
+		}
+		if err := f.svc.Deactivate(context.Background(), "s", human); err != nil {
+			t.Fatal(err)
+		}
+		f.start("s")
+		fresh := f.live("s")
+		if fresh.ID == old.ID || fresh.State != d.State {
+			t.Fatalf("new run %s in %q, old %s", fresh.ID, fresh.State, old.ID)
+		}
+		zero := 0
+		r := ToolResult{Session: "s", Call: c.Call, Decided: &d, ExitCode: &zero, Output: json.RawMessage(`"ok  \tpkg\t0.1s"`), Actor: agent}
+		if alone {
+			if err := f.svc.RecordResult(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			next := f.call("s", "gw2", "Read", map[string]any{"file_path": "a.go"})
+			next.OneShot = true
+			next.Settle = []ToolResult{r}
+			f.decide(next)
+		}
+		now := f.live("s")
+		if len(now.Evidence) > 0 || now.Counters[contextBytesKey] != 0 {
+			t.Errorf("alone %v: the new run's evidence %s, context bytes %d; want none (the call was decided under %s)",
+				alone, now.Evidence, now.Counters[contextBytesKey], old.ID)
+		}
+		res := f.events("s", store.KindResult)
+		if len(res) == 0 || !strings.Contains(string(res[len(res)-1].Data), "decided under another run") {
+			t.Errorf("alone %v: result events %v, want the last noted as decided under another run", alone, res)
+		}
+	}
+}
