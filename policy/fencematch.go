@@ -254,40 +254,56 @@ func (s *fenceSet) matchFast(lp string) (m string, ok bool, why int) {
 	for e := n; e >= 1; e-- {
 		last := lp[starts[e-1]:ends[e-1]]
 		hit := -1
-		for _, list := range [3][]int{s.globByFirst[last[0]], s.globByLast[last[len(last)-1]], s.globOther} {
-			for _, gi := range list {
-				if hit >= 0 && gi >= hit {
-					break
-				}
-				g := &s.compiled[gi]
-				k := len(g.parts)
-				switch {
-				case g.anyDepth:
-					if k > e {
-						continue
-					}
-				case g.mid:
-					if !abs || len(g.head)+k > e || !g.matchHead(lp, starts[:], ends[:]) {
-						continue
-					}
-				case !abs || k != e:
-					continue
-				}
-				ok := true
-				for x := k - 1; x >= 0 && ok; x-- {
-					c := e - k + x
-					ok = g.parts[x].match(lp[starts[c]:ends[c]])
-				}
-				if ok {
-					hit = gi
-				}
-			}
+		// (Each list by itself: an array of the three cost more than the
+		// globs, most of which the lists leave out.)
+		if list := s.globByFirst[last[0]]; len(list) > 0 {
+			hit = s.globIn(list, hit, lp, &starts, &ends, e, abs)
+		}
+		if list := s.globByLast[last[len(last)-1]]; len(list) > 0 {
+			hit = s.globIn(list, hit, lp, &starts, &ends, e, abs)
+		}
+		if len(s.globOther) > 0 {
+			hit = s.globIn(s.globOther, hit, lp, &starts, &ends, e, abs)
 		}
 		if hit >= 0 && !s.exceptedFast(last) {
 			return s.compiled[hit].raw, true, fastDone
 		}
 	}
 	return "", false, fastDone
+}
+
+// globIn is matchFast's search of one glob list (ascending indexes) for
+// the first glob, before hit when hit >= 0, that matches the path's first
+// e components (starts, ends); it returns that glob's index, else hit.
+func (s *fenceSet) globIn(list []int, hit int, lp string, starts, ends *[maxComponents]uint16, e int, abs bool) int {
+	for _, gi := range list {
+		if hit >= 0 && gi >= hit {
+			break
+		}
+		g := &s.compiled[gi]
+		k := len(g.parts)
+		switch {
+		case g.anyDepth:
+			if k > e {
+				continue
+			}
+		case g.mid:
+			if !abs || len(g.head)+k > e || !g.matchHead(lp, starts[:], ends[:]) {
+				continue
+			}
+		case !abs || k != e:
+			continue
+		}
+		ok := true
+		for x := k - 1; x >= 0 && ok; x-- {
+			c := e - k + x
+			ok = g.parts[x].match(lp[starts[c]:ends[c]])
+		}
+		if ok {
+			hit = gi
+		}
+	}
+	return hit
 }
 
 // matchHead reports whether the path's first components (lp[starts[x]:

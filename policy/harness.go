@@ -219,7 +219,70 @@ var harnessTables = func() map[Harness]harnessTools {
 var (
 	claudeTable = harnessTables[ClaudeCode]
 	codexTable  = harnessTables[Codex]
+	// claudeSlots and codexSlots hold those tables' names where their
+	// slot function puts them: a name is answered by one string
+	// comparison, without hashing it (a name whose slot another took is
+	// in the map only).
+	claudeSlots = newToolSlots(claudeTable)
+	codexSlots  = newToolSlots(codexTable)
 )
+
+// toolSlots is a direct-mapped table of a harness's tool names: slot(name)
+// is a multiply-shift of the name's length and first, middle and last
+// bytes, with a multiplier chosen when the table is built so that no two
+// of the harness's names share a slot (else the first, in sorted order,
+// keeps it).
+type toolSlots struct {
+	mul   uint64
+	slots [128]toolSlot
+}
+
+type toolSlot struct {
+	name string
+	info toolInfo
+}
+
+func (ts *toolSlots) slot(s string) *toolSlot {
+	if s == "" {
+		return &ts.slots[0]
+	}
+	h := uint64(len(s)) | uint64(s[0])<<8 | uint64(s[len(s)/2])<<16 | uint64(s[len(s)-1])<<24
+	return &ts.slots[(h*ts.mul)>>57]
+}
+
+// lookup returns name's entry when the slots hold it.
+func (ts *toolSlots) lookup(name string) (toolInfo, bool) {
+	if sl := ts.slot(name); sl.name == name && name != "" {
+		return sl.info, true
+	}
+	return toolInfo{}, false
+}
+
+func newToolSlots(t harnessTools) *toolSlots {
+	names := make([]string, 0, len(t))
+	for n := range t {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	best, bestIn := &toolSlots{}, -1
+	for i := range uint64(256) {
+		ts := &toolSlots{mul: 0x9E3779B97F4A7C15 + i*0x632BE59BD9B4E01A}
+		in := 0
+		for _, n := range names {
+			if sl := ts.slot(n); n != "" && sl.name == "" {
+				*sl = toolSlot{n, t[n]}
+				in++
+			}
+		}
+		if in > bestIn {
+			best, bestIn = ts, in
+		}
+		if in == len(names) {
+			break
+		}
+	}
+	return best
+}
 
 // lowerTables are the same tables keyed by lower-cased name, the fallback
 // when a harness reports a name in another case. Built on first use, not at
@@ -290,8 +353,14 @@ func lookupTool(h Harness, raw string) toolInfo {
 	var t harnessTools
 	switch h {
 	case ClaudeCode, "":
+		if info, ok := claudeSlots.lookup(raw); ok {
+			return info
+		}
 		t, h = claudeTable, ClaudeCode
 	case Codex:
+		if info, ok := codexSlots.lookup(raw); ok {
+			return info
+		}
 		t = codexTable
 	default:
 		var ok bool
