@@ -85,6 +85,9 @@ func slashWindows(p, drive string) (string, error) {
 			if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
 				return "", errors.New("a UNC path without a server and share")
 			}
+			if err := uncNames(parts[0], parts[1]); err != nil {
+				return "", err
+			}
 			root = "/unc:/" + strings.ToLower(parts[0]) + "/" + strings.ToLower(parts[1])
 			if len(parts) == 3 {
 				rest = parts[2]
@@ -108,6 +111,9 @@ func slashWindows(p, drive string) (string, error) {
 			return "", errors.New("a UNC path that may name a local drive (a loopback server or an administrative share)")
 		case strings.ContainsAny(server+share, ":"):
 			return "", errors.New("a UNC path with a colon in its server or share")
+		}
+		if err := uncNames(server, share); err != nil {
+			return "", err
 		}
 		root = "/unc:/" + server + "/" + share
 		if len(parts) == 3 {
@@ -157,6 +163,15 @@ func slashWindows(p, drive string) (string, error) {
 		return root, nil
 	}
 	return root + "/" + strings.Join(out, "/"), nil
+}
+
+// uncNames checks a UNC path's server and share: each names something,
+// never "." or ".." (a path cleaned again would fold them into its root).
+func uncNames(server, share string) error {
+	if strings.TrimRight(server, ". ") == "" || strings.TrimRight(share, ". ") == "" {
+		return errors.New("a UNC path whose server or share is only dots and spaces")
+	}
+	return nil
 }
 
 // winName checks one component of a Windows path for the spellings that
