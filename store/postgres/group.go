@@ -41,6 +41,37 @@ import (
 // not the transaction's own; Update runs it again alone, with reads.
 var errRetry = errors.New("store: the group commit failed; run alone")
 
+// errCommitUnknown is errRetry when the group may have committed (an error
+// at or after COMMIT's sending): the transaction runs again alone only if
+// the store does not hold its writes (commitUnknown).
+var errCommitUnknown = fmt.Errorf("%w (whether it committed is not known)", errRetry)
+
+// commitUnknown is errCommitUnknown for one transaction, with the chain
+// heads it moved and the changes it would have announced: a retry that
+// finds those heads in the store knows the group committed.
+type commitUnknown struct {
+	heads   map[string]store.Head
+	changes []store.Change
+}
+
+func (e *commitUnknown) Error() string { return errCommitUnknown.Error() }
+func (e *commitUnknown) Unwrap() error { return errCommitUnknown }
+
+// landed reports whether heads (read under the session's lock) are the
+// ones the transaction moved: each head's hash covers the chain before it
+// and the event it names, so only this transaction's commit wrote them.
+func (e *commitUnknown) landed(heads map[string]store.Head) bool {
+	if len(e.heads) == 0 {
+		return false // it moved no chain: nothing tells
+	}
+	for ch, h := range e.heads {
+		if got, ok := heads[ch]; !ok || got.Seq != h.Seq || got.Hash != h.Hash {
+			return false
+		}
+	}
+	return true
+}
+
 const (
 	// groupCommitters is how many groups a replica alone has in flight at
 	// once: while one is at the server, the next gathers (a replica that
@@ -112,6 +143,13 @@ func (s *Store) updateGrouped(ctx context.Context, sessionKey string, fn func(tx
 	t.check.assumedID, t.check.assumedWhen = t.assumed.ToolUseID, string(t.assumed.Phase)
 	t.queueCommitWrites()
 	if err := s.commitGrouped(t); err != nil {
+		if errors.Is(err, errCommitUnknown) {
+			cu := &commitUnknown{heads: map[string]store.Head{}, changes: t.changes}
+			for ch := range t.moved {
+				cu.heads[ch] = t.heads[ch]
+			}
+			return cu
+		}
 		if !errors.Is(err, errStale) && !errors.Is(err, errRetry) {
 			s.sessions.put(sessionKey, nil, false)
 		}
@@ -245,8 +283,16 @@ func (s *Store) commitGroup(batch []*tx) {
 		locks[i], keys[i], ids[i], revs[i], sseqs[i], rseq[i], tuids[i], phases[i] =
 			c.lock, t.Key, c.runID, c.rev, c.sessionSeq, c.runSeq, c.assumedID, c.assumedWhen
 	}
+	if f := s.testCommitUnknown.Load(); f != nil && (*f)(false) {
+		answer(errCommitUnknown) // (a test: as if sent and lost)
+		return
+	}
 	if guarded(batch) {
 		switch err := s.commitUnchecked(ctx, conn.Conn(), batch, locks); {
+		case err == nil && s.testCommitted():
+			ok = true
+			answer(errCommitUnknown)
+			return
 		case err == nil:
 			ok = true
 			s.mergedCommits.Add(int64(len(batch)))
@@ -256,7 +302,7 @@ func (s *Store) commitGroup(batch []*tx) {
 		case pgCode(err) == "":
 			// Not the server's refusal of a statement: whether the
 			// group committed is unknown, as after an error at COMMIT.
-			answer(errRetry)
+			answer(errCommitUnknown)
 			return
 		}
 		// A statement failed, so nothing was written: some copy is
@@ -334,14 +380,26 @@ func (s *Store) commitGroup(batch []*tx) {
 	}
 	if err != nil || tag.String() != "COMMIT" {
 		// An error at COMMIT leaves it unknown whether the group
-		// committed: each transaction runs again alone and reads what
-		// the store holds (a committed call record replays).
-		answer(errRetry)
+		// committed: each transaction runs again alone, unless the
+		// store holds the chain heads it moved (commitUnknown).
+		answer(errCommitUnknown)
+		return
+	}
+	if s.testCommitted() {
+		ok = true
+		answer(errCommitUnknown)
 		return
 	}
 	ok = true
 	s.mergedCommits.Add(int64(len(merged)))
 	answer(nil)
+}
+
+// testCommitted reports whether a test has a group that committed answer
+// as if its COMMIT's outcome were lost (Store.testCommitUnknown).
+func (s *Store) testCommitted() bool {
+	f := s.testCommitUnknown.Load()
+	return f != nil && (*f)(true)
 }
 
 // guarded reports whether every transaction of a group is guarded by its

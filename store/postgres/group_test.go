@@ -247,3 +247,85 @@ func TestUncheckedGroupStaleCopy(t *testing.T) {
 		t.Fatalf("VerifyChain = %+v, %v; want %d events", st, err, n+1)
 	}
 }
+
+// TestGroupCommitOutcomeLost: a grouped transaction whose COMMIT's outcome
+// is lost (the connection fails at COMMIT) runs again alone only if the
+// store does not hold its writes. A call that keeps no call record (the
+// gateway's one-shot calls) has nothing else to replay from: run again
+// after a COMMIT that did commit, it would be decided and counted twice.
+func TestGroupCommitOutcomeLost(t *testing.T) {
+	s, _ := openTemp(t, Options{})
+	const key = "cc:outcome-lost"
+	storetest.Create(t, s, key)
+	runs, n := 0, int64(0)
+	decide := func() {
+		t.Helper()
+		if err := s.Update(bg, key, func(tx store.Tx) error {
+			runs++
+			r := tx.Run()
+			r.Iterations++
+			if err := tx.Put(r); err != nil {
+				return err
+			}
+			return tx.Append(&store.Event{Kind: store.KindDecision, State: r.State, Tool: "Read",
+				Decision: "allow", Rule: "allow", ToolUseID: fmt.Sprintf("gw_%d", r.Iterations)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	// grouping decides until the session's transactions go in groups
+	// (a session read alone is read a few more times before its copy
+	// is trusted).
+	grouping := func() {
+		t.Helper()
+		for range 20 {
+			before := s.groupedCommits.Load()
+			decide()
+			if s.groupedCommits.Load() > before {
+				return
+			}
+		}
+		t.Fatal("no transaction of the session went in a group")
+	}
+	for _, tc := range []struct {
+		name      string
+		committed bool // the group commits before its outcome is lost
+		wantRuns  int
+	}{
+		{"committed", true, 1},
+		{"not committed", false, 2},
+	} {
+		grouping()
+		fired := 0
+		f := func(committed bool) bool {
+			if committed == tc.committed && fired == 0 {
+				fired++
+				return true
+			}
+			return false
+		}
+		s.testCommitUnknown.Store(&f)
+		runs = 0
+		decide()
+		s.testCommitUnknown.Store(nil)
+		if fired != 1 {
+			t.Fatalf("%s: the lost outcome fired %d times, want once", tc.name, fired)
+		}
+		if runs != tc.wantRuns {
+			t.Errorf("%s: fn ran %d times, want %d", tc.name, runs, tc.wantRuns)
+		}
+	}
+	decide() // and the session goes on
+	r, err := s.LiveRun(bg, key)
+	if err != nil || r.Iterations != n {
+		t.Fatalf("run = %+v, %v; want %d iterations", r, err, n)
+	}
+	evs, err := s.Events(bg, store.EventFilter{SessionKey: key, Kinds: []store.EventKind{store.KindDecision}})
+	if err != nil || int64(len(evs)) != n {
+		t.Errorf("%d decision events, %v; want %d", len(evs), err, n)
+	}
+	if _, err := s.VerifyChain(bg); err != nil {
+		t.Errorf("VerifyChain: %v", err)
+	}
+}

@@ -80,8 +80,12 @@ type Store struct {
 	cachedCommits, groupedCommits, mergedCommits atomic.Int64
 	uncheckedGroups, uncheckedFailed             atomic.Int64
 	groups                                       groups
-	notifier                                     notifier
-	presence                                     presence
+	// testCommitUnknown, set by tests, is asked before a group is sent
+	// (false) and after it committed (true); true makes the group answer
+	// errCommitUnknown there.
+	testCommitUnknown atomic.Pointer[func(committed bool) bool]
+	notifier          notifier
+	presence          presence
 
 	watchMu   sync.Mutex
 	hub       *backend.Hub

@@ -57,25 +57,32 @@ func (s *Store) Update(ctx context.Context, sessionKey string, fn func(tx store.
 		if groupable(c) {
 			err = s.updateGrouped(ctx, sessionKey, fn, c)
 		} else {
-			err = s.update(ctx, sessionKey, fn, c)
+			err = s.update(ctx, sessionKey, fn, c, nil)
 		}
+		var cu *commitUnknown
 		switch {
 		case errors.Is(err, errStale):
 			s.sessions.stale(sessionKey)
+		case errors.As(err, &cu):
+			// The group may have committed: run alone unless it did.
+			return s.update(ctx, sessionKey, fn, nil, cu)
 		case errors.Is(err, errRetry):
 			// The group failed for another session's sake: run alone.
 		default:
 			return err
 		}
 	}
-	return s.update(ctx, sessionKey, fn, nil)
+	return s.update(ctx, sessionKey, fn, nil, nil)
 }
 
 // update is one attempt of Update: with the reads of the first round trip,
 // or, with c, from the session as this replica left it, in one round trip
 // (cache.go); then it fails with errStale when c was not what the store
-// holds, or fn needed a read.
-func (s *Store) update(ctx context.Context, sessionKey string, fn func(tx store.Tx) error, c *cachedSession) (err error) {
+// holds, or fn needed a read. With cu (a grouped attempt whose COMMIT's
+// outcome was lost), it first looks whether that attempt's chain heads
+// are the store's: then the attempt committed, its answer stands and fn
+// does not run again (it would decide and record the same call twice).
+func (s *Store) update(ctx context.Context, sessionKey string, fn func(tx store.Tx) error, c *cachedSession, cu *commitUnknown) (err error) {
 	op := "update " + sessionKey
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -94,6 +101,11 @@ func (s *Store) update(ctx context.Context, sessionKey string, fn func(tx store.
 		t.beginCached(c)
 	} else if err := t.begin(); err != nil {
 		return err
+	}
+	if cu != nil && cu.landed(t.heads) {
+		s.sessions.put(sessionKey, nil, false)
+		s.notifyAfter(cu.changes)
+		return nil
 	}
 	ferr := fn(t)
 	t.Done = true
