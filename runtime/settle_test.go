@@ -38,14 +38,7 @@ func TestDecideSettles(t *testing.T) {
 	if d := f.decide(next); d.Verdict != policy.Deny || d.State != "review" {
 		t.Fatalf("next call: %v in %q (%s), want a deny in review", d.Verdict, d.State, d.Reason)
 	}
-	evs, err := f.st.Events(context.Background(), store.EventFilter{SessionKey: "s", Kinds: []store.EventKind{store.KindDecision, store.KindResult}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range evs {
-		got = append(got, string(e.Kind)+" "+e.ToolUseID)
-	}
+	got := decisionsAndResults(f, "s")
 	want := []string{"decision e1", "decision e2", "result e1", "result e2", "decision e3"}
 	if !slices.Equal(got, want) {
 		t.Errorf("log %q, want %q", got, want)
@@ -162,14 +155,7 @@ func TestOneShotCalls(t *testing.T) {
 			t.Errorf("gw1's result %s, want 5 bytes and no note", e.Data)
 		}
 	}
-	evs, err := f.st.Events(context.Background(), store.EventFilter{SessionKey: "s", Kinds: []store.EventKind{store.KindDecision, store.KindResult}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range evs {
-		got = append(got, string(e.Kind)+" "+e.ToolUseID)
-	}
+	got := decisionsAndResults(f, "s")
 	want := []string{"decision gw1", "decision gw2", "result gw1", "result gw2", "decision gw3"}
 	if !slices.Equal(got, want) {
 		t.Errorf("log %q, want %q", got, want)
@@ -248,4 +234,19 @@ func TestOneShotResultOfAnotherRun(t *testing.T) {
 			t.Errorf("alone %v: result events %v, want the last noted as decided under another run", alone, res)
 		}
 	}
+}
+
+// decisionsAndResults lists the session's decision and result events in
+// log order, as "kind tool_use_id".
+func decisionsAndResults(f *fixture, session string) []string {
+	f.t.Helper()
+	evs, err := f.st.Events(context.Background(), store.EventFilter{SessionKey: session, Kinds: []store.EventKind{store.KindDecision, store.KindResult}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, string(e.Kind)+" "+e.ToolUseID)
+	}
+	return got
 }

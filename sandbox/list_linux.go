@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -299,12 +298,7 @@ func (s *server) runList(c *net.UnixConn, req request, sh listShell, fds []uintp
 	s.mu.Lock()
 	s.active++
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.active--
-		s.last = time.Now()
-		s.mu.Unlock()
-	}()
+	defer s.finished()
 	go func() {
 		// Signals from the client go to the running item's process
 		// groups (and stop the list as they stop bash); when the client

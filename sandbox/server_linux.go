@@ -831,6 +831,15 @@ func clientSignals(c *net.UnixConn, each func(syscall.Signal)) {
 	}
 }
 
+// finished marks one command (or list) done: one fewer running, and the
+// idle timer counts from now.
+func (s *server) finished() {
+	s.mu.Lock()
+	s.active--
+	s.last = time.Now()
+	s.mu.Unlock()
+}
+
 func (s *server) send(c *net.UnixConn, r reply) error {
 	b, _ := json.Marshal(r)
 	_, err := c.Write(append(b, '\n'))
@@ -938,12 +947,7 @@ func (s *server) handle(c *net.UnixConn) {
 		_ = s.send(c, reply{Error: fmt.Sprintf("cannot run the command in %s: %v", req.Cwd, err)})
 		return
 	}
-	defer func() {
-		s.mu.Lock()
-		s.active--
-		s.last = time.Now()
-		s.mu.Unlock()
-	}()
+	defer s.finished()
 	go func() {
 		// Signals from the client go to the command's process group; when
 		// the client goes away (the harness killed it), so does the command.
