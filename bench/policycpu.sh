@@ -14,7 +14,7 @@ set -euo pipefail
 old=${1:-}
 rounds=${2:-5}
 n=${3:-300000}
-benches=${4:-DecideAllowedRead,DecideDeniedTool,DecideDeniedWrite,DecideDeniedWriteSize/64KiB/path-first,DecideDeniedWriteSize/64KiB/path-last,DecideDeniedWriteSize/1024KiB/path-first,DecideDeniedWriteSize/1024KiB/path-last,DecideDeniedProtected}
+benches=${4:-DecideAllowedRead,DecideDeniedTool,DecideDeniedToolClaude,DecideDeniedWrite,DecideDeniedWriteSize/64KiB/path-first,DecideDeniedWriteSize/64KiB/path-last,DecideDeniedWriteSize/1024KiB/path-first,DecideDeniedWriteSize/1024KiB/path-last,DecideDeniedProtected}
 root=$(git rev-parse --show-toplevel)
 tmp=$(mktemp -d)
 out=${OUT:-$tmp}

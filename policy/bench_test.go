@@ -190,3 +190,20 @@ func TestDeniedWriteAllocates(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecideDeniedTool's deny as Claude Code sends the call: an
+// absolute file_path, the session's working and project directories, and
+// old and new text of a few lines with the escapes code has (newlines,
+// tabs). DeniedTool's "a" -> "b" without a directory misses the decoding
+// of escaped text and the resolution against the project.
+func BenchmarkDecideDeniedToolClaude(b *testing.B) {
+	law := benchLaw(b)
+	run := &RunState{Active: true, State: "planning"}
+	call := &ToolCall{Tool: "Edit", Cwd: "/repo", ProjectDir: "/repo", Input: json.RawMessage(`{"file_path":"/repo/src/a.go","old_string":"\tx := 1\n\treturn x","new_string":"\tx := 2\n\treturn x"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if law.Decide(run, call).Verdict != Deny {
+			b.Fatal("allowed")
+		}
+	}
+}

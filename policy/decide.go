@@ -105,7 +105,7 @@ func (p *prepared) editInfo() (*editInfo, error) {
 	case (k == kWrite || k == kEdit || k == kNotebookEdit || k == kDelete) && !p.decoded && scanFlat(p.call.Input, &p.raw):
 		// The flat fields read in place: no decoding of the whole input
 		// (a large Write's content stays where it is).
-		ei, err = parseFlatEdit(k, fields{raw: &p.raw})
+		ei, err = parseFlatEditLater(k, fields{raw: &p.raw})
 	default:
 		m, derr := p.input()
 		if derr != nil {
@@ -114,7 +114,7 @@ func (p *prepared) editInfo() (*editInfo, error) {
 		}
 		ei, err = parseEdit(k, m)
 	}
-	if err == nil && p.haveTarget && !(len(ei.paths) == 1 && ei.paths[0] == p.target) {
+	if err == nil && p.haveTarget && ei.one != p.target {
 		// The lazy reading stopped at another value of a key given twice.
 		err = errAmbiguousPath
 	}
@@ -166,7 +166,7 @@ func (p *prepared) editTargets() ([]string, error) {
 func (p *prepared) editTargetsIn() (one string, many []string, err error) {
 	switch {
 	case p.haveEdit:
-		return "", p.editv.paths, nil
+		return p.editv.one, p.editv.paths, nil
 	case p.editErr != nil:
 		return "", nil, p.editErr
 	case p.haveTarget:
@@ -187,7 +187,7 @@ func (p *prepared) editTargetsIn() (one string, many []string, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return "", ei.paths, nil
+	return ei.one, ei.paths, nil
 }
 
 // linesOver reports, for a simulated phase, whether a flat edit whose
@@ -228,6 +228,11 @@ func (p *prepared) editLines(files []string) (lines int, known bool, err error) 
 	ei, err := p.editInfo()
 	if err != nil {
 		return 0, false, err
+	}
+	if ei.linesLater {
+		// (Only a flat edit read in place is counted later: p.raw holds
+		// its fields.)
+		ei.lines, ei.linesLater = flatEditLines(fields{raw: &p.raw}), false
 	}
 	if !ei.replaceAll {
 		return ei.lines, true, nil
@@ -655,7 +660,7 @@ func (l *Law) editFiles(p *prepared, lazy bool, buf *[1]string) ([]string, error
 	} else {
 		var ei *editInfo
 		if ei, err = p.editInfo(); err == nil {
-			targets = ei.paths
+			one, targets = ei.one, ei.paths
 		}
 	}
 	if err != nil {

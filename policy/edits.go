@@ -8,12 +8,28 @@ import (
 
 // editInfo is what an edit tool call changes.
 type editInfo struct {
-	paths []string // targets as written in the input
-	lines int      // lines changed
+	// one is the target as written of an edit that names one file (a
+	// flat edit, a MultiEdit; paths is then nil: no slice is allocated),
+	// paths the targets of a patch.
+	one   string
+	paths []string
+	lines int // lines changed
 	// replaceAll: an Edit that replaces every occurrence of old; lines
 	// counts one occurrence until the file's content is known.
 	replaceAll bool
 	old, new   string
+	// linesLater: lines is not counted yet (parseFlatEditLater); the
+	// prepared call counts it from its raw fields (editLines).
+	linesLater bool
+}
+
+// targets returns the edit's targets as written (a slice of its own
+// for one target).
+func (ei *editInfo) targets() []string {
+	if ei.one != "" {
+		return []string{ei.one}
+	}
+	return ei.paths
 }
 
 // ContentReader is implemented by a Resolver that can read a file (on the
@@ -107,7 +123,7 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 		if !ok || p == "" {
 			return ei, errNoPath
 		}
-		ei.paths = []string{p}
+		ei.one = p
 		if edits, ok := m["edits"].([]any); ok {
 			for _, e := range edits {
 				em, _ := e.(map[string]any)
@@ -160,22 +176,39 @@ func (f fields) boolean(key string) bool {
 // parseFlatEdit is parseEdit for the tools whose fields are all at the top
 // level: Write, Edit, NotebookEdit and file deletions.
 func parseFlatEdit(k kind, f fields) (editInfo, error) {
+	ei, err := parseFlatEditLater(k, f)
+	if err == nil && ei.linesLater {
+		ei.lines, ei.linesLater = flatEditLines(f), false
+	}
+	return ei, err
+}
+
+// parseFlatEditLater is parseFlatEdit without counting the lines of an
+// Edit that does not replace every occurrence (linesLater is set then):
+// a deny of its file, or of a tool the phase does not allow, needs only
+// its targets, and the input, which f keeps, is valid already.
+// TestRawFieldsAgree and FuzzRawFields compare the two.
+func parseFlatEditLater(k kind, f fields) (editInfo, error) {
 	var ei editInfo
 	p, ok := f.str(pathKeys...)
 	if !ok || p == "" {
 		return ei, errNoPath
 	}
-	ei.paths = []string{p}
+	ei.one = p
 	switch k {
 	case kWrite:
 		ei.lines = f.lines(contentKeys...)
 	case kEdit:
-		o, _ := f.str(oldKeys...)
-		n, _ := f.str(newKeys...)
-		ei.lines = changedLines(o, n)
 		if f.boolean("replace_all") || f.boolean("replaceAll") {
+			// (The text is kept: replaceAllLines counts it in the file.)
+			o, _ := f.str(oldKeys...)
+			n, _ := f.str(newKeys...)
+			ei.lines = changedLines(o, n)
 			ei.replaceAll, ei.old, ei.new = true, o, n
+			break
 		}
+		// (prepared.editLines counts them when a phase asks.)
+		ei.linesLater = true
 	case kNotebookEdit:
 		ei.lines = f.lines(notebookKeys...)
 	}
@@ -223,18 +256,76 @@ func countLines(s string) int {
 // changedLines counts the lines an old→new replacement changes: after the
 // lines both share at the start and at the end, the larger of what remains.
 func changedLines(old, new string) int {
+	if n, ok := changedLinesInPlace(old, new); ok {
+		return n
+	}
+	return changedLinesSplit(old, new)
+}
+
+// changedLinesInPlace is changedLines of text without carriage returns,
+// counted without splitting it (nothing of old or new is kept); ok is
+// false for text with one.
+func changedLinesInPlace(old, new string) (int, bool) {
 	if old == new {
-		return 0 // (every line is shared)
+		return 0, true // (every line is shared)
 	}
 	if oneLine(old) && oneLine(new) {
 		// The common small edit, a line or less each, that changes
 		// something: one line.
-		return 1
+		return 1, true
 	}
 	if strings.IndexByte(old, '\r') < 0 && strings.IndexByte(new, '\r') < 0 {
-		return changedLinesLF(old, new)
+		return changedLinesLF(old, new), true
 	}
-	return changedLinesSplit(old, new)
+	return 0, false
+}
+
+// flatEditLines counts the lines an Edit without replace_all changes,
+// its old and new text read from f. Read in place, escaped text (an
+// edit's newlines, tabs and quotes) is decoded onto the stack, not by
+// encoding/json.
+func flatEditLines(f fields) int {
+	if f.raw != nil {
+		o, oesc, _ := f.raw.strRaw(oldKeys...)
+		n, nesc, _ := f.raw.strRaw(newKeys...)
+		if !oesc && !nesc {
+			return changedLines(o, n)
+		}
+		if lines, ok := changedLinesJSON(o, oesc, n, nesc); ok {
+			return lines
+		}
+	}
+	o, _ := f.str(oldKeys...)
+	n, _ := f.str(newKeys...)
+	return changedLines(o, n)
+}
+
+// changedLinesJSON is changedLines of old and new, each given decoded
+// or (its esc set) as the JSON string literal it decodes from. The
+// decoded text is held on the stack while it is small. ok is false when
+// a literal is not valid JSON (the caller decodes it as before).
+func changedLinesJSON(old string, oesc bool, new string, nesc bool) (lines int, ok bool) {
+	var arr [1024]byte
+	buf := arr[:0]
+	if oesc {
+		n := len(buf)
+		if buf, ok = appendUnquoted(buf, old); !ok {
+			return 0, false
+		}
+		old = unsafeString(buf[n:])
+	}
+	if nesc {
+		n := len(buf)
+		if buf, ok = appendUnquoted(buf, new); !ok {
+			return 0, false
+		}
+		new = unsafeString(buf[n:])
+	}
+	if n, ok := changedLinesInPlace(old, new); ok {
+		return n, true
+	}
+	// (Carriage returns: the lines are split, off the stack.)
+	return changedLinesSplit(strings.Clone(old), strings.Clone(new)), true
 }
 
 // oneLine reports whether s is short and holds no line end ('\n' or

@@ -27,6 +27,23 @@ func rawEditAgrees(t *testing.T, input []byte) {
 		if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("kind %d, input %s:\nin place %+v %v\ndecoded  %+v %v", k, input, got, gerr, want, werr)
 		}
+		// A decision's reading counts an Edit's lines only when a phase
+		// asks (parseFlatEditLater): counted then, they are the lines
+		// counted at once.
+		p := prepared{call: &ToolCall{Tool: "x", Input: input}, info: toolInfo{kind: k}}
+		lei, lerr := p.editInfo()
+		if (lerr == nil) != (werr == nil) {
+			t.Fatalf("kind %d, input %s: prepared %v, decoded %v", k, input, lerr, werr)
+		}
+		if lerr != nil {
+			continue
+		}
+		if later := k == kEdit && !want.replaceAll; lei.linesLater != later {
+			t.Fatalf("kind %d, input %s: lines counted later %v, want %v", k, input, lei.linesLater, later)
+		}
+		if _, _, err := p.editLines(lei.targets()); err != nil || !reflect.DeepEqual(*lei, want) {
+			t.Fatalf("kind %d, input %s:\ncounted later %+v %v\ndecoded       %+v", k, input, *lei, err, want)
+		}
 	}
 }
 
@@ -46,6 +63,18 @@ func TestRawFieldsAgree(t *testing.T) {
 		`{"file_path":"/a","content":"a\nb\n"}`, `{"file_path":"/a","content":"a\\nb"}`, `{"file_path":"/a","content":"\u000aa\u000A"}`,
 		`{"file_path":"/a","content":"\\\n\r\n\u00e9\u000b"}`, `{"file_path":"/a","content":"\n"}`, `{"file_path":"/a","contents":"x\n\n","content":1}`,
 		`{}`, `null`, `[]`, `{"file_path":"/a"`, `{"file_path":"/a"} x`, ``,
+		// An Edit's escaped text, decoded in place: tabs, quotes, newlines,
+		// carriage returns, \u escapes, surrogates, invalid UTF-8, text
+		// longer than the stack's room.
+		`{"file_path":"/a","old_string":"\tx := \"a\"\n\treturn x","new_string":"\tx := \"b\"\n\treturn x"}`,
+		`{"file_path":"/a","old_string":"a\r\nb\r\nc","new_string":"a\r\nB\r\nc"}`,
+		`{"file_path":"/a","old_string":"a\nb","new_string":"a\u000ab"}`,
+		`{"file_path":"/a","old_string":"\u00e9\nx","new_string":"é\ny"}`,
+		`{"file_path":"/a","old_string":"\ud83d\ude00\nx\n","new_string":"\ud83d\nx\n"}`,
+		"{\"file_path\":\"/a\",\"old_string\":\"\xff\\nx\",\"new_string\":\"\\ufffd\\nx\"}",
+		`{"file_path":"/a","old_string":"plain\nold","new_string":"\tplain\nold"}`,
+		`{"file_path":"/a","old_string":"` + strings.Repeat(`line \"q\"\n`, 200) + `x","new_string":"` + strings.Repeat(`line \"q\"\n`, 200) + `y"}`,
+		`{"file_path":"/a","old_string":"` + strings.Repeat(`l\n`, 600) + `","new_string":"` + strings.Repeat(`l\n`, 300) + `m\n` + strings.Repeat(`l\n`, 300) + `"}`,
 	} {
 		rawEditAgrees(t, []byte(in))
 	}
@@ -53,7 +82,8 @@ func TestRawFieldsAgree(t *testing.T) {
 
 func FuzzRawFields(f *testing.F) {
 	for _, in := range []string{`{"file_path":"/a","old_string":"x\ny","new_string":"x\nz","replace_all":true}`,
-		`{"path":"/\u0061b","content":"\u00e9","file_path":"/c"}`, `{"a":{"file_path":"/x"},"file_path":"/y"}`} {
+		`{"path":"/\u0061b","content":"\u00e9","file_path":"/c"}`, `{"a":{"file_path":"/x"},"file_path":"/y"}`,
+		`{"file_path":"/a","old_string":"\tx\r\n\"y\"","new_string":"\tx\n\"z\""}`} {
 		f.Add([]byte(in))
 	}
 	f.Fuzz(rawEditAgrees)

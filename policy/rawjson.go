@@ -334,6 +334,23 @@ func (f *rawFields) str(keys ...string) (string, bool) {
 	return "", false
 }
 
+// strRaw is str without decoding: the first of keys whose value is a
+// string, as str returns it when it is plain (esc false), else as its
+// JSON literal, quotes included (esc true), for unquoteIn.
+func (f *rawFields) strRaw(keys ...string) (s string, esc, ok bool) {
+	for _, k := range keys {
+		v, _, ok := f.value(k)
+		if !ok || len(v) < 2 || v[0] != '"' {
+			continue
+		}
+		if strings.IndexByte(v, '\\') < 0 && utf8.ValidString(v) {
+			return v[1 : len(v)-1], false, true
+		}
+		return v, true, true
+	}
+	return "", false, false
+}
+
 // lines is countLines of the string str(keys...) returns, from the
 // newlines scanFlat counted (a Write's content may be large). In JSON a
 // newline is always escaped (\n or \u000a), and no other escape or byte
