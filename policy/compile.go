@@ -58,16 +58,44 @@ func (c capSet) names() []string {
 
 // toolList is a compiled allowed_tools or disallowed_tools list.
 type toolList struct {
-	tools    toolBits            // canonical tools named
-	caps     capSet              // capability words named
-	names    map[string]struct{} // every entry as written (exact raw-name match)
-	prefixes []string            // entries ending in "*": raw-name prefixes
+	tools toolBits // canonical tools named
+	caps  capSet   // capability words named
+	// names are every entry as written (exact raw-name match, named): a
+	// short list is compared entry by entry, cheaper than hashing the
+	// name; a long one is looked up in nameSet.
+	names    []string
+	nameSet  map[string]struct{}
+	prefixes []string // entries ending in "*": raw-name prefixes
+}
+
+// nameSetMin is the length from which a tool list's names are looked up
+// in a map.
+const nameSetMin = 16
+
+// named reports whether the list has the entry raw, as written.
+func (tl *toolList) named(raw string) bool {
+	if tl.nameSet != nil {
+		_, ok := tl.nameSet[raw]
+		return ok
+	}
+	for _, n := range tl.names {
+		if n == raw {
+			return true
+		}
+	}
+	return false
 }
 
 func compileToolList(entries []string) toolList {
-	tl := toolList{names: map[string]struct{}{}}
+	var tl toolList
+	if len(entries) >= nameSetMin {
+		tl.nameSet = make(map[string]struct{}, len(entries))
+	}
 	for _, e := range entries {
-		tl.names[e] = struct{}{}
+		if tl.nameSet != nil {
+			tl.nameSet[e] = struct{}{}
+		}
+		tl.names = append(tl.names, e)
 		if strings.HasSuffix(e, "*") {
 			tl.prefixes = append(tl.prefixes, strings.TrimSuffix(e, "*"))
 			continue
@@ -97,7 +125,7 @@ func (tl *toolList) has(info toolInfo, raw string) bool {
 	if info.kind != kOther && info.kind != kMeta && info.kind != kControl && tl.tools&satisfiedBy[info.kind] != 0 {
 		return true
 	}
-	if _, ok := tl.names[raw]; ok {
+	if tl.named(raw) {
 		return true
 	}
 	for _, p := range tl.prefixes {
@@ -127,11 +155,11 @@ func (tl *toolList) hasExactly(info toolInfo, raw string) bool {
 			return true
 		}
 	}
-	if _, ok := tl.names[raw]; ok {
+	if tl.named(raw) {
 		return true
 	}
 	if info.kind == kMeta || info.kind == kTask {
-		if _, ok := tl.names[info.canon]; ok {
+		if tl.named(info.canon) {
 			return true
 		}
 	}

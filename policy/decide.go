@@ -60,6 +60,9 @@ type prepared struct {
 	// on Decide's stack).
 	raw rawFields
 	sim RunState
+	// prot is what the reason of an edit of a protected file says
+	// (selfProtect's protectedHere).
+	prot protectedWrite
 }
 
 func (p *prepared) input() (map[string]any, error) {
@@ -413,7 +416,11 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	// phase's own read fences (denied_paths, Read deny and ask rules).
 	var askBlock *block
 	if suggest {
-		if b, bad := l.viewFor(cs).selfProtect(p); b != nil && !b.deferred && !b.ask {
+		if b, bad := l.viewFor(cs).selfProtect(p); b == protectedHere {
+			w := p.prot
+			pb := block{rule: RuleSelfProtect, prot: &w}
+			return l.denyWhy(cs, run, p, RuleSelfProtect, "", &pb, false)
+		} else if b != nil && !b.deferred && !b.ask {
 			return l.denyBlock(cs, run, p, b, b.rule != RuleSelfProtect)
 		} else if b != nil && b.ask {
 			askBlock = b
@@ -742,9 +749,17 @@ func (l *Law) simAllows(run *RunState, p *prepared, target string, ts *compiledS
 		}
 		counted = ok
 	}
-	if !counted {
+	switch {
+	case counted:
+	case ts.maxEdit < 0:
+		// No limit: the lines need no count, the input only its check
+		// (editLines' errors are editInfo's).
+		if _, err := p.editInfo(); err != nil {
+			return false
+		}
+	default:
 		lines, known, err := p.editLines(files)
-		if err != nil || ts.maxEdit >= 0 && (!known || lines > ts.maxEdit) {
+		if err != nil || !known || lines > ts.maxEdit {
 			return false
 		}
 	}
@@ -781,8 +796,14 @@ func (l *Law) interruptFor(cs *compiledState, run *RunState, call *ToolCall, eff
 	}
 }
 
+// protectedHere is the block selfProtect returns for an edit of a
+// protected file: p.prot says what its reason says (decideIn builds the
+// block on its stack; allocated, it was most of such a deny's garbage).
+// A self-protect block, as such.
+var protectedHere = &block{rule: RuleSelfProtect}
+
 // selfProtect applies pipeline step 1. bad is set when the input cannot be
-// checked (fail closed).
+// checked (fail closed). An edit of a protected file is protectedHere.
 func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 	call := p.call
 	switch k := p.info.kind; {
@@ -809,7 +830,17 @@ func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 				t = targets[i]
 			}
 			r := l.resolve(call, t)
-			if b := l.nativeWriteBlockOf(call, r, canonOrRaw(p)); b != nil {
+			if r.info.Err == "" {
+				// A protected file: what the reason says is kept in p, and
+				// the deny builds its block on the stack (protectedHere).
+				if w, ok := l.protectedWriteOf(r, canonOrRaw(p), " would change"); ok {
+					p.prot = w
+					return protectedHere, nil
+				}
+				if b := l.nativeWriteBlockAfter(call, r, canonOrRaw(p)); b != nil {
+					return b, nil
+				}
+			} else if b := l.nativeWriteBlockOf(call, r, canonOrRaw(p)); b != nil {
 				return b, nil
 			}
 			if i == 0 && call.Resolver == nil {
@@ -1167,6 +1198,7 @@ const lessonCacheSize = 128
 // decisions that teach the same lesson (callers must not mutate them, as
 // with AllowedTools).
 type cachedLesson struct {
+	key    lessonKey
 	tool   string // the canonical name the lesson names
 	reason string
 	next   []string
@@ -1200,7 +1232,7 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 	}
 	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", nil, true, &ss, h, far)
 	if !ss.dynamic {
-		cs.lessons.store(key, &cachedLesson{p.info.canon, d.Reason, d.NextEvents})
+		cs.lessons.store(key, &cachedLesson{key, p.info.canon, d.Reason, d.NextEvents})
 	}
 	return d
 }
@@ -1211,11 +1243,21 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 type lessonCache struct {
 	m  atomic.Pointer[map[lessonKey]*cachedLesson]
 	mu sync.Mutex
+	// last is the lesson load found last: a phase's denies mostly teach
+	// one lesson again and again, found without hashing the key.
+	last atomic.Pointer[cachedLesson]
 }
 
 func (c *lessonCache) load(k lessonKey) *cachedLesson {
+	if cl := c.last.Load(); cl != nil && cl.key == k {
+		return cl
+	}
 	if m := c.m.Load(); m != nil {
-		return (*m)[k]
+		cl := (*m)[k]
+		if cl != nil {
+			c.last.Store(cl)
+		}
+		return cl
 	}
 	return nil
 }

@@ -34,3 +34,20 @@ func TestLessonCacheAgrees(t *testing.T) {
 		t.Fatal("no tool-not-allowed case in the corpus")
 	}
 }
+
+// TestLessonCacheLast: the lesson found last answers only its own key.
+func TestLessonCacheLast(t *testing.T) {
+	var c lessonCache
+	k1, k2, k3 := makeLessonKey(kEdit, 1, 0, -1), makeLessonKey(kEdit, 2, 0, -1), makeLessonKey(kWrite, 1, 0, -1)
+	l1, l2 := &cachedLesson{key: k1, reason: "one"}, &cachedLesson{key: k2, reason: "two"}
+	c.store(k1, l1)
+	c.store(k2, l2)
+	for _, step := range []struct {
+		k    lessonKey
+		want *cachedLesson
+	}{{k1, l1}, {k1, l1}, {k2, l2}, {k3, nil}, {k2, l2}, {k1, l1}, {k3, nil}} {
+		if got := c.load(step.k); got != step.want {
+			t.Fatalf("load(%v) = %+v, want %+v", step.k, got, step.want)
+		}
+	}
+}
