@@ -85,9 +85,18 @@ const (
 )
 
 // qGroupLock takes every session's lock, in the order of the array
-// (sorted by the committer), and reads the schema version.
+// (sorted by the committer), and reads the schema version. It also sets
+// plan_cache_mode for the rest of the transaction (set_config's third
+// argument: as SET LOCAL), so that the check and the merged writes after
+// it are planned generically: the check's custom plan (the planner sees
+// the arrays' lengths) is cheaper than its generic one for small groups,
+// so PostgreSQL would plan it again for every group, and the merged
+// writes' generic plans serve every group as well. (A statement of its
+// own, SET LOCAL cost the server one more statement per group.) The
+// statements after it are bound, and so planned, after it ran.
 const qGroupLock = `SELECT count(pg_advisory_xact_lock(k)),
-	(SELECT COALESCE(max(version), 0) FROM statewright_migrations) FROM unnest($1::bigint[]) AS k`
+	(SELECT COALESCE(max(version), 0) FROM statewright_migrations),
+	set_config('plan_cache_mode', 'force_generic_plan', true) FROM unnest($1::bigint[]) AS k`
 
 // qGroupVerify is qVerifyLive for many sessions, under their locks: it
 // returns the places (1-based) of the sessions whose store no longer holds
@@ -432,7 +441,8 @@ func guarded(batch []*tx) bool {
 // qGroupLockExpect is qGroupLock refusing, by an error that aborts the
 // transaction, a schema version other than $2.
 const qGroupLockExpect = `SELECT count(pg_advisory_xact_lock(k)),
-	statewright_expect((SELECT COALESCE(max(version), 0) FROM statewright_migrations), $2, 'schema version') FROM unnest($1::bigint[]) AS k`
+	statewright_expect((SELECT COALESCE(max(version), 0) FROM statewright_migrations), $2, 'schema version'),
+	set_config('plan_cache_mode', 'force_generic_plan', true) FROM unnest($1::bigint[]) AS k`
 
 // commitUnchecked commits a guarded group in one round trip: BEGIN, the
 // locks, the merged writes and COMMIT in one pipeline, with no check of
@@ -444,9 +454,8 @@ const qGroupLockExpect = `SELECT count(pg_advisory_xact_lock(k)),
 func (s *Store) commitUnchecked(ctx context.Context, conn *pgx.Conn, batch []*tx, locks []int64) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	b.Queue(qGroupLockExpect, locks, SchemaVersion())
-	reads := append([]func(pgx.BatchResults) error{nil, nil, nil}, mergeWrites(b, batch)...)
+	reads := append([]func(pgx.BatchResults) error{nil, nil}, mergeWrites(b, batch)...)
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	for _, read := range reads {
@@ -475,22 +484,18 @@ func (s *Store) commitUnchecked(ctx context.Context, conn *pgx.Conn, batch []*tx
 func (s *Store) lockGroup(ctx context.Context, conn *pgx.Conn, locks []int64, keys, ids []string, revs, sseqs, rseqs []int64, tuids, phases []string) (map[int]bool, error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	// The check's custom plan (the planner sees the arrays' lengths) is
-	// cheaper than its generic one for small groups, so PostgreSQL would
-	// plan it again for every group; the merged writes' generic plans
-	// serve every group as well.
-	b.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
-	b.Queue(qGroupLock, locks)
+	b.Queue(qGroupLock, locks) // (and the generic plans: see qGroupLock)
 	b.Queue(qGroupVerify, keys, ids, revs, sseqs, rseqs, tuids, phases)
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
-	for range 2 {
-		if _, err := br.Exec(); err != nil {
-			return nil, s.mapErr("update: begin", err)
-		}
+	if _, err := br.Exec(); err != nil {
+		return nil, s.mapErr("update: begin", err)
 	}
-	var n, v int64
-	if err := br.QueryRow().Scan(&n, &v); err != nil {
+	var (
+		n, v int64
+		mode string
+	)
+	if err := br.QueryRow().Scan(&n, &v, &mode); err != nil {
 		return nil, s.mapErr("update: lock the sessions", err)
 	}
 	if want := SchemaVersion(); int(v) != want {

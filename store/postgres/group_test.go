@@ -329,3 +329,47 @@ func TestGroupCommitOutcomeLost(t *testing.T) {
 		t.Errorf("VerifyChain: %v", err)
 	}
 }
+
+// TestGroupLockSetsGenericPlans: both lock statements of a group set
+// plan_cache_mode for the rest of its transaction only, so the check and
+// the merged writes after them are planned generically, and a connection
+// the pool hands on afterwards plans as it did before.
+func TestGroupLockSetsGenericPlans(t *testing.T) {
+	_, u := openTemp(t, Options{})
+	conn := rawConn(t, u)
+	mode := func() string {
+		t.Helper()
+		var m string
+		if err := conn.QueryRow(bg, "SHOW plan_cache_mode").Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	before := mode()
+	if before == "force_generic_plan" {
+		t.Fatalf("the server already plans generically; the test shows nothing")
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{qGroupLock, []any{[]int64{1, 2}}},
+		{qGroupLockExpect, []any{[]int64{1, 2}, SchemaVersion()}},
+	} {
+		if _, err := conn.Exec(bg, "BEGIN"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(bg, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+		if got := mode(); got != "force_generic_plan" {
+			t.Errorf("after %.40q…: plan_cache_mode %q in the transaction, want force_generic_plan", q.sql, got)
+		}
+		if _, err := conn.Exec(bg, "COMMIT"); err != nil {
+			t.Fatal(err)
+		}
+		if got := mode(); got != before {
+			t.Errorf("after %.40q…'s transaction: plan_cache_mode %q, want %q as before", q.sql, got, before)
+		}
+	}
+}
