@@ -147,7 +147,8 @@ var lazyMin = 1024
 // be read lazily, lazyFlat) whose input is large enough to.
 func (p *prepared) lazyInput() bool {
 	k := p.info.kind
-	return (k == kWrite || k == kEdit || k == kNotebookEdit || k == kDelete) && !p.decoded && len(p.call.Input) >= lazyMin
+	return (k == kWrite || k == kEdit || k == kNotebookEdit || k == kDelete) && !p.decoded && len(p.call.Input) >= lazyMin &&
+		len(p.call.Input) < 1<<31-1
 }
 
 // editTargets returns the files an edit names, for self-protection and

@@ -129,8 +129,9 @@ type resolved struct {
 func (l *Law) resolve(call *ToolCall, p string) resolved {
 	raw := l.rawAbs(call, p)
 	abs := cleanPath(raw)
-	if call.Resolver == nil && !call.win && strings.HasPrefix(raw, "/") {
-		// What info answers without a Resolver, cleaned once.
+	if call.Resolver == nil && !call.win && (strings.HasPrefix(raw, "/") || !winCall(call)) {
+		// What info answers without a Resolver (a relative path is
+		// unknown only in a Windows-shaped call), cleaned once.
 		return resolved{written: p, abs: abs, info: PathInfo{Real: abs}}
 	}
 	return resolved{written: p, abs: abs, info: l.info(call, raw)}

@@ -56,7 +56,10 @@ type lazyFlat struct {
 	lnState lineCount
 }
 
-type lazySpan struct{ start, end int }
+// lazySpan is where a value lies in the input, in 32 bits (lazyInput
+// reads no input of 2 GiB or more lazily): lazyFlat is zeroed for every
+// flat edit a decision reads.
+type lazySpan struct{ start, end int32 }
 
 type lazyState uint8
 
@@ -141,7 +144,7 @@ func (f *lazyFlat) advance(limit int) bool {
 			f.st = lzUnsure
 			return false
 		}
-		f.spans[f.open].end = end
+		f.spans[f.open].end = int32(end)
 		return f.afterValue(end)
 	case lzMember:
 		i := f.i
@@ -174,7 +177,7 @@ func (f *lazyFlat) advance(limit int) bool {
 				f.st = lzUnsure // given twice
 				return false
 			}
-			f.spans[idx] = lazySpan{start: i, end: -1}
+			f.spans[idx] = lazySpan{start: int32(i), end: -1}
 			f.i, f.open, f.st = i, idx, lzOpen
 			return true
 		}
@@ -294,7 +297,7 @@ func (f *lazyFlat) stepBack() bool {
 			return false
 		}
 		if idx := flatKeyIndex(key); idx >= 0 && f.back[idx].end == 0 {
-			f.back[idx] = lazySpan{start: vstart, end: vend}
+			f.back[idx] = lazySpan{start: int32(vstart), end: int32(vend)}
 		}
 		return true
 	default:
@@ -443,12 +446,10 @@ func (f *lazyFlat) str(idx int) (string, bool) {
 		}
 	}
 	sp := f.span(idx)
-	if end, _, _, ok := scanString(f.s, sp.start); !ok || end != sp.end {
+	if end, _, _, ok := scanString(f.s, int(sp.start)); !ok || end != int(sp.end) {
 		return "", false
 	}
-	raw := rawFields{s: f.s}
-	raw.spans[0] = rawSpan{start: int32(sp.start), end: int32(sp.end)}
-	return raw.str(flatKeys[0])
+	return stringValue(f.s[sp.start:sp.end])
 }
 
 // lineCount is how far linesOver counted a string's newlines: from j on
@@ -477,7 +478,7 @@ type lineCount struct {
 // count with lineStep's alone.
 func (f *lazyFlat) linesOver(idx, limit int) (over, ok bool) {
 	s := f.s
-	start := f.span(idx).start
+	start := int(f.span(idx).start)
 	c := &f.lnState
 	if f.ln != start+1 {
 		f.ln, *c = start+1, lineCount{j: start + 1, lastNL: -1}

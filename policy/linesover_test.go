@@ -11,7 +11,7 @@ import (
 // linesOverByStep is lazyFlat.linesOver one quote or escape at a time
 // (lineStep only): the reading linesOver's words must agree with.
 func linesOverByStep(f *lazyFlat, idx, limit int) (over, ok bool) {
-	start := f.span(idx).start
+	start := int(f.span(idx).start)
 	c := &f.lnState
 	if f.ln != start+1 {
 		f.ln, *c = start+1, lineCount{j: start + 1, lastNL: -1}

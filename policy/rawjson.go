@@ -320,16 +320,28 @@ func (f *rawFields) value(key string) (string, *rawSpan, bool) {
 func (f *rawFields) str(keys ...string) (string, bool) {
 	for _, k := range keys {
 		v, _, ok := f.value(k)
-		if !ok || len(v) < 2 || v[0] != '"' {
+		if !ok {
 			continue
 		}
-		if strings.IndexByte(v, '\\') < 0 && utf8.ValidString(v) {
-			return v[1 : len(v)-1], true
+		if s, ok := stringValue(v); ok {
+			return s, true
 		}
-		var out string
-		if json.Unmarshal([]byte(v), &out) == nil {
-			return out, true
-		}
+	}
+	return "", false
+}
+
+// stringValue is the string the JSON value v (a member's, as scanned)
+// decodes to; ok is false when v is not a string.
+func stringValue(v string) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if strings.IndexByte(v, '\\') < 0 && utf8.ValidString(v) {
+		return v[1 : len(v)-1], true
+	}
+	var out string
+	if json.Unmarshal([]byte(v), &out) == nil {
+		return out, true
 	}
 	return "", false
 }
