@@ -29,7 +29,8 @@ func TestUnquote(t *testing.T) {
 	for _, v := range []string{`""`, `"a"`, `"\n\t\r\b\f\/\\\""`, `"\u0041\u00e9\u20ac"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`,
 		`"\ude00\ud83d"`, `"\ud83d\u0041"`, `"\ud83d\ud83d\ude00"`, "\"\xff\xfe\"", "\"\xed\xa0\x80\"", "\"é€😀\"", `"\u000a\u000A\u000d"`,
 		`"\uD83D\uDE00"`, `"x\"`, `"\x"`, `"\u12"`, `"\u12g4"`, "\"\x01\"", `"a"b"`, `a`, `"`, ``,
-		`"` + strings.Repeat(`\tfmt.Println(\"x\")\n`, 100) + `"`} {
+		`"` + strings.Repeat(`\tfmt.Println(\"x\")\n`, 100) + `"`,
+		"\"" + strings.Repeat("é", 40) + "\xff\xc3" + `\n` + "\xe2\x82" + `"`, "\"ab\xf0\x9f\x98" + `\u0041"`} {
 		unquoteAgrees(t, v)
 	}
 }
