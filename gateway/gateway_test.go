@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/statewright-go/statewright/internal/mcpio"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/sqlite"
@@ -146,7 +147,7 @@ func newGateway(t testing.TB, url string, o gatewaySetup) (*mcp.ClientSession, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, stt := mcp.NewInMemoryTransports()
+	ct, stt := mcpio.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, stt, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +467,7 @@ func TestSessionsShareOneWatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ct, stt := mcp.NewInMemoryTransports()
+		ct, stt := mcpio.NewInMemoryTransports()
 		if _, err := srv.Connect(ctx, stt, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/statewright-go/statewright/internal/mcpio"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/sandbox"
@@ -106,7 +107,7 @@ func newSBWorld(t *testing.T, avail sandbox.Availability) *sbWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, stt := mcp.NewInMemoryTransports()
+	ct, stt := mcpio.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, stt, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,9 @@
 //  1. Proxy overhead per tools/call: an upstream MCP server (the go-sdk, an
 //     "echo" tool, served over streamable HTTP on loopback) called directly
 //     by a go-sdk client, and the same upstream called through the gateway
-//     (client → gateway over the SDK's in-memory transport → upstream), with
+//     (client → gateway over an in-memory pipe → upstream; the client's end
+//     the SDK's transport, the gateway's end internal/mcpio, as `statewright
+//     mcp` serves stdio), with
 //     an active run on a SQLite store whose phase allows the tool. Calls
 //     alternate between the two paths; the report gives p50/p90/p99 of each
 //     and the difference of the medians. Budget (docs/architecture.md): p50 overhead
@@ -61,6 +63,7 @@ import (
 	"github.com/statewright-go/statewright/gateway"
 	"github.com/statewright-go/statewright/gateway/tokens"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/internal/mcpio"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/runtime"
 	"github.com/statewright-go/statewright/serve"
@@ -154,7 +157,7 @@ func run(n, sessions int, duration time.Duration) error {
 	if err != nil {
 		return err
 	}
-	ct, stt := mcp.NewInMemoryTransports()
+	ct, stt := mcpio.NewInMemoryTransports() // as `statewright mcp` serves stdio
 	if _, err := gsrv.Connect(ctx, stt, nil); err != nil {
 		return err
 	}

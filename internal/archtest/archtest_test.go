@@ -21,7 +21,7 @@ var tiers = []struct {
 }{
 	{0, []string{"workflow", "shell", "sandbox", "store", "plugins", "testreport", "gateway/tokens",
 		"agent/model", "agent/events", "internal/fakemodel", "internal/person", "internal/archtest", "internal/buildinfo", "internal/cputime",
-		"internal/hookwire", "internal/rawfile"}},
+		"internal/hookwire", "internal/rawfile", "internal/mcpio"}},
 	{1, []string{"engine", "internal/wfgraph", "internal/eventtext"}},
 	{2, []string{"policy"}},
 	{3, []string{"runtime"}},

@@ -20,6 +20,7 @@ import (
 
 	"github.com/statewright-go/statewright/gateway"
 	"github.com/statewright-go/statewright/internal/cli/cmdutil"
+	"github.com/statewright-go/statewright/internal/mcpio"
 	"github.com/statewright-go/statewright/internal/telemetry"
 	"github.com/statewright-go/statewright/mcpserver"
 	"github.com/statewright-go/statewright/policy"
@@ -165,7 +166,7 @@ statewright init claude-code registers it in .mcp.json; by hand:
 			if err != nil {
 				return cmdutil.Usagef("mcp: %v", err)
 			}
-			t := &mcp.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}}
+			t := &mcpio.Transport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}}
 			if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) &&
 				!errors.Is(err, mcp.ErrConnectionClosed) {
 				return err
