@@ -124,6 +124,9 @@ type Gateway struct {
 
 	// changes hands the store's changes to the sessions.
 	changes changeHub
+
+	// fastCalls counts the calls the fast path answered (Server.Transport).
+	fastCalls atomic.Int64
 }
 
 // Wait returns when every proxied call's result has been recorded (at most
@@ -325,6 +328,15 @@ func (g *Gateway) NewServer(so SessionOptions) (*mcp.Server, error) {
 
 // newServerWithID is NewServer with the SDK's session id generator.
 func (g *Gateway) newServerWithID(so SessionOptions, sessionID func() string) (*mcp.Server, error) {
+	s, err := g.newSession(so, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return s.srv, nil
+}
+
+// newSession makes one client session and its server.
+func (g *Gateway) newSession(so SessionOptions, sessionID func() string) (*session, error) {
 	s := &session{g: g, id: newCallID(), key: so.Session, chann: so.Channel, elicited: map[string]bool{}}
 	if s.chann == "" {
 		s.chann = "mcp-gateway"
@@ -349,7 +361,7 @@ func (g *Gateway) newServerWithID(so SessionOptions, sessionID func() string) (*
 	}
 	s.ctl, s.srv = ctl, ctl.MCP()
 	s.srv.AddReceivingMiddleware(s.middleware)
-	return s.srv, nil
+	return s, nil
 }
 
 // started runs when the client finished initialising: the session watches

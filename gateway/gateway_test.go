@@ -102,11 +102,22 @@ type gatewaySetup struct {
 	client *mcp.ClientOptions
 	// decideOnWrap: the runtime decides on the wrapped store too.
 	decideOnWrap bool
+	// sdkPath serves the session without the fast path (Server.Transport):
+	// every call through the SDK's handling, as over streamable HTTP.
+	sdkPath bool
 }
 
 // newGateway starts a run on a fresh SQLite store, a gateway in front of
 // the upstream at url, and a client connected to it in memory.
 func newGateway(t testing.TB, url string, o gatewaySetup) (*mcp.ClientSession, *runtime.Service) {
+	t.Helper()
+	cs, svc, _, _ := newGatewayFull(t, url, o)
+	return cs, svc
+}
+
+// newGatewayFull is newGateway, which also returns the gateway and the
+// SQLite store.
+func newGatewayFull(t testing.TB, url string, o gatewaySetup) (*mcp.ClientSession, *runtime.Service, *Gateway, *sqlite.Store) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -143,20 +154,30 @@ func newGateway(t testing.TB, url string, o gatewaySetup) (*mcp.ClientSession, *
 		t.Fatal(err)
 	}
 	t.Cleanup(g.Wait) // before the store closes
-	srv, err := g.NewServer(SessionOptions{Session: "claude-code:t"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ct, stt := mcpio.NewInMemoryTransports()
-	if _, err := srv.Connect(ctx, stt, nil); err != nil {
-		t.Fatal(err)
+	if o.sdkPath {
+		srv, err := g.NewServer(SessionOptions{Session: "claude-code:t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := srv.Connect(ctx, stt, nil); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		sv, err := g.NewSession(SessionOptions{Session: "claude-code:t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sv.Connect(ctx, sv.Transport(stt), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, o.client).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, svc
+	return cs, svc, g, st
 }
 
 func text(res *mcp.CallToolResult) string {

@@ -4,8 +4,9 @@
 //     "echo" tool, served over streamable HTTP on loopback) called directly
 //     by a go-sdk client, and the same upstream called through the gateway
 //     (client → gateway over an in-memory pipe → upstream; the client's end
-//     the SDK's transport, the gateway's end internal/mcpio, as `statewright
-//     mcp` serves stdio), with
+//     the SDK's transport, the gateway's end internal/mcpio with the
+//     gateway's fast path for upstream calls, as `statewright mcp` serves
+//     stdio), with
 //     an active run on a SQLite store whose phase allows the tool. Calls
 //     alternate between the two paths; the report gives p50/p90/p99 of each
 //     and the difference of the medians. Budget (docs/architecture.md): p50 overhead
@@ -153,12 +154,12 @@ func run(n, sessions int, duration time.Duration) error {
 	}
 	defer direct.Close()
 	// Client through the gateway.
-	gsrv, err := g.NewServer(gateway.SessionOptions{Session: "claude-code:bench"})
+	gsrv, err := g.NewSession(gateway.SessionOptions{Session: "claude-code:bench"})
 	if err != nil {
 		return err
 	}
 	ct, stt := mcpio.NewInMemoryTransports() // as `statewright mcp` serves stdio
-	if _, err := gsrv.Connect(ctx, stt, nil); err != nil {
+	if _, err := gsrv.Connect(ctx, gsrv.Transport(stt), nil); err != nil {
 		return err
 	}
 	proxied, err := mcp.NewClient(&mcp.Implementation{Name: "proxied"}, nil).Connect(ctx, ct, nil)

@@ -162,11 +162,11 @@ statewright init claude-code registers it in .mcp.json; by hand:
 				}()
 				defer func() { cancel(); <-done }()
 			}
-			srv, err := g.NewServer(gateway.SessionOptions{Session: key})
+			srv, err := g.NewSession(gateway.SessionOptions{Session: key})
 			if err != nil {
 				return cmdutil.Usagef("mcp: %v", err)
 			}
-			t := &mcpio.Transport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}}
+			t := srv.Transport(&mcpio.Transport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}})
 			if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) &&
 				!errors.Is(err, mcp.ErrConnectionClosed) {
 				return err

@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/store"
+)
+
+// TestFastPathAsSDK makes the same calls through the fast path and through
+// the SDK's handling of the request: the client sees the same answers and
+// the store the same decisions.
+func TestFastPathAsSDK(t *testing.T) {
+	calls := []struct {
+		name string
+		args any
+		meta mcp.Meta
+	}{
+		{name: "up__echo", args: map[string]any{"text": "hello <b>&</b> é"}},
+		{name: "up__echo", args: map[string]any{"text": "with a progress token"}, meta: mcp.Meta{"progressToken": "p1"}},
+		{name: "up__echo", args: map[string]any{"text": "other meta"}, meta: mcp.Meta{"claudecode/toolUseId": "toolu_1"}},
+		{name: "up__echo", args: map[string]any{"text": 5}},         // the upstream's schema refuses it
+		{name: "up__echo", args: map[string]any{}},                  // so does this
+		{name: "up__tool_000", args: nil},                           // no arguments
+		{name: "up__tool_002", args: map[string]any{}},              // the phase does not allow it
+		{name: "up__slow", args: map[string]any{"seconds": 0.001}},  // allowed, answers
+		{name: "statewright_get_state", args: map[string]any{}},     // a control tool: the SDK's
+		{name: "up__nope", args: map[string]any{}},                  // no such tool: the SDK's
+		{name: "statewright__list_changed", args: map[string]any{}}, // the sentinel: the SDK's
+	}
+	answers := map[bool][]string{}
+	decisions := map[bool]int{}
+	for _, sdk := range []bool{true, false} {
+		cs, _, g, st := newGatewayFull(t, newUpstream(t, &upstreamProbe{}), gatewaySetup{sdkPath: sdk})
+		for _, c := range calls {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: c.args, Meta: c.meta})
+			a := "error: " + errText(err)
+			if err == nil {
+				b, _ := json.Marshal(res)
+				a = runID.ReplaceAllString(string(b), "run_X") // each run its own id
+
+			}
+			answers[sdk] = append(answers[sdk], a)
+		}
+		g.Wait()
+		evs, err := st.Events(context.Background(), store.EventFilter{SessionKey: "claude-code:t", Kinds: []store.EventKind{store.KindDecision}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		decisions[sdk] = len(evs)
+		if got := g.fastCalls.Load(); sdk && got != 0 || !sdk && got != 8 {
+			t.Errorf("sdk path %v: %d calls took the fast path", sdk, got)
+		}
+	}
+	for i, c := range calls {
+		if answers[true][i] != answers[false][i] {
+			t.Errorf("%s %v:\n fast path %s\n SDK's     %s", c.name, c.args, answers[false][i], answers[true][i])
+		}
+	}
+	if decisions[true] != decisions[false] || decisions[true] == 0 {
+		t.Errorf("decisions recorded: fast path %d, SDK's %d", decisions[false], decisions[true])
+	}
+}
+
+var runID = regexp.MustCompile(`run_[0-9a-f]+`)
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestDecodeFastCall(t *testing.T) {
+	tests := []struct {
+		params   string
+		ok       bool
+		name     string
+		args     string
+		progress any
+	}{
+		{params: `{"name":"up__echo","arguments":{"text":"hi"}}`, ok: true, name: "up__echo", args: `{"text":"hi"}`},
+		{params: `{"name":"up__echo"}`, ok: true, name: "up__echo"},
+		{params: `{"name":"up__echo","arguments":null}`, ok: true, name: "up__echo", args: `null`},
+		{params: `{"name":"up__echo","_meta":{"progressToken":7}}`, ok: true, name: "up__echo", progress: float64(7)},
+		{params: `{"name":"up__echo","_meta":{"progressToken":"t"},"arguments":{}}`, ok: true, name: "up__echo", args: `{}`, progress: "t"},
+		{params: `{"name":"up__echo","_meta":null}`, ok: true, name: "up__echo"},
+		// The SDK's.
+		{params: `{"name":"up__echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`},
+		{params: `{"name":"up__echo","requestState":"x"}`},
+		{params: `{"name":"up__echo","inputResponses":{}}`},
+		{params: `{"Name":"up__echo"}`},
+		{params: `{"name":""}`},
+		{params: `{"name":3}`},
+		{params: `{"name":"up__echo","_meta":[1]}`},
+		{params: `{}`},
+		{params: `null`},
+		{params: ``},
+		{params: `[1]`},
+		{params: `{"name":"up__echo"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.params, func(t *testing.T) {
+			fc, ok := decodeFastCall(json.RawMessage(tt.params))
+			if ok != tt.ok {
+				t.Fatalf("ok = %v, want %v", ok, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			if fc.name != tt.name || string(fc.args) != tt.args || fc.meta["progressToken"] != tt.progress {
+				t.Fatalf("got %q %q %v, want %q %q %v", fc.name, fc.args, fc.meta["progressToken"], tt.name, tt.args, tt.progress)
+			}
+		})
+	}
+}
+
+// FuzzDecodeFastCall: whatever the parameters, the fast path takes only a
+// named call without the SDK's own request metadata.
+func FuzzDecodeFastCall(f *testing.F) {
+	for _, s := range []string{`{"name":"up__echo","arguments":{"text":"hi"}}`, `{"name":"a","_meta":{"progressToken":1}}`,
+		`{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}`, `{"name":"a","requestState":""}`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		fc, ok := decodeFastCall(params)
+		if !ok {
+			return
+		}
+		if fc.name == "" || !json.Valid(params) {
+			t.Fatalf("%q taken as %+v", params, fc)
+		}
+		if _, has := fc.meta[metaProtocolVersion]; has {
+			t.Fatalf("%q: the 2026-07-28 request metadata taken", params)
+		}
+		var w map[string]json.RawMessage
+		if err := json.Unmarshal(params, &w); err != nil {
+			t.Fatalf("%q: %v", params, err)
+		}
+		for k := range w {
+			if !strings.Contains(" name arguments _meta ", " "+k+" ") {
+				t.Fatalf("%q: key %q taken", params, k)
+			}
+		}
+	})
+}
+
+// TestProgressForwarded: an upstream's progress reaches the client under
+// the client's own token while the call is under way, on both paths.
+func TestProgressForwarded(t *testing.T) {
+	var release chan struct{} // closed when the client heard the progress
+	up := mcp.NewServer(&mcp.Implementation{Name: "progress-upstream", Version: "1"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		for i := range 3 {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(),
+				Progress: float64(i + 1), Total: 3}); err != nil {
+				return nil, nil, err
+			}
+		}
+		select {
+		case <-release:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "heard"}}}, nil, nil
+		case <-time.After(10 * time.Second):
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "not heard"}}}, nil, nil
+		}
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(srv.Close)
+	for _, sdk := range []bool{true, false} {
+		release = make(chan struct{})
+		var heard atomic.Int32
+		cs, _ := newGateway(t, srv.URL, gatewaySetup{sdkPath: sdk, client: &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				if r.Params.ProgressToken == "mine" && heard.Add(1) == 3 {
+					close(release)
+				}
+			},
+		}})
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{},
+			Meta: mcp.Meta{"progressToken": "mine"}})
+		if err != nil || res.IsError || text(res) != "heard" {
+			t.Fatalf("sdk path %v: %v %q (progress heard under the client's token: %d)", sdk, err, text(res), heard.Load())
+		}
+	}
+}
