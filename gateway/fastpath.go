@@ -137,6 +137,9 @@ func (c *fastConn) take(r *jsonrpc.Request) bool {
 	}
 	c.calls[r.ID] = cancel
 	c.mu.Unlock()
+	// Gateway.Wait waits for the call too, as the SDK's session waits for
+	// the requests it handles before it ends.
+	s.g.settles.Add(1)
 	go c.answer(ctx, r.ID, ss, fc)
 	return true
 }
@@ -149,6 +152,7 @@ func (c *fastConn) answer(ctx context.Context, id jsonrpc.ID, ss *mcp.ServerSess
 		delete(c.calls, id)
 		c.mu.Unlock()
 		cancel()
+		c.s.g.settles.Done()
 	}()
 	c.s.g.fastCalls.Add(1)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Meta: fc.meta, Name: fc.name, Arguments: fc.args}}

@@ -41,6 +41,14 @@ func TestFastPathAsSDK(t *testing.T) {
 	decisions := map[bool]int{}
 	for _, sdk := range []bool{true, false} {
 		cs, _, g, st := newGatewayFull(t, newUpstream(t, &upstreamProbe{}), gatewaySetup{sdkPath: sdk})
+		// The session starts when the SDK has handled the client's
+		// notifications/initialized, which may come after the first call
+		// was read: that call is the SDK's. Once one call is answered, it
+		// has started.
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "warm"}}); err != nil {
+			t.Fatal(err)
+		}
+		g.fastCalls.Store(0)
 		for _, c := range calls {
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: c.args, Meta: c.meta})
 			a := "error: " + errText(err)
@@ -190,5 +198,34 @@ func TestProgressForwarded(t *testing.T) {
 		if err != nil || res.IsError || text(res) != "heard" {
 			t.Fatalf("sdk path %v: %v %q (progress heard under the client's token: %d)", sdk, err, text(res), heard.Load())
 		}
+	}
+}
+
+// TestFastPathCallEndsWithSession: a client that goes away during a
+// fast-path call cancels it upstream, and Gateway.Wait returns only once
+// the call is answered and its result recorded, as on the SDK's path.
+func TestFastPathCallEndsWithSession(t *testing.T) {
+	for _, sdk := range []bool{true, false} {
+		probe := &upstreamProbe{}
+		cs, _, g, st := newGatewayFull(t, newUpstream(t, probe), gatewaySetup{sdkPath: sdk})
+		go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__slow", Arguments: map[string]any{"seconds": 30}})
+		waitFor(t, func() bool { return probe.calls.Load() == 1 }, "the slow call to reach the upstream")
+		cs.Close()
+		g.Wait()
+		evs, err := st.Events(context.Background(), store.EventFilter{SessionKey: "claude-code:t",
+			Kinds: []store.EventKind{store.KindDecision, store.KindResult}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := []store.EventKind{}
+		for _, e := range evs {
+			if e.Tool == "up__slow" {
+				kinds = append(kinds, e.Kind)
+			}
+		}
+		if len(kinds) != 2 || kinds[0] != store.KindDecision || kinds[1] != store.KindResult {
+			t.Fatalf("sdk path %v: events of the call after Wait: %v, want a decision and its result", sdk, kinds)
+		}
+		waitFor(t, func() bool { return probe.cancelled.Load() == 1 }, "the upstream to see the call cancelled")
 	}
 }

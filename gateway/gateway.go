@@ -119,7 +119,8 @@ type Gateway struct {
 	mu  sync.Mutex
 	vis map[visKey][]ToolInfo // visible upstream tools per workflow, state, upstream lists
 
-	// settles counts the results still being recorded (Wait).
+	// settles counts the results still being recorded and the fast
+	// path's calls still under way (Wait).
 	settles sync.WaitGroup
 
 	// changes hands the store's changes to the sessions.
@@ -130,8 +131,9 @@ type Gateway struct {
 }
 
 // Wait returns when every proxied call's result has been recorded (at most
-// settleDelay after the last answer). Call it before closing the store: a
-// result is recorded after its call was answered (session.settle).
+// settleDelay after the last answer), and every call the fast path took
+// has been answered. Call it before closing the store: a result is
+// recorded after its call was answered (session.settle).
 func (g *Gateway) Wait() { g.settles.Wait() }
 
 // New returns a Gateway.
