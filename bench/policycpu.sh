@@ -4,8 +4,10 @@
 # per decision as well as wall ns/op, alternating in one run between the
 # working tree and, given OLD_COMMIT, that commit. CPU time because on a
 # shared, loaded machine wall time mostly measures the wait for a core.
-# Each run does N decisions (-test.benchtime Nx); a 1-decision run of the
-# same benchmark (compiling the law, building the input) is subtracted.
+# This tree's policy/bench_test.go is copied over OLD_COMMIT's, so both
+# run the same benchmark code. Each run does N decisions (-test.benchtime
+# Nx); a 1-decision run of the same benchmark (compiling the law,
+# building the input) is subtracted.
 # BENCHMARKS is a comma-separated list of benchmark names (default: the
 # denied ones and an allowed Read). Writes benchstat input (units sec/op
 # and cpu-sec/op) to OUT (default a temporary directory: old.txt,
@@ -23,6 +25,9 @@ trap 'rm -rf "$tmp/old" "$tmp"/*.test; [ -n "$old" ] && git -C "$root" worktree 
 bins=(new)
 if [ -n "$old" ]; then
   git -C "$root" worktree add -q --detach "$tmp/old" "$old"
+  # Both run this tree's benchmark code (as policyvs.sh does): an older
+  # commit may lack a benchmark in the list.
+  cp "$root/policy/bench_test.go" "$tmp/old/policy/bench_test.go"
   (cd "$tmp/old" && go test -c -o "$tmp/old.test" ./policy)
   bins=(old new)
 fi
