@@ -124,10 +124,23 @@ type notifier struct {
 }
 
 // notifyPace is the least time between two of a process's batches of
-// changes sent after their commits: a counter shown elsewhere is at most
-// this much older than it would be otherwise (SQLite's watchers poll every
-// 100 ms).
-const notifyPace = 50 * time.Millisecond
+// changes sent after their commits while it sees no other replica: a
+// counter shown elsewhere is at most this much older than it would be
+// otherwise (SQLite's watchers poll every 100 ms). A replica that sees
+// others (replicas.go) waits that much longer per replica it sees, up to
+// maxNotifyPace, so that the store as a whole commits about as many of
+// these transactions (each with its WAL flush) with two replicas as with
+// one: each batch holds one change per run, the newest, so a longer pace
+// sends the same runs' changes in fewer, fuller batches.
+const (
+	notifyPace    = 50 * time.Millisecond
+	maxNotifyPace = 100 * time.Millisecond
+)
+
+// pace is how long the notifier waits after a batch before the next.
+func (s *Store) pace() time.Duration {
+	return min(notifyPace*time.Duration(1+s.presence.others.Load()), maxNotifyPace)
+}
 
 // notifyAfter queues changes for the notifier.
 func (s *Store) notifyAfter(cs []store.Change) {
@@ -178,7 +191,7 @@ func (n *notifier) loop() {
 			return
 		}
 		select {
-		case <-time.After(notifyPace):
+		case <-time.After(n.s.pace()):
 		case <-n.quit:
 		}
 	}
