@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -53,4 +54,32 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, name string) {
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-us")
+}
+
+// BenchmarkCallProxiedStdio is BenchmarkCallProxied with a stdio upstream
+// (this test binary, stdioUpstream): the upstream runs in its own process,
+// so the benchmark's allocations are the client's and the gateway's.
+func BenchmarkCallProxiedStdio(b *testing.B) {
+	cs, _ := newGateway(b, "", gatewaySetup{stdio: true})
+	benchCalls(b, cs, "up__echo")
+}
+
+// stdioUpstreamEnv makes the test binary serve stdioUpstream on stdio.
+const stdioUpstreamEnv = "STATEWRIGHT_GATEWAY_TEST_STDIO_UPSTREAM"
+
+// TestMain serves stdioUpstream when asked to.
+func TestMain(m *testing.M) {
+	if os.Getenv(stdioUpstreamEnv) == "1" {
+		s := mcp.NewServer(&mcp.Implementation{Name: "stdio-upstream", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Text string `json:"text"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }

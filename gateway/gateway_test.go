@@ -105,6 +105,9 @@ type gatewaySetup struct {
 	// sdkPath serves the session without the fast path (Server.Transport):
 	// every call through the SDK's handling, as over streamable HTTP.
 	sdkPath bool
+	// stdio: the upstream is this test binary as a stdio server
+	// (stdioUpstream), not the HTTP one at url.
+	stdio bool
 }
 
 // newGateway starts a run on a fresh SQLite store, a gateway in front of
@@ -141,6 +144,13 @@ func newGatewayFull(t testing.TB, url string, o gatewaySetup) (*mcp.ClientSessio
 		t.Fatal(err)
 	}
 	cfg := &Config{Timeout: Duration(2 * time.Second), Upstreams: []Upstream{{Name: "up", URL: url}}}
+	if o.stdio {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Upstreams[0] = Upstream{Name: "up", Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{stdioUpstreamEnv: "1"}}
+	}
 	if err := cfg.Check(); err != nil {
 		t.Fatal(err)
 	}

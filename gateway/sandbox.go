@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/statewright-go/statewright/internal/mcpio"
 	"github.com/statewright-go/statewright/policy"
 	"github.com/statewright-go/statewright/sandbox"
 )
@@ -320,7 +321,7 @@ func (u *upstream) spawn(ctx context.Context, p *sandbox.Profile) (*instance, er
 	})
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(u.cfg.Timeout))
 	defer cancel()
-	cs, err := cl.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	cs, err := cl.Connect(cctx, &mcpio.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("gateway: start upstream %q under the sandbox of phase %s: %w%s", u.cfg.Name, phaseName(p.Phase), err, u.stderrNote())

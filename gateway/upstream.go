@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/statewright-go/statewright/control"
+	"github.com/statewright-go/statewright/internal/mcpio"
 	"github.com/statewright-go/statewright/policy"
 )
 
@@ -352,7 +353,7 @@ func (u *upstream) transport() (mcp.Transport, error) {
 			return nil, err
 		}
 		cmd.Stderr = u.stderr
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return &mcpio.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	}
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Env = os.Environ()
@@ -365,7 +366,7 @@ func (u *upstream) transport() (mcp.Transport, error) {
 		cmd.Dir = u.m.dir
 	}
 	cmd.Stderr = u.stderr
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	return &mcpio.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 }
 
 // maxIdlePerUpstream is how many idle connections to one HTTP upstream
