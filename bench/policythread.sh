@@ -86,7 +86,7 @@ for v in old new; do
   (cd "$dir" && go test -c -o "$tmp/$v.test" ./policy)
   rm "$dir/policy/$name"
 done
-echo "# policythread: $(git -C "$root" rev-parse --short HEAD) (new) against $old (old), $rounds rounds; columns: build, decision, min and median thread CPU ns"
+echo "# policythread: $(git -C "$root" describe --always --dirty) (new) against $old (old), $rounds rounds; columns: build, decision, min and median thread CPU ns"
 echo "# $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= rounds; r++)); do
   for v in old new; do

@@ -227,6 +227,10 @@ type compiledState struct {
 	// denied_paths and Read deny/ask rules beside the secrets); nil when
 	// the phase adds no read fence.
 	view *Law
+	// editListed has bit i set when the phase's tool lists let the edit
+	// tool canonEdits[i], called by that name, through (listsAllow), for
+	// a suggestion's simulated phase (simAllows).
+	editListed uint8
 }
 
 // interruptRule is a compiled interrupt.
@@ -430,6 +434,11 @@ func compileState(name string, st *workflow.State) (*compiledState, error) {
 		cs.allowedList = append([]string{}, st.AllowedTools...)
 	}
 	cs.caps &^= cs.disallowed.caps
+	for i, n := range canonEdits {
+		if cs.listsAllow(canonEditInfo[i], n) {
+			cs.editListed |= 1 << i
+		}
+	}
 	// Disallowing every granted edit tool takes the shell's write capability away too.
 	granted := cs.allowed.tools & editTools
 	if cs.anyTool {
@@ -726,4 +735,34 @@ func (w *farWalk) path(i int) farPath {
 	slices.Reverse(fp.via)
 	slices.Reverse(fp.notes)
 	return fp
+}
+
+// canonEdits are the edit tools by their canonical (Claude Code) names,
+// and canonEditInfo what lookupTool makes of each.
+var (
+	canonEdits    = [...]string{"Write", "Edit", "MultiEdit", "NotebookEdit"}
+	canonEditInfo = func() (out [len(canonEdits)]toolInfo) {
+		for i, n := range canonEdits {
+			out[i] = lookupTool(ClaudeCode, n)
+		}
+		return out
+	}()
+)
+
+// listsAllow reports whether the phase's tool lists let a call through
+// (simAllows' first check): it is not final, disallowed_tools does not
+// name the call, and allowed_tools (if any) does.
+func (cs *compiledState) listsAllow(info toolInfo, raw string) bool {
+	return !cs.final && !cs.disallowed.hasExactly(info, raw) && (cs.anyTool || cs.allowed.has(info, raw))
+}
+
+// listsAllowEdit is listsAllow for an edit: for one of canonEdits called
+// by its name, the answer compileState kept (editListed).
+func (cs *compiledState) listsAllowEdit(info toolInfo, raw string) bool {
+	for i := range canonEdits {
+		if info == canonEditInfo[i] && raw == canonEdits[i] {
+			return cs.editListed&(1<<i) != 0
+		}
+	}
+	return cs.listsAllow(info, raw)
 }

@@ -726,7 +726,7 @@ func (l *Law) simAllows(run *RunState, p *prepared, target string, ts *compiledS
 	// (An edit is neither a control, meta nor task tool, nor an MCP tool a
 	// readOnlyHint admits; its self-protection does not depend on the
 	// phase.)
-	if ts.final || ts.disallowed.hasExactly(info, p.call.Tool) || !ts.anyTool && !ts.allowed.has(info, p.call.Tool) {
+	if !ts.listsAllowEdit(info, p.call.Tool) {
 		return false
 	}
 	// (Nothing below reads p.simulating: the lazy reading is chosen here.)

@@ -30,3 +30,34 @@ func TestToolListNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestListsAllowEdit: the tool-list verdict a phase keeps for the edit
+// tools by their canonical names is the one its lists give, in every
+// phase of the test workflows and templates, for those names and for
+// the other harnesses' names of edits (which are looked up).
+func TestListsAllowEdit(t *testing.T) {
+	calls := []struct {
+		h    Harness
+		tool string
+	}{{ClaudeCode, "Write"}, {ClaudeCode, "Edit"}, {ClaudeCode, "MultiEdit"}, {ClaudeCode, "NotebookEdit"},
+		{Codex, "apply_patch"}, {Codex, "write_file"}, {"opencode", "write"}, {"opencode", "edit"}, {"pi", "write"}, {"cursor", "Write"}}
+	checked := 0
+	for name, l := range simLaws(t) {
+		for sn, cs := range l.states {
+			for _, c := range calls {
+				info := lookupTool(c.h, c.tool)
+				if !isEditKind(info.kind) {
+					continue
+				}
+				want := !cs.final && !cs.disallowed.hasExactly(info, c.tool) && (cs.anyTool || cs.allowed.has(info, c.tool))
+				if got := cs.listsAllowEdit(info, c.tool); got != want {
+					t.Errorf("%s, phase %s, %s %s: listsAllowEdit %v, the lists %v", name, sn, c.h, c.tool, got, want)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no edit call checked")
+	}
+}
