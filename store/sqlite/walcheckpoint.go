@@ -132,14 +132,15 @@ func newWALCheckpointer(db *sql.DB, path string) *walCheckpointer {
 	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
 		c.dbFile = f
 	}
-	go c.loop()
-	// The WAL lives beside the database file, on its file system.
+	// The WAL lives beside the database file, on its file system. Set
+	// before the loops start: loop reads wbKick too.
 	if writebackSupported && c.dbFile != nil && writebackHelps(c.dbFile) {
 		c.wbKick = make(chan struct{}, 1)
 		go c.writebackLoop()
 	} else {
 		close(c.wbDone)
 	}
+	go c.loop()
 	return c
 }
 
