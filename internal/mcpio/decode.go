@@ -12,6 +12,9 @@ import (
 // DecodeFrame decodes one inbound JSON value: a JSON-RPC message, or a
 // batch of them (an array; isBatch). An empty batch is an error.
 func DecodeFrame(data []byte) (msgs []jsonrpc.Message, isBatch bool, err error) {
+	if err := checkDepth(data); err != nil {
+		return nil, false, err
+	}
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		var raws []json.RawMessage
 		if err := json.Unmarshal(data, &raws); err != nil {
@@ -22,7 +25,7 @@ func DecodeFrame(data []byte) (msgs []jsonrpc.Message, isBatch bool, err error) 
 		}
 		msgs = make([]jsonrpc.Message, 0, len(raws))
 		for _, raw := range raws {
-			m, err := DecodeMessage(raw)
+			m, err := decodeMessage(raw)
 			if err != nil {
 				return nil, true, err
 			}
@@ -30,19 +33,67 @@ func DecodeFrame(data []byte) (msgs []jsonrpc.Message, isBatch bool, err error) 
 		}
 		return msgs, true, nil
 	}
-	m, err := DecodeMessage(data)
+	m, err := decodeMessage(data)
 	if err != nil {
 		return nil, false, err
 	}
 	return []jsonrpc.Message{m}, false, nil
 }
 
+// maxDepth is the deepest nesting of objects and arrays the SDK's decoder
+// reads (its internal json package's defaultMaxDepth); encoding/json alone
+// reads 10000.
+const maxDepth = 1000
+
+// checkDepth refuses data nested deeper than maxDepth, as the SDK's
+// decoder does before it decodes anything (the same scan: brackets
+// outside strings).
+func checkDepth(data []byte) error {
+	depth := 0
+	inString, escaped := false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > maxDepth {
+				return fmt.Errorf("mcpio: unmarshaling jsonrpc message: nested deeper than %d", maxDepth)
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
 // DecodeMessage decodes one JSON-RPC message as jsonrpc.DecodeMessage does
 // (the same messages, the same errors for the same inputs, but for their
 // text), with one pass of encoding/json. Keys match exactly, as in the
 // SDK's decoder (encoding/json alone would also take "Method" for
-// "method").
+// "method"), and JSON nested deeper than the SDK's decoder reads (1000) is
+// an error, as there (encoding/json alone reads 10000).
 func DecodeMessage(data []byte) (jsonrpc.Message, error) {
+	if err := checkDepth(data); err != nil {
+		return nil, err
+	}
+	return decodeMessage(data)
+}
+
+// decodeMessage is DecodeMessage for data whose depth was checked.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	var w map[string]json.RawMessage
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("mcpio: unmarshaling jsonrpc message: %w", err)

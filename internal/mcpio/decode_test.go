@@ -3,6 +3,7 @@ package mcpio
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,6 +51,10 @@ var decodeCases = []string{
 	`42`,
 	``,
 	`{}`,
+	// as deep as the SDK's decoder reads, and deeper (an error)
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"` + strings.Repeat("[", 1500) + `"}}`,
 }
 
 func TestDecodeMessageAsSDK(t *testing.T) {

@@ -9,7 +9,8 @@
 // its method again. Transport does the same framing with one pass of
 // encoding/json per message, and keeps the ioConn's behaviour: messages are
 // JSON values each followed by a newline (or the end of the stream), a frame
-// is bounded by MaxLineLength, a malformed message ends the connection, and
+// is bounded by MaxLineLength, nesting deeper than the SDK's decoder reads
+// (1000) is malformed, a malformed message ends the connection, and
 // JSON-RPC batches are accepted until the session negotiates 2025-06-18 or
 // later, with their responses sent back as one array.
 package mcpio

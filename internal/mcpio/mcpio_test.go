@@ -200,6 +200,11 @@ func testFraming(t *testing.T, sdk bool) {
 		{name: "a batch repeating an id", version: "2025-03-26", send: "[" + call("1", "a") + "," + call("1", "b") + "]\n", ends: true},
 		{name: "an empty batch", version: "2025-03-26", send: "[]\n", ends: true},
 		{name: "a batch in 2025-06-18", version: "2025-06-18", send: "[" + call("1", "a") + "]\n", ends: true},
+		// The SDK's decoder refuses JSON nested deeper than 1000.
+		{name: "nested as deep as the SDK reads", version: "2025-06-18", send: nestedPing(1000) + "\n",
+			want: []string{`{"jsonrpc":"2.0","id":1,"result":{}}`}},
+		{name: "nested deeper than the SDK reads", version: "2025-06-18", send: nestedPing(1001) + "\n", ends: true},
+		{name: "a batch nested deeper than the SDK reads", version: "2025-03-26", send: "[" + nestedPing(1000) + "]\n", ends: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,8 +222,15 @@ func testFraming(t *testing.T, sdk bool) {
 				}
 			}
 			if tt.ends {
-				if err := p.ss.Wait(); err == nil {
-					t.Log("the session ended without an error")
+				ended := make(chan error, 1)
+				go func() { ended <- p.ss.Wait() }()
+				select {
+				case err := <-ended:
+					if err == nil {
+						t.Log("the session ended without an error")
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the connection did not end")
 				}
 				for l := range p.lines {
 					t.Fatalf("an answer after a message that ends the connection: %s", l)
@@ -232,6 +244,11 @@ func testFraming(t *testing.T, sdk bool) {
 			}
 		})
 	}
+}
+
+// nestedPing is a ping whose JSON is nested depth deep.
+func nestedPing(depth int) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":` + strings.Repeat("[", depth-2) + strings.Repeat("]", depth-2) + `}}`
 }
 
 // TestCloseUnblocksRead: closing the session ends a Read waiting for input.
