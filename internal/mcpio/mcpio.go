@@ -198,6 +198,12 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok || !r.ID.IsValid() {
 			continue
 		}
+		if r.Method == "initialize" {
+			// Its answer sets the version as a lone initialize's does.
+			c.mu.Lock()
+			c.initID = r.ID
+			c.mu.Unlock()
+		}
 		if b == nil {
 			b = &batch{pending: map[jsonrpc.ID]int{}}
 		}

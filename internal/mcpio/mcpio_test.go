@@ -251,6 +251,24 @@ func nestedPing(depth int) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":` + strings.Repeat("[", depth-2) + strings.Repeat("]", depth-2) + `}}`
 }
 
+// TestBatchedInitialize: an initialize sent in a batch negotiates the
+// version as one sent alone, so a later batch in 2025-06-18 ends the
+// connection, as on the SDK's transport.
+func TestBatchedInitialize(t *testing.T) {
+	for _, sdk := range []bool{false, true} {
+		p := newRawPeer(t, sdk, 0)
+		p.send(`[{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}]` + "\n")
+		if l := p.recv(); !strings.Contains(l, `"protocolVersion":"2025-06-18"`) {
+			t.Fatalf("sdk %v: initialize: %s", sdk, l)
+		}
+		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}` + "\n")
+		p.send("[" + call("1", "a") + "]\n")
+		if l := p.recv(); l != "" {
+			t.Fatalf("sdk %v: a batch in 2025-06-18 answered: %s", sdk, l)
+		}
+	}
+}
+
 // TestCloseUnblocksRead: closing the session ends a Read waiting for input.
 func TestCloseUnblocksRead(t *testing.T) {
 	c1, c2 := net.Pipe()
