@@ -229,6 +229,9 @@ func decodeFastCall(params json.RawMessage) (fastCall, bool) {
 			if _, ok := fc.meta[metaProtocolVersion]; ok {
 				return fastCall{}, false
 			}
+			if repeatedMeta(params) {
+				return fastCall{}, false
+			}
 		default:
 			// inputResponses, requestState (a multi-round-trip retry) or
 			// anything else: the SDK's.
@@ -236,4 +239,13 @@ func decodeFastCall(params json.RawMessage) (fastCall, bool) {
 		}
 	}
 	return fc, fc.name != ""
+}
+
+// repeatedMeta reports whether params may hold the key _meta more than
+// once. The SDK's decoder merges repeated objects into one _meta (it would
+// see a 2026-07-28 request metadata, or a progress token, that a later
+// _meta hides from the last-wins map above), so such a call is the SDK's.
+// The key can be spelt otherwise only with a \u escape.
+func repeatedMeta(params []byte) bool {
+	return bytes.Count(params, []byte(`"_meta"`)) != 1 || bytes.Contains(params, []byte(`\u`))
 }

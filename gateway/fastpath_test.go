@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
 
 	"github.com/statewright-go/statewright/store"
 )
@@ -110,6 +113,10 @@ func TestDecodeFastCall(t *testing.T) {
 		{params: `{"name":""}`},
 		{params: `{"name":3}`},
 		{params: `{"name":"up__echo","_meta":[1]}`},
+		// A repeated _meta: the SDK's decoder merges the objects, so it
+		// would see the 2026-07-28 request metadata the last one hides.
+		{params: `{"name":"up__echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"_meta":{}}`},
+		{params: `{"name":"up__echo","_meta":{"progressToken":"a"},"_m\u0065ta":{"x":1}}`},
 		{params: `{}`},
 		{params: `null`},
 		{params: ``},
@@ -136,13 +143,26 @@ func TestDecodeFastCall(t *testing.T) {
 // named call without the SDK's own request metadata.
 func FuzzDecodeFastCall(f *testing.F) {
 	for _, s := range []string{`{"name":"up__echo","arguments":{"text":"hi"}}`, `{"name":"a","_meta":{"progressToken":1}}`,
-		`{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}`, `{"name":"a","requestState":""}`, `null`} {
+		`{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}`, `{"name":"a","requestState":""}`, `null`,
+		`{"name":"a","_meta":{"progressToken":1},"_meta":{"x":2}}`, `{"name":"a","arguments":{"x":1},"arguments":null}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
 		fc, ok := decodeFastCall(params)
 		if !ok {
 			return
+		}
+		// What the SDK's handling would have read (its internal json
+		// package: segmentio's decoder, keys matched exactly).
+		var sdk *mcp.CallToolParamsRaw
+		dec := sjson.NewDecoder(bytes.NewReader(params))
+		dec.DontMatchCaseInsensitiveStructFields()
+		if err := dec.Decode(&sdk); err != nil || sdk == nil {
+			t.Fatalf("%q taken, but the SDK reads no parameters: %v", params, err)
+		}
+		if sdk.Name != fc.name || !bytes.Equal(sdk.Arguments, fc.args) ||
+			(len(sdk.Meta) != 0 || len(fc.meta) != 0) && !reflect.DeepEqual(map[string]any(sdk.Meta), map[string]any(fc.meta)) {
+			t.Fatalf("%q: the fast path reads %q %q %v, the SDK %q %q %v", params, fc.name, fc.args, fc.meta, sdk.Name, sdk.Arguments, sdk.Meta)
 		}
 		if fc.name == "" || !json.Valid(params) {
 			t.Fatalf("%q taken as %+v", params, fc)
