@@ -339,6 +339,9 @@ func stringValue(v string) (string, bool) {
 	if strings.IndexByte(v, '\\') < 0 && utf8.ValidString(v) {
 		return v[1 : len(v)-1], true
 	}
+	if b, ok := appendUnquoted(nil, v); ok {
+		return string(b), true
+	}
 	var out string
 	if json.Unmarshal([]byte(v), &out) == nil {
 		return out, true

@@ -177,14 +177,7 @@ func TestCheckpointerDatabaseFile(t *testing.T) {
 	if stdruntime.GOOS != "linux" {
 		t.Skip("counts descriptors in /proc/self/fd")
 	}
-	path := filepath.Join(t.TempDir(), "state.db")
-	if p, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
-		path = filepath.Join(p, "state.db")
-	}
-	s, err := Open(bg, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openResolved(t)
 	storetest.Create(t, s, "cc:one")
 	if _, _, err := storetest.Decide(bg, s, "cc:one", "toolu_1"); err != nil {
 		t.Fatal(err)
@@ -217,14 +210,7 @@ func TestCheckpointerWALWriteback(t *testing.T) {
 	if !writebackSupported {
 		t.Skip("this system starts no writeback of its own: the checkpoints' fsyncs write the WAL")
 	}
-	path := filepath.Join(t.TempDir(), "state.db")
-	if p, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
-		path = filepath.Join(p, "state.db")
-	}
-	s, err := Open(bg, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openResolved(t)
 	run := storetest.Create(t, s, "cc:one")
 	ck := s.writer().ckpt
 	if ck == nil || ck.dbFile == nil {
@@ -268,4 +254,19 @@ func TestCheckpointerWALWriteback(t *testing.T) {
 	if ck.walFile != nil {
 		t.Errorf("the checkpointer's WAL is still open after Close")
 	}
+}
+
+// openResolved opens a long-lived store in a fresh directory, named by its
+// path with every link resolved (as /proc/self/fd names the descriptors).
+func openResolved(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	if p, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		path = filepath.Join(p, "state.db")
+	}
+	s, err := Open(bg, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path
 }
