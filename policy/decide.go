@@ -252,6 +252,19 @@ func (p *prepared) editLines(files []string) (lines int, known bool, err error) 
 	return replaceAllLines(content, ei.old, ei.new), true, nil
 }
 
+// linesWithin reports, for a simulated phase, that an Edit read in place
+// whose lines are not counted yet (editInfo's linesLater) changes at most
+// limit lines, without decoding its text: a replacement changes no more
+// lines than the longer of its old and new text has (changedLines), and
+// scanFlat counted those. False means only that the count must be made.
+// TestLinesWithinBounds compares it with the count.
+func (p *prepared) linesWithin(limit int) bool {
+	if !p.haveEdit || !p.editv.linesLater {
+		return false
+	}
+	return max(p.raw.lines(oldKeys...), p.raw.lines(newKeys...)) <= limit
+}
+
 func isEditKind(k kind) bool {
 	switch k {
 	case kWrite, kEdit, kMultiEdit, kNotebookEdit, kApplyPatch, kDelete:
@@ -758,6 +771,8 @@ func (l *Law) simAllows(run *RunState, p *prepared, target string, ts *compiledS
 		if _, err := p.editInfo(); err != nil {
 			return false
 		}
+	case p.linesWithin(ts.maxEdit):
+		// (Fewer lines than the limit, whichever of them change.)
 	default:
 		lines, known, err := p.editLines(files)
 		if err != nil || !known || lines > ts.maxEdit {

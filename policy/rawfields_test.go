@@ -41,8 +41,22 @@ func rawEditAgrees(t *testing.T, input []byte) {
 		if later := k == kEdit && !want.replaceAll; lei.linesLater != later {
 			t.Fatalf("kind %d, input %s: lines counted later %v, want %v", k, input, lei.linesLater, later)
 		}
+		// Which limits linesWithin answers for before the count.
+		var within []int
+		for limit := range want.lines + 2 {
+			if p.linesWithin(limit) {
+				within = append(within, limit)
+			}
+		}
 		if _, _, err := p.editLines(lei.targets()); err != nil || !reflect.DeepEqual(*lei, want) {
 			t.Fatalf("kind %d, input %s:\ncounted later %+v %v\ndecoded       %+v", k, input, *lei, err, want)
+		}
+		// linesWithin(limit) before the count: the edit changes at most
+		// limit lines.
+		for _, limit := range within {
+			if want.lines > limit {
+				t.Fatalf("kind %d, input %s: linesWithin(%d) before the count, but it changes %d lines", k, input, limit, want.lines)
+			}
 		}
 	}
 }
