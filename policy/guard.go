@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/statewright-go/statewright/shell"
 )
@@ -181,6 +182,13 @@ func (l *Law) isSecretPath(p string) bool {
 // is the project, a parent of it, ~/.config, the store's directory, ...):
 // moving, deleting or replacing dir would move or delete the law.
 func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
+	return l.lawAncestorOf(call, dir, true)
+}
+
+// lawAncestorOf is lawAncestor; quick answers for a path too long to be
+// the project directory, a parent of it or its .git without lower-casing
+// and comparing them (tests turn it off to compare, TestLawAncestorQuick).
+func (l *Law) lawAncestorOf(call *ToolCall, dir string, quick bool) (string, bool) {
 	ld := strings.ToLower(dir)
 	for _, a := range l.anchors {
 		if properAncestor(ld, a) {
@@ -188,6 +196,12 @@ func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
 		}
 	}
 	if call.ProjectDir == "" {
+		return "", false
+	}
+	if quick && call.Resolver == nil && len(ld) > len(call.ProjectDir)+len("/.git") && ld != "/" && isASCII(call.ProjectDir) {
+		// The one root is ProjectDir cleaned (never longer) and
+		// lower-cased (as long, in ASCII): ld is neither it, nor above
+		// it, nor its .git.
 		return "", false
 	}
 	roots, n := l.projectRootsIn(call)
@@ -201,6 +215,16 @@ func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// isASCII reports whether s is ASCII text.
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // projectRoots are the call's project directory as written and resolved.
