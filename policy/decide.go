@@ -1048,6 +1048,13 @@ func (l *suggList) at(i int) suggestion {
 // named as such.
 func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) suggList {
 	var out suggList
+	l.suggestionsInto(&out, cs, run, p)
+	return out
+}
+
+// suggestionsInto is suggestions into the caller's zero list (a deny's
+// hot path copies no list).
+func (l *Law) suggestionsInto(out *suggList, cs *compiledState, run *RunState, p *prepared) {
 	skip := false // the rest of an event that was suggested already
 	for i := range cs.cands {
 		c := &cs.cands[i]
@@ -1076,7 +1083,6 @@ func (l *Law) suggestions(cs *compiledState, run *RunState, p *prepared) suggLis
 			skip = c.more
 		}
 	}
-	return out
 }
 
 // farther returns the index in cs.far.hops of the nearest phase more than one
@@ -1230,9 +1236,11 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 	var ss suggList
 	far := -1
 	if !cs.final {
-		if ss = l.suggestions(cs, run, p); ss.n > 0 {
-			if auto, ok := l.implicit(cs, run, p, RuleToolNotAllowed, &ss); ok {
-				return auto
+		if l.suggestionsInto(&ss, cs, run, p); ss.n > 0 {
+			if l.autoImplicit {
+				if auto, ok := l.implicit(cs, run, p, RuleToolNotAllowed, &ss); ok {
+					return auto
+				}
 			}
 		} else {
 			far = l.farther(cs, run, p, RuleToolNotAllowed)
