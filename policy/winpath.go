@@ -196,7 +196,24 @@ func winName(c string) error {
 // winCall reports whether a call is Windows-shaped: its working directory
 // or project directory is a Windows path.
 func winCall(call *ToolCall) bool {
-	return call.win || windowsAbs(call.Cwd) || windowsAbs(call.ProjectDir) || winSlash(call.Cwd) || winSlash(call.ProjectDir)
+	return call.win || winDir(call.Cwd) || winDir(call.ProjectDir)
+}
+
+// winDir is windowsAbs(p) || winSlash(p), with one look at p's first
+// bytes (every path an edit resolves asks it of the call's directories).
+// TestWinDir compares the two.
+func winDir(p string) bool {
+	if len(p) < 2 {
+		return false
+	}
+	switch c := p[0]; {
+	case c == '/':
+		return p[1] == '\\' || winSlash(p)
+	case c == '\\':
+		return p[1] == '\\' || p[1] == '/'
+	default:
+		return isDriveLetter(c) && p[1] == ':'
+	}
 }
 
 // slashCall returns a Windows-shaped call with its working and project

@@ -110,3 +110,23 @@ func FuzzSlashWindowsPath(f *testing.F) {
 		}
 	})
 }
+
+// TestWinDir: winDir is windowsAbs || winSlash, on every string of up to
+// three bytes from the bytes that matter to either, and on longer ones.
+func TestWinDir(t *testing.T) {
+	alpha := []string{"", "/", `\`, ":", "c", "C", "u", "n", ".", "?", "x", "1", "é"}
+	var ins []string
+	for _, a := range alpha {
+		for _, b := range alpha {
+			for _, c := range alpha {
+				ins = append(ins, a+b+c, a+b+c+"/x")
+			}
+		}
+	}
+	ins = append(ins, "/unc:", "/unc:/s/x", "/unc", "/c:/", "/c:", `\\server\share`, `\/x`, `/\x`, "c:x", "/repo", "/repo/src")
+	for _, in := range ins {
+		if got, want := winDir(in), windowsAbs(in) || winSlash(in); got != want {
+			t.Errorf("winDir(%q) = %v, windowsAbs || winSlash %v", in, got, want)
+		}
+	}
+}
