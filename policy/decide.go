@@ -180,7 +180,7 @@ func (p *prepared) editTargetsIn() (one string, many []string, err error) {
 		if p.lazy.s == "" {
 			p.lazy.s = unsafeString(p.call.Input)
 		}
-		if idx, ok := p.lazy.pick(pathKeys); ok && idx >= 0 {
+		if idx, ok := p.lazy.pick(pathIdx); ok && idx >= 0 {
 			if t, ok := p.lazy.str(idx); ok && t != "" {
 				p.target, p.haveTarget = t, true
 				return t, nil, nil
@@ -199,14 +199,14 @@ func (p *prepared) editTargetsIn() (one string, many []string, err error) {
 // changes more than limit lines, reading the content only until that is
 // certain. ok is false when the lazy reading cannot tell: editInfo counts.
 func (p *prepared) linesOver(limit int) (over, ok bool) {
-	var keys []string
+	var keys []int
 	switch p.info.kind {
 	case kDelete:
 		return 0 > limit, true
 	case kWrite:
-		keys = contentKeys
+		keys = contentIdx
 	case kNotebookEdit:
-		keys = notebookKeys
+		keys = notebookIdx
 	default:
 		return false, false
 	}

@@ -411,11 +411,10 @@ func (f *lazyFlat) span(idx int) lazySpan {
 // value or is absent (the object was read to its end from the start, or
 // to its start from the end). idx is -1 for none; ok is false when the
 // scan became unsure.
-func (f *lazyFlat) pick(keys []string) (idx int, ok bool) {
+func (f *lazyFlat) pick(keys []int) (idx int, ok bool) {
 	for {
 		decided := true
-		for _, k := range keys {
-			i := flatKeyIndex(k)
+		for _, i := range keys {
 			sp := f.span(i)
 			if sp.end == 0 {
 				if f.st == lzDone || f.bst == lbDone {

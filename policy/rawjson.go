@@ -154,6 +154,20 @@ var flatKeys = []string{"file_path", "filePath", "path", "notebook_path", "targe
 	"content", "contents", "text", "old_string", "oldString", "oldText", "old_str", "old",
 	"new_string", "newString", "newText", "new_str", "new", "replace_all", "replaceAll", "new_source"}
 
+// pathIdx, contentIdx and notebookIdx are pathKeys, contentKeys and
+// notebookKeys as flat key indexes (lazyFlat.pick's).
+var pathIdx, contentIdx, notebookIdx = flatKeyIndexes(pathKeys), flatKeyIndexes(contentKeys), flatKeyIndexes(notebookKeys)
+
+func flatKeyIndexes(keys []string) []int {
+	idx := make([]int, len(keys))
+	for i, k := range keys {
+		if idx[i] = flatKeyIndex(k); idx[i] < 0 {
+			panic("policy: " + k + " is not a flat key")
+		}
+	}
+	return idx
+}
+
 func flatKeyIndex(key string) int {
 	switch key {
 	case "file_path":
