@@ -50,6 +50,7 @@ type Store struct {
 	db       *sql.DB
 	path     string
 	file     os.FileInfo // the file as opened (CheckIdentity)
+	dbf      *sharedFile // the file as this process's stores share it
 	id       string
 	now      func() time.Time
 	lockWait time.Duration // how long a writer queues on the lock file
@@ -152,9 +153,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	db := sql.OpenDB(connector{dsn: dsn(abs, sqlBusy)})
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(4)
-	s := &Store{db: db, path: abs, file: fi, now: now, lockWait: busy - sqlBusy, oneShot: opts.OneShot}
+	s := &Store{db: db, path: abs, file: fi, now: now, lockWait: busy - sqlBusy, oneShot: opts.OneShot,
+		dbf: holdFile(fi, abs)}
 	if err := s.init(ctx, opts.MustExist); err != nil {
 		db.Close()
+		releaseFile(s.dbf)
 		return nil, err
 	}
 	if opts.ExpectID != "" && opts.ExpectID != s.id {
@@ -427,8 +430,9 @@ func (s *Store) Close() error {
 		err = derr
 	}
 	if w != nil && w.ckpt != nil {
-		w.ckpt.closeFile() // after the connections: see walCheckpointer.dbFile
+		w.ckpt.closeFile()
 	}
+	releaseFile(s.dbf) // after the connections: see sharedFile
 	if err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}

@@ -109,29 +109,26 @@ type walCheckpointer struct {
 	finish                                 atomic.Bool   // the writer should finish a checkpoint between batches
 	// dbFile is the database file, opened to flush it before the writer
 	// finishes a checkpoint (nil if it could not be opened: the writer's
-	// checkpoint then flushes it all, as SQLite alone would). It stays
-	// open until every connection of the store is closed (Store.Close
-	// calls closeFile): closing a descriptor of a file releases every
-	// POSIX lock the process holds on it, SQLite's included.
+	// checkpoint then flushes it all, as SQLite alone would). It is the
+	// descriptor every store of this process on the file shares
+	// (sharedFile), closed after the last of them closed its
+	// connections: closing a descriptor of a file releases every POSIX
+	// lock the process holds on it, SQLite's included.
 	dbFile *os.File
 	// path is the database file's path; walFile the WAL, opened by the
 	// writeback loop (nil until then, or if it could not be opened) and
-	// closed with dbFile.
+	// closed by closeFile.
 	path    string
 	walFile *os.File
 	// writebacks counts the WAL's writebacks started (for the tests).
 	writebacks atomic.Int64
 }
 
-func newWALCheckpointer(db *sql.DB, path string) *walCheckpointer {
+func newWALCheckpointer(db *sql.DB, path string, sf *sharedFile) *walCheckpointer {
 	c := &walCheckpointer{db: db, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		every: walCheckpointEvery, idle: walCheckpointIdle, minFrames: walCheckpointMinFrames,
 		restartFrames: walRestartFrames, finishFrames: walFinishFrames, catchUp: walCatchUpPasses,
-		writebackEvery: walWritebackEvery, path: path, wbDone: make(chan struct{})}
-	// Read-write: on Windows flushing a file needs write access.
-	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
-		c.dbFile = f
-	}
+		writebackEvery: walWritebackEvery, path: path, wbDone: make(chan struct{}), dbFile: sf.file()}
 	// The WAL lives beside the database file, on its file system. Set
 	// before the loops start: loop reads wbKick too.
 	if writebackSupported && c.dbFile != nil && writebackHelps(c.dbFile) {
@@ -166,15 +163,15 @@ func (c *walCheckpointer) close() {
 	<-c.wbDone
 }
 
-// closeFile closes the checkpointer's descriptors of the database file
-// and the WAL; the store's connections must all be closed first.
+// closeFile closes the checkpointer's descriptor of the WAL and lets go
+// of the database file's (releaseFile closes it); the store's connections
+// must all be closed first.
 func (c *walCheckpointer) closeFile() {
-	for _, f := range []**os.File{&c.dbFile, &c.walFile} {
-		if *f != nil {
-			(*f).Close()
-			*f = nil
-		}
+	if c.walFile != nil {
+		c.walFile.Close()
+		c.walFile = nil
 	}
+	c.dbFile = nil
 }
 
 // writebackLoop starts the WAL's writeback after commits, at most every

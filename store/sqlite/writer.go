@@ -626,7 +626,7 @@ func (w *writer) commit(jobs []*job, saves bool) (results []jobResult, err error
 					return nil, mapErr(op, err)
 				}
 			}
-			w.ckpt = newWALCheckpointer(w.s.db, w.s.path)
+			w.ckpt = newWALCheckpointer(w.s.db, w.s.path, w.s.dbf)
 		}
 	}
 	if w.wl == nil { // opened on first write: read-only uses need no lock file
