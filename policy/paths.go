@@ -9,10 +9,31 @@ import (
 
 // cleanPath cleans p lexically ("" stays "").
 func cleanPath(p string) string {
-	if p == "" || isCleanAbs(p) {
+	if p == "" || isCleanAbs(p) || isCleanRel(p) {
 		return p
 	}
 	return path.Clean(p)
+}
+
+// isCleanRel is isCleanAbs for a relative path ("src/a.go", a call's
+// file without a working directory): components that are none of "",
+// "." and "..". It may say false of a clean path (".", "../a"), never
+// true of one that is not (FuzzIsCleanAbs).
+func isCleanRel(p string) bool {
+	if len(p) == 0 || p[0] == '/' {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		if n := i - start; n == 0 || p[start] == '.' && (n == 1 || n == 2 && p[start+1] == '.') {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // isCleanAbs reports whether p is an absolute path that path.Clean
