@@ -180,7 +180,7 @@ func (p *prepared) editTargetsIn() (one string, many []string, err error) {
 		if p.lazy.s == "" {
 			p.lazy.s = unsafeString(p.call.Input)
 		}
-		if idx, ok := p.lazy.pick(pathIdx); ok && idx >= 0 {
+		if idx, ok := p.lazy.pick(pathList.idx); ok && idx >= 0 {
 			if t, ok := p.lazy.str(idx); ok && t != "" {
 				p.target, p.haveTarget = t, true
 				return t, nil, nil
@@ -204,9 +204,9 @@ func (p *prepared) linesOver(limit int) (over, ok bool) {
 	case kDelete:
 		return 0 > limit, true
 	case kWrite:
-		keys = contentIdx
+		keys = contentList.idx
 	case kNotebookEdit:
-		keys = notebookIdx
+		keys = notebookList.idx
 	default:
 		return false, false
 	}
@@ -262,7 +262,7 @@ func (p *prepared) linesWithin(limit int) bool {
 	if !p.haveEdit || !p.editv.linesLater {
 		return false
 	}
-	return max(p.raw.lines(oldKeys...), p.raw.lines(newKeys...)) <= limit
+	return max(p.raw.lines(oldList), p.raw.lines(newList)) <= limit
 }
 
 func isEditKind(k kind) bool {

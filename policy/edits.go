@@ -81,6 +81,13 @@ var (
 	notebookKeys = []string{"new_source", "content"}
 )
 
+// The same as keyLists, and the two spellings of replace_all.
+var (
+	pathList, contentList, notebookList = keyListOf(pathKeys...), keyListOf(contentKeys...), keyListOf(notebookKeys...)
+	oldList, newList                    = keyListOf(oldKeys...), keyListOf(newKeys...)
+	replaceAllList, replaceAllCamel     = keyListOf("replace_all"), keyListOf("replaceAll")
+)
+
 func decodeInput(input json.RawMessage) (map[string]any, error) {
 	if len(input) == 0 {
 		return map[string]any{}, nil
@@ -147,29 +154,29 @@ type fields struct {
 }
 
 // str returns the first of keys whose value is a string.
-func (f fields) str(keys ...string) (string, bool) {
+func (f fields) str(keys keyList) (string, bool) {
 	if f.raw != nil {
-		return f.raw.str(keys...)
+		return f.raw.str(keys)
 	}
-	return str(f.m, keys...)
+	return str(f.m, keys.names...)
 }
 
 // lines is countLines of the first of keys whose value is a string (0
 // when none is).
-func (f fields) lines(keys ...string) int {
+func (f fields) lines(keys keyList) int {
 	if f.raw != nil {
-		return f.raw.lines(keys...)
+		return f.raw.lines(keys)
 	}
-	c, _ := str(f.m, keys...)
+	c, _ := str(f.m, keys.names...)
 	return countLines(c)
 }
 
-// boolean reports whether key's value is true.
-func (f fields) boolean(key string) bool {
+// boolean reports whether the one key of keys is true.
+func (f fields) boolean(keys keyList) bool {
 	if f.raw != nil {
-		return f.raw.boolean(key)
+		return f.raw.boolean(keys)
 	}
-	b, _ := f.m[key].(bool)
+	b, _ := f.m[keys.names[0]].(bool)
 	return b
 }
 
@@ -190,19 +197,19 @@ func parseFlatEdit(k kind, f fields) (editInfo, error) {
 // TestRawFieldsAgree and FuzzRawFields compare the two.
 func parseFlatEditLater(k kind, f fields) (editInfo, error) {
 	var ei editInfo
-	p, ok := f.str(pathKeys...)
+	p, ok := f.str(pathList)
 	if !ok || p == "" {
 		return ei, errNoPath
 	}
 	ei.one = p
 	switch k {
 	case kWrite:
-		ei.lines = f.lines(contentKeys...)
+		ei.lines = f.lines(contentList)
 	case kEdit:
-		if f.boolean("replace_all") || f.boolean("replaceAll") {
+		if f.boolean(replaceAllList) || f.boolean(replaceAllCamel) {
 			// (The text is kept: replaceAllLines counts it in the file.)
-			o, _ := f.str(oldKeys...)
-			n, _ := f.str(newKeys...)
+			o, _ := f.str(oldList)
+			n, _ := f.str(newList)
 			ei.lines = changedLines(o, n)
 			ei.replaceAll, ei.old, ei.new = true, o, n
 			break
@@ -210,7 +217,7 @@ func parseFlatEditLater(k kind, f fields) (editInfo, error) {
 		// (prepared.editLines counts them when a phase asks.)
 		ei.linesLater = true
 	case kNotebookEdit:
-		ei.lines = f.lines(notebookKeys...)
+		ei.lines = f.lines(notebookList)
 	}
 	return ei, nil
 }
@@ -286,8 +293,8 @@ func changedLinesInPlace(old, new string) (int, bool) {
 // encoding/json.
 func flatEditLines(f fields) int {
 	if f.raw != nil {
-		o, oesc, _ := f.raw.strRaw(oldKeys...)
-		n, nesc, _ := f.raw.strRaw(newKeys...)
+		o, oesc, _ := f.raw.strRaw(oldList)
+		n, nesc, _ := f.raw.strRaw(newList)
 		if !oesc && !nesc {
 			return changedLines(o, n)
 		}
@@ -295,8 +302,8 @@ func flatEditLines(f fields) int {
 			return lines
 		}
 	}
-	o, _ := f.str(oldKeys...)
-	n, _ := f.str(newKeys...)
+	o, _ := f.str(oldList)
+	n, _ := f.str(newList)
 	return changedLines(o, n)
 }
 

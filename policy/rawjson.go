@@ -154,18 +154,21 @@ var flatKeys = []string{"file_path", "filePath", "path", "notebook_path", "targe
 	"content", "contents", "text", "old_string", "oldString", "oldText", "old_str", "old",
 	"new_string", "newString", "newText", "new_str", "new", "replace_all", "replaceAll", "new_source"}
 
-// pathIdx, contentIdx and notebookIdx are pathKeys, contentKeys and
-// notebookKeys as flat key indexes (lazyFlat.pick's).
-var pathIdx, contentIdx, notebookIdx = flatKeyIndexes(pathKeys), flatKeyIndexes(contentKeys), flatKeyIndexes(notebookKeys)
+// keyList is a list of flat keys, by name (for a decoded input) and as
+// flat key indexes (for one read in place: no lookup of the name).
+type keyList struct {
+	names []string
+	idx   []int
+}
 
-func flatKeyIndexes(keys []string) []int {
-	idx := make([]int, len(keys))
-	for i, k := range keys {
-		if idx[i] = flatKeyIndex(k); idx[i] < 0 {
+func keyListOf(names ...string) keyList {
+	kl := keyList{names: names, idx: make([]int, len(names))}
+	for i, k := range names {
+		if kl.idx[i] = flatKeyIndex(k); kl.idx[i] < 0 {
 			panic("policy: " + k + " is not a flat key")
 		}
 	}
-	return idx
+	return kl
 }
 
 func flatKeyIndex(key string) int {
@@ -322,17 +325,17 @@ func plainKey(s string, i int) (string, int, bool) {
 	return "", i, false
 }
 
-func (f *rawFields) value(key string) (string, *rawSpan, bool) {
-	idx := flatKeyIndex(key)
-	if idx < 0 || f.spans[idx].end == 0 {
+// value is flat key idx's value as written, and where it lies.
+func (f *rawFields) value(idx int) (string, *rawSpan, bool) {
+	if f.spans[idx].end == 0 {
 		return "", nil, false
 	}
 	sp := &f.spans[idx]
 	return f.s[sp.start:sp.end], sp, true
 }
 
-func (f *rawFields) str(keys ...string) (string, bool) {
-	for _, k := range keys {
+func (f *rawFields) str(keys keyList) (string, bool) {
+	for _, k := range keys.idx {
 		v, _, ok := f.value(k)
 		if !ok {
 			continue
@@ -366,8 +369,8 @@ func stringValue(v string) (string, bool) {
 // strRaw is str without decoding: the first of keys whose value is a
 // string, as str returns it when it is plain (esc false), else as its
 // JSON literal, quotes included (esc true), for unquoteIn.
-func (f *rawFields) strRaw(keys ...string) (s string, esc, ok bool) {
-	for _, k := range keys {
+func (f *rawFields) strRaw(keys keyList) (s string, esc, ok bool) {
+	for _, k := range keys.idx {
 		v, _, ok := f.value(k)
 		if !ok || len(v) < 2 || v[0] != '"' {
 			continue
@@ -384,8 +387,8 @@ func (f *rawFields) strRaw(keys ...string) (s string, esc, ok bool) {
 // newlines scanFlat counted (a Write's content may be large). In JSON a
 // newline is always escaped (\n or \u000a), and no other escape or byte
 // decodes to one.
-func (f *rawFields) lines(keys ...string) int {
-	for _, k := range keys {
+func (f *rawFields) lines(keys keyList) int {
+	for _, k := range keys.idx {
 		v, sp, ok := f.value(k)
 		if !ok || len(v) < 2 || v[0] != '"' {
 			continue
@@ -401,8 +404,9 @@ func (f *rawFields) lines(keys ...string) int {
 	return 0
 }
 
-func (f *rawFields) boolean(key string) bool {
-	v, _, ok := f.value(key)
+// boolean reports whether the one key of keys is true.
+func (f *rawFields) boolean(keys keyList) bool {
+	v, _, ok := f.value(keys.idx[0])
 	return ok && v == "true"
 }
 
