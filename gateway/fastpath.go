@@ -140,7 +140,7 @@ func (c *fastConn) take(r *jsonrpc.Request) bool {
 	// Gateway.Wait waits for the call too, as the SDK's session waits for
 	// the requests it handles before it ends.
 	s.g.settles.Add(1)
-	go c.answer(ctx, r.ID, ss, fc)
+	s.g.workers.run(func() { c.answer(ctx, r.ID, ss, fc) })
 	return true
 }
 

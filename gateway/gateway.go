@@ -128,6 +128,8 @@ type Gateway struct {
 
 	// fastCalls counts the calls the fast path answered (Server.Transport).
 	fastCalls atomic.Int64
+	// workers run the fast path's calls.
+	workers *workers
 }
 
 // Wait returns when every proxied call's result has been recorded (at most
@@ -150,7 +152,7 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{opts: opts, vis: map[visKey][]ToolInfo{}, changes: changeHub{st: opts.Store}}, nil
+	return &Gateway{opts: opts, vis: map[visKey][]ToolInfo{}, changes: changeHub{st: opts.Store}, workers: newWorkers()}, nil
 }
 
 // SessionOptions configure one client session.
