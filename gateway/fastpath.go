@@ -55,7 +55,7 @@ func (ft *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	fctx, cancel := context.WithCancel(context.Background())
-	return &fastConn{Connection: c, s: ft.s, ctx: fctx, cancel: cancel, calls: map[jsonrpc.ID]context.CancelFunc{}}, nil
+	return &fastConn{Connection: c, s: ft.s, ctx: fctx, cancel: cancel, calls: map[jsonrpc.ID]context.CancelFunc{}, sdk: map[jsonrpc.ID]struct{}{}}, nil
 }
 
 // fastConn is the connection of a fastTransport.
@@ -68,10 +68,18 @@ type fastConn struct {
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]context.CancelFunc // fast-path calls under way
+	sdk   map[jsonrpc.ID]struct{}           // calls handed to the SDK, not yet answered
 }
 
 // Read implements mcp.Connection: it hands the SDK every message but the
 // calls it answers itself.
+//
+// A request id names one call under way, whichever of the two answers it:
+// a call that reuses the id of a call the SDK is answering goes to the SDK,
+// which drops it unanswered (its jsonrpc2 layer: an answer without an id
+// could not be told from one to the call under way); one that reuses the
+// id of a fast-path call is dropped here, as the SDK would drop it. Either
+// way the client never sees two answers with one id.
 func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		m, err := c.Connection.Read(ctx)
@@ -82,16 +90,42 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !ok {
 			return m, nil
 		}
-		switch r.Method {
-		case "tools/call":
-			if c.take(r) {
-				continue
+		if !r.ID.IsValid() {
+			if r.Method == "notifications/cancelled" {
+				c.cancelled(r.Params)
 			}
-		case "notifications/cancelled":
-			c.cancelled(r.Params)
+			return m, nil
 		}
+		c.mu.Lock()
+		_, fast := c.calls[r.ID]
+		_, sdk := c.sdk[r.ID]
+		c.mu.Unlock()
+		switch {
+		case fast:
+			c.s.g.opts.Logger.Debug("a call reuses the id of a call under way; dropped", "method", r.Method, "id", r.ID.Raw())
+			continue
+		case sdk:
+			return m, nil // the SDK refuses it
+		case r.Method == "tools/call" && c.take(r):
+			continue
+		}
+		c.mu.Lock()
+		c.sdk[r.ID] = struct{}{}
+		c.mu.Unlock()
 		return m, nil
 	}
+}
+
+// Write implements mcp.Connection: the SDK's answer to a call frees its id
+// (before it is sent, as the SDK frees it: the client may reuse it as soon
+// as it has the answer).
+func (c *fastConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() {
+		c.mu.Lock()
+		delete(c.sdk, r.ID)
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, m)
 }
 
 // Close implements mcp.Connection: the calls under way are cancelled.
@@ -130,12 +164,7 @@ func (c *fastConn) take(r *jsonrpc.Request) bool {
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
-	if _, dup := c.calls[r.ID]; dup {
-		c.mu.Unlock()
-		cancel()
-		return false // the SDK answers a reused id as it does
-	}
-	c.calls[r.ID] = cancel
+	c.calls[r.ID] = cancel // Read saw the id free
 	c.mu.Unlock()
 	// Gateway.Wait waits for the call too, as the SDK's session waits for
 	// the requests it handles before it ends.
@@ -146,14 +175,7 @@ func (c *fastConn) take(r *jsonrpc.Request) bool {
 
 // answer decides and forwards one call, and writes its answer.
 func (c *fastConn) answer(ctx context.Context, id jsonrpc.ID, ss *mcp.ServerSession, fc fastCall) {
-	defer func() {
-		c.mu.Lock()
-		cancel := c.calls[id]
-		delete(c.calls, id)
-		c.mu.Unlock()
-		cancel()
-		c.s.g.settles.Done()
-	}()
+	defer c.s.g.settles.Done()
 	c.s.g.fastCalls.Add(1)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Meta: fc.meta, Name: fc.name, Arguments: fc.args}}
 	res := c.s.callUpstream(ctx, req, fc.route)
@@ -163,6 +185,13 @@ func (c *fastConn) answer(ctx context.Context, id jsonrpc.ID, ss *mcp.ServerSess
 	} else {
 		resp.Result = data
 	}
+	// The id is free once the answer is sent: freed before, as the SDK
+	// frees the ids of the calls it answers.
+	c.mu.Lock()
+	cancel := c.calls[id]
+	delete(c.calls, id)
+	c.mu.Unlock()
+	defer cancel()
 	// As the SDK does, the answer is sent even when the call was cancelled.
 	if err := c.Connection.Write(context.WithoutCancel(ctx), resp); err != nil {
 		c.s.g.opts.Logger.Debug("write a tools/call answer", "tool", fc.name, "err", err)

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -247,5 +249,82 @@ func TestFastPathCallEndsWithSession(t *testing.T) {
 			t.Fatalf("sdk path %v: events of the call after Wait: %v, want a decision and its result", sdk, kinds)
 		}
 		waitFor(t, func() bool { return probe.cancelled.Load() == 1 }, "the upstream to see the call cancelled")
+	}
+}
+
+// TestRequestIDInUse: a call reusing the id of a call under way is dropped
+// unanswered, whichever of the fast path and the SDK answers the call under
+// way, as the SDK alone drops it: the client never sees two answers with
+// one id.
+func TestRequestIDInUse(t *testing.T) {
+	calls := []struct {
+		name        string
+		first, then string // a slow call under way, and a call reusing its id
+	}{
+		{"a fast-path call under way",
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__slow","arguments":{"seconds":1}}}`,
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"again"}}}`},
+		{"a fast-path call under way, then another method",
+			`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"up__slow","arguments":{"seconds":1}}}`,
+			`{"jsonrpc":"2.0","id":"x","method":"tools/list"}`},
+		{"an SDK call under way", // an unknown parameter: the SDK's
+			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"up__slow","arguments":{"seconds":1},"other":1}}`,
+			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"again"}}}`},
+	}
+	answers := map[bool][]string{}
+	for _, sdk := range []bool{true, false} {
+		var conn io.ReadWriteCloser
+		_, _, g, _ := newGatewayFull(t, newUpstream(t, &upstreamProbe{}), gatewaySetup{sdkPath: sdk, raw: &conn})
+		lines := bufio.NewScanner(conn)
+		send := func(s string) {
+			t.Helper()
+			if _, err := io.WriteString(conn, s+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// read returns the answers (not the notifications) until one
+		// that contains until.
+		read := func(until string) []string {
+			t.Helper()
+			var out []string
+			for lines.Scan() {
+				l := lines.Text()
+				if strings.Contains(l, `"method"`) {
+					continue
+				}
+				out = append(out, runID.ReplaceAllString(l, "run_X"))
+				if strings.Contains(l, until) {
+					return out
+				}
+			}
+			t.Fatalf("the connection ended: %v (read %q)", lines.Err(), out)
+			return nil
+		}
+		send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		read(`"id":0`)
+		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		// Once one call is answered, the session has started (see
+		// TestFastPathAsSDK).
+		send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"warm"}}}`)
+		read(`"id":1`)
+		g.fastCalls.Store(0)
+		for _, c := range calls {
+			send(c.first)
+			send(c.then)
+			answers[sdk] = append(answers[sdk], strings.Join(read("slept"), "\n"))
+		}
+		if got := g.fastCalls.Load(); sdk && got != 0 || !sdk && got != 2 {
+			t.Errorf("sdk path %v: %d calls took the fast path", sdk, got)
+		}
+	}
+	for i, c := range calls {
+		if answers[true][i] != answers[false][i] {
+			t.Errorf("%s:\n fast path %s\n SDK's     %s", c.name, answers[false][i], answers[true][i])
+		}
+		for sdk, a := range answers {
+			if n := strings.Count(a[i], "\n") + 1; n != 1 {
+				t.Errorf("%s: sdk path %v: %d answers, want the call under way's alone:\n%s", c.name, sdk, n, a[i])
+			}
+		}
 	}
 }

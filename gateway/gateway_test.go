@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -108,6 +109,9 @@ type gatewaySetup struct {
 	// stdio: the upstream is this test binary as a stdio server
 	// (stdioUpstream), not the HTTP one at url.
 	stdio bool
+	// raw, when set, receives the client's end of the pipe, and no SDK
+	// client connects (the returned session is nil).
+	raw *io.ReadWriteCloser
 }
 
 // newGateway starts a run on a fresh SQLite store, a gateway in front of
@@ -181,6 +185,11 @@ func newGatewayFull(t testing.TB, url string, o gatewaySetup) (*mcp.ClientSessio
 		if _, err := sv.Connect(ctx, sv.Transport(stt), nil); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if o.raw != nil {
+		*o.raw = ct.Reader.(io.ReadWriteCloser)
+		t.Cleanup(func() { (*o.raw).Close() })
+		return nil, svc, g, st
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client"}, o.client).Connect(ctx, ct, nil)
 	if err != nil {
