@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -103,6 +104,23 @@ func TestMapCall(t *testing.T) {
 		{"edit_file", `{"path":"a"}`, nil, `not a list of edits`},
 		{"read_multiple_files", `{"paths":[1]}`, nil, `non-string`},
 		{"move_file", `{"source":"a"}`, nil, `"destination" is missing`},
+		// Arguments an upstream could read otherwise than the mapping.
+		{"write_file", `{"path":"a","content":"x","PATH":"/etc/passwd"}`, nil, `"path" and "PATH" differ only in case`},
+		{"write_file", `{"Path":"/etc/passwd","path":"a","content":"x"}`, nil, `"Path" and "path" differ only in case`},
+		{"write_file", `{"path":"a","path":"/etc/passwd","content":"x"}`, nil, `"path" appears twice`},
+		{"write_file", `{"path":"a","p\u0061th":"/etc/passwd","content":"x"}`, nil, `"path" appears twice`},
+		{"write_file", `{"path":"a","content":"x","\u212Aey":1,"key":2}`, nil, `differ only in case`}, // the Kelvin sign folds to k
+		{"edit_file", `{"path":"a","edits":[{"oldText":"a","newText":"b","NEWTEXT":"c"}]}`, nil, `differ only in case`},
+		{"edit_file", `{"path":"a","edits":[{"oldText":"a","newText":"b"},{"oldText":"a","newText":"b"}]}`,
+			[]string{`MultiEdit {"edits":[{"newText":"b","oldText":"a"},{"newText":"b","oldText":"a"}],"file_path":"a"}`}, ""},
+		{"write_file", `{"path":"a","content":"x","meta":{"path":1,"x":{"path":2}},"list":[{"path":3},{"path":4}]}`,
+			[]string{`Write {"content":"x","file_path":"a"}`}, ""},
+		// Unmapped tools are decided on their arguments as they came.
+		{"unknown_tool", `{"x":1,"X":2}`, []string{`fs__unknown_tool {"x":1,"X":2}`}, ""},
+		{"unknown_tool", `null`, nil, `not a JSON object`},
+		{"unknown_tool", ` [1]`, nil, `not a JSON object`},
+		{"unknown_tool", `{"x":}`, nil, `not a JSON object`},
+		{"unknown_tool", ` {"x":1} `, []string{`fs__unknown_tool  {"x":1} `}, ""},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			got, err := MapCall(fs, "fs__"+c.tool, c.tool, json.RawMessage(c.args))
@@ -247,4 +265,52 @@ func TestTrustHints(t *testing.T) {
 	if hh := m.hintsFor("Write", "fs__wipe"); hh != nil {
 		t.Errorf("hintsFor a mapped call = %+v, want nil", hh)
 	}
+}
+
+// FuzzAmbiguousKeys: whatever the arguments, the check does not panic, and
+// refuses what is not JSON and any object holding a key twice.
+func FuzzAmbiguousKeys(f *testing.F) {
+	for _, s := range []string{`{"path":"a"}`, `{"a":{"b":[{"c":1,"C":2}]}}`, `{"x":1,"x":2}`, `[{"a":1},{"a":1}]`, `{"K":1,"\u212a":2}`, `{`, `"s"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		err := ambiguousKeys(args)
+		if !json.Valid(args) && err == nil {
+			t.Fatalf("%q: not JSON, accepted", args)
+		}
+		var m map[string]json.RawMessage
+		if err == nil && json.Unmarshal(args, &m) == nil && m != nil {
+			// Every key read once: as many keys as the object holds.
+			dec := json.NewDecoder(bytes.NewReader(args))
+			depth, keys := 0, 0
+			expectKey := false
+			for {
+				tok, terr := dec.Token()
+				if terr != nil {
+					break
+				}
+				switch tok {
+				case json.Delim('{'), json.Delim('['):
+					depth++
+					expectKey = tok == json.Delim('{') && depth == 1
+					continue
+				case json.Delim('}'), json.Delim(']'):
+					depth--
+				}
+				if depth == 1 && expectKey {
+					if _, ok := tok.(string); ok {
+						keys++
+						expectKey = false
+						continue
+					}
+				}
+				if depth == 1 {
+					expectKey = true
+				}
+			}
+			if keys != len(m) {
+				t.Fatalf("%q: accepted with %d keys for %d distinct ones", args, keys, len(m))
+			}
+		}
+	})
 }

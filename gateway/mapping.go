@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Argument-mapping presets.
@@ -82,8 +86,7 @@ func MapCall(u *Upstream, namespaced, tool string, args json.RawMessage) ([]Mapp
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+		if !isObject(args) {
 			return nil, fmt.Errorf("the arguments of %s are not a JSON object", namespaced)
 		}
 		return []MappedCall{{Tool: namespaced, Input: args}}, nil
@@ -92,6 +95,9 @@ func MapCall(u *Upstream, namespaced, tool string, args json.RawMessage) ([]Mapp
 	if len(args) > 0 {
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, fmt.Errorf("the arguments of %s are not a JSON object", namespaced)
+		}
+		if err := ambiguousKeys(args); err != nil {
+			return nil, fmt.Errorf("%s: %w", namespaced, err)
 		}
 	}
 	get := func(key string) (string, error) {
@@ -224,4 +230,80 @@ func probeArgs(u *Upstream, tool, probePath string) json.RawMessage {
 	}
 	b, _ := json.Marshal(a)
 	return b
+}
+
+// isObject reports whether args is one JSON object (as decoding it into a
+// map would, without the map).
+func isObject(args []byte) bool {
+	t := bytes.TrimLeft(args, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}
+
+// ambiguousKeys refuses arguments an upstream could read otherwise than
+// the mapping does: a key that appears twice in one object (decoders keep
+// the first or the last), or two keys that differ only in case (Go's
+// encoding/json, among others, matches a struct field case-insensitively:
+// a server reading {"path":"a","PATH":"/etc"} into a Path field writes to
+// /etc, where the mapping decided on "a"). The mapped call is decided on
+// the arguments as encoding/json reads them into a map, and forwarded as
+// they came, so only arguments every reader reads alike are let through.
+func ambiguousKeys(args []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	type object struct {
+		exact  map[string]bool
+		folded map[string]string
+		key    bool // the next token is a key
+	}
+	var stack []*object
+	values := 0 // top-level values begun
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF && len(stack) == 0 && values == 1 {
+			return nil
+		}
+		if err == nil && len(stack) == 0 {
+			values++
+		}
+		if err == nil && values > 1 {
+			err = errors.New("more than one value")
+		}
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("the arguments are not JSON: %w", err)
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.key {
+			if k, ok := tok.(string); ok {
+				if top.exact[k] {
+					return fmt.Errorf("argument %q appears twice in one object, and an upstream may read either", k)
+				}
+				f := strings.Map(func(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }, k)
+				if other, ok := top.folded[f]; ok {
+					return fmt.Errorf("arguments %q and %q differ only in case, and an upstream may read either as the other", other, k)
+				}
+				top.exact[k], top.folded[f] = true, k
+				top.key = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &object{exact: map[string]bool{}, folded: map[string]string{}, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, nil)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: in an object, a key comes next.
+		if len(stack) > 0 && stack[len(stack)-1] != nil {
+			stack[len(stack)-1].key = true
+		}
+	}
 }
