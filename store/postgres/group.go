@@ -2,11 +2,11 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -163,6 +163,12 @@ func (s *Store) updateGrouped(ctx context.Context, sessionKey string, fn func(tx
 			s.sessions.put(sessionKey, nil, false)
 		}
 		return err
+	}
+	if t.merged() && len(t.set.runs) == 1 {
+		// The merged update returned no row: the run as stored is the
+		// one it wrote.
+		w, err := t.set.runs[0].stored(sessionKey)
+		t.written, t.uncacheable = w, t.uncacheable || err != nil
 	}
 	s.cachedCommits.Add(1)
 	s.groupedCommits.Add(1)
@@ -566,6 +572,33 @@ type runRow struct {
 	at, iterations    int64
 	audit             bool
 	cols              backend.RunColumns
+	// What the update leaves as it was (the workflow is the live run's).
+	workflowID, workflowSource, digest string
+	created                            time.Time
+}
+
+// stored is the run as the merged update leaves it in the store: what
+// reading the row back would give (ScanRun decodes the same columns), so
+// the update returns no row.
+func (w *runRow) stored(key string) (*store.Run, error) {
+	r := &store.Run{ID: w.id, SessionKey: key, WorkflowID: w.workflowID, WorkflowSource: w.workflowSource,
+		SnapshotDigest: w.digest, State: w.state, Iterations: w.iterations, Status: store.Status(w.status),
+		AuditOnly: w.audit, Revision: w.next, CreatedAt: w.created, UpdatedAt: backend.FromNanos(w.at)}
+	r.Context, r.History, r.Evidence = rawColumn(w.cols.Context), rawColumn(w.cols.History), rawColumn(w.cols.Evidence)
+	if err := backend.DecodeRunColumns(r, columnBytes(w.cols.Counters), columnBytes(w.cols.FilesEdited), columnBytes(w.cols.PendingApproval)); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// rawColumn is a JSON column as ScanRun reads it back.
+func rawColumn(c *string) json.RawMessage { return backend.RawJSON(columnBytes(c)) }
+
+func columnBytes(c *string) []byte {
+	if c == nil {
+		return nil
+	}
+	return []byte(*c)
 }
 
 type eventRow struct {
@@ -591,9 +624,8 @@ var qGroupRuns = `WITH u AS (UPDATE statewright_runs AS r SET state = v.state, c
 	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[],
 		$10::text[], $11::text[], $12::boolean[], $13::text[], $14::bigint[], $15::bigint[])
 		AS v(id, key, rev, state, context, history, iterations, counters, files_edited, pending_approval, status, audit_only, evidence, next, at)
-	WHERE r.id = v.id AND r.session_key = v.key AND r.revision = v.rev
-	RETURNING ` + qualified("r", backend.RunColumnsNoSnapshot) + `)
-	SELECT u.* FROM (SELECT statewright_expect(count(*), $16, 'update runs') FROM u) AS x, u`
+	WHERE r.id = v.id AND r.session_key = v.key AND r.revision = v.rev RETURNING 1)
+	SELECT statewright_expect(count(*), $16, 'update runs') FROM u`
 
 const (
 	qGroupEvents = `INSERT INTO statewright_events (run_id, session_key, time, kind, state, tool,
@@ -623,20 +655,6 @@ const (
 	ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`
 )
 
-// qualified prefixes every column of a column list with table ("NULL"
-// stays).
-func qualified(table, cols string) string {
-	var out []string
-	for _, c := range strings.Split(cols, ",") {
-		c = strings.TrimSpace(c)
-		if c != "NULL" {
-			c = table + "." + c
-		}
-		out = append(out, c)
-	}
-	return strings.Join(out, ", ")
-}
-
 // mergeWrites queues on b the rows of every transaction in ts (whose
 // writes all merge) in one statement per table; the returned functions
 // read the statements' results in order, and fill each transaction's
@@ -644,7 +662,6 @@ func qualified(table, cols string) string {
 func mergeWrites(b *pgx.Batch, ts []*tx) []func(pgx.BatchResults) error {
 	var (
 		reads []func(pgx.BatchResults) error
-		runs  = map[string]*tx{}
 		evs   = map[string]*store.Event{}
 	)
 	var r struct {
@@ -669,7 +686,6 @@ func mergeWrites(b *pgx.Batch, ts []*tx) []func(pgx.BatchResults) error {
 	}
 	for _, t := range ts {
 		for _, w := range t.set.runs {
-			runs[w.id] = t
 			r.id, r.key, r.rev = append(r.id, w.id), append(r.key, t.Key), append(r.rev, w.rev)
 			r.state, r.status = append(r.state, w.state), append(r.status, w.status)
 			r.context, r.history = append(r.context, w.cols.Context), append(r.history, w.cols.History)
@@ -708,23 +724,7 @@ func mergeWrites(b *pgx.Batch, ts []*tx) []func(pgx.BatchResults) error {
 	if n := len(r.id); n > 0 {
 		b.Queue(qGroupRuns, r.id, r.key, r.rev, r.state, nullable(r.context), nullable(r.history), r.iterations, nullable(r.counters),
 			nullable(r.files), nullable(r.pending), r.status, r.audit, nullable(r.evidence), r.next, r.at, n)
-		reads = append(reads, func(br pgx.BatchResults) error {
-			rows, err := br.Query()
-			if err != nil {
-				return err
-			}
-			ws, err := backend.Collect(rows, backend.ScanRun)
-			rows.Close()
-			if err != nil {
-				return err
-			}
-			for _, w := range ws {
-				if t := runs[w.ID]; t != nil {
-					t.written = w
-				}
-			}
-			return nil
-		})
+		reads = append(reads, nil)
 	}
 	if len(e.chain) > 0 {
 		b.Queue(qGroupEvents, e.runID, e.key, e.time, e.kind, e.state, e.tool, e.digest, e.decision, e.rule, e.reason,

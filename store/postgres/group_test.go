@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -370,6 +371,88 @@ func TestGroupLockSetsGenericPlans(t *testing.T) {
 		}
 		if got := mode(); got != before {
 			t.Errorf("after %.40q…'s transaction: plan_cache_mode %q, want %q as before", q.sql, got, before)
+		}
+	}
+}
+
+// TestGroupCachedRunIsStored: a merged group's run update returns no row,
+// so a replica builds the run it wrote itself for its copy of the session;
+// that copy must be exactly the run another handle reads from the store
+// (every column: counters, files, the pending approval, the JSON columns,
+// the revision and times), so that the next transaction from the copy
+// writes what it would have written after a read.
+func TestGroupCachedRunIsStored(t *testing.T) {
+	a, u := openTemp(t, Options{})
+	b, err := Open(bg, u, Options{MustExist: true, ExpectID: a.StoreID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const sessions, calls = 6, 5
+	key := func(s int) string { return fmt.Sprintf("cc:stored-%d", s) }
+	for s := range sessions {
+		storetest.Create(t, a, key(s))
+		if err := a.Update(bg, key(s), func(tx store.Tx) error {
+			r := tx.Run()
+			r.Context = json.RawMessage(`{"ticket": "T-1",  "n": [1, 2]}`)
+			r.History = json.RawMessage(`[{"from":"planning","to":"planning"}]`)
+			r.Evidence = json.RawMessage(`{"tests":"green"}`)
+			r.PendingApproval = &store.Approval{ID: "ap_1", Event: "DONE", From: "planning", To: "done"}
+			return tx.Put(r)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged := a.mergedCommits.Load()
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	for s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				if err := a.Update(bg, key(s), func(tx store.Tx) error {
+					r := tx.Run()
+					r.Iterations++
+					if r.Counters == nil {
+						r.Counters = map[string]int64{}
+					}
+					r.Counters["edits"]++
+					r.FilesEdited = append(r.FilesEdited, fmt.Sprintf("f%d.go", i))
+					if err := tx.Put(r); err != nil {
+						return err
+					}
+					return tx.Append(&store.Event{Kind: store.KindDecision, State: r.State, Tool: "Edit", Decision: "allow"})
+				}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if a.mergedCommits.Load() == merged {
+		t.Fatal("no transaction committed with merged writes")
+	}
+	for s := range sessions {
+		c := a.sessions.get(key(s))
+		if c == nil || c.live == nil {
+			t.Errorf("session %d: no cached live run", s)
+			continue
+		}
+		stored, err := b.LiveRun(bg, key(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(c.live, stored) {
+			t.Errorf("session %d: cached run\n%+v\nstored run\n%+v", s, c.live, stored)
+		}
+		if stored.Iterations != calls || stored.Counters["edits"] != calls || len(stored.FilesEdited) != calls {
+			t.Errorf("session %d: stored run %+v; want %d iterations, edits and files", s, stored, calls)
 		}
 	}
 }

@@ -629,7 +629,8 @@ func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
 	}, q, args...)
 	if t.group && same {
 		t.set.runs = append(t.set.runs, runRow{id: r.ID, rev: r.Revision, next: next, at: t.At.UnixNano(),
-			state: r.State, status: string(r.Status), iterations: r.Iterations, audit: r.AuditOnly, cols: c})
+			state: r.State, status: string(r.Status), iterations: r.Iterations, audit: r.AuditOnly, cols: c,
+			workflowID: t.Live.WorkflowID, workflowSource: t.Live.WorkflowSource, digest: dg, created: t.Live.CreatedAt})
 		t.set.n++
 	}
 	t.s.snapshots.Put(dg, r.Snapshot)
