@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -129,6 +130,14 @@ type groups struct {
 	pending []*tx
 	running int
 	wg      sync.WaitGroup
+	// active holds when each session's transaction last joined a group
+	// (Unix nanoseconds), while a replica sees others (gather); full is
+	// closed when want transactions are pending; lastTrip is how long the
+	// last group took at the server.
+	active   map[string]int64
+	full     chan struct{}
+	want     int
+	lastTrip atomic.Int64
 }
 
 // groupable reports whether a transaction from c may join a group: its
@@ -186,7 +195,7 @@ func (s *Store) commitGrouped(t *tx) error {
 		g.mu.Unlock()
 		return errRetry // alone, the closed store says so
 	}
-	g.pending = append(g.pending, t)
+	g.addLocked(t)
 	if g.running < s.committers() {
 		g.running++
 		g.wg.Add(1)
@@ -205,22 +214,95 @@ func (s *Store) commitGrouped(t *tx) error {
 	}
 }
 
+// addLocked makes t pending, under g.mu, and wakes a committer that
+// gathers when it waits for no more.
+func (g *groups) addLocked(t *tx) {
+	g.pending = append(g.pending, t)
+	if g.full != nil && len(g.pending) >= g.want {
+		close(g.full)
+		g.full = nil
+	}
+}
+
 // runGroups commits groups until none is pending.
 func (s *Store) runGroups() {
 	defer s.groups.wg.Done()
 	for {
-		batch := s.groups.take()
+		gathering := s.gather()
+		batch := s.groups.take(gathering)
 		if batch == nil {
 			return
 		}
+		start := time.Now()
 		s.commitGroup(batch)
+		s.groups.lastTrip.Store(int64(time.Since(start)))
 	}
+}
+
+// activeWindow: a session whose transaction joined one of this replica's
+// groups within it is active, and the replica's next group waits for it
+// (gather).
+const activeWindow = 25 * time.Millisecond
+
+// maxGather bounds that wait (and so does the last group's time at the
+// server).
+var maxGather = time.Millisecond
+
+// gather makes the groups of a replica that shares the store with others
+// as large as one replica's. With one committer per replica (replicas.go),
+// a group holds what arrived while the replica's previous group was at the
+// server, and the sessions that group answered come back just after the
+// next one left: a replica's sessions split into cohorts that take turns,
+// and its groups held 7-10 decisions against one replica's 9-12 (pg7,
+// bench/postgres.txt), so the store paid every per-group cost (the
+// transaction, its statements, its commit's WAL flush) more often for the
+// same decisions. So, when it sees others, a committer waits until every
+// session active on this replica (one that joined a group within
+// activeWindow) is pending again, for at most maxGather or as long as the
+// last group took at the server, whichever is shorter. A replica alone
+// keeps two committers and does not wait. It reports whether the
+// committer gathers (and take should note the sessions it takes).
+func (s *Store) gather() bool {
+	if s.presence.others.Load() == 0 {
+		return false
+	}
+	g := &s.groups
+	now := time.Now().UnixNano()
+	g.mu.Lock()
+	target := 0
+	for k, at := range g.active {
+		if now-at > int64(activeWindow) {
+			delete(g.active, k)
+			continue
+		}
+		target++
+	}
+	wait := min(maxGather, time.Duration(g.lastTrip.Load()))
+	if n := len(g.pending); n == 0 || n >= target || wait <= 0 {
+		g.mu.Unlock()
+		return true
+	}
+	full := make(chan struct{})
+	g.full, g.want = full, target
+	g.mu.Unlock()
+	timer := time.NewTimer(wait)
+	select {
+	case <-full:
+		timer.Stop()
+	case <-timer.C:
+		g.mu.Lock()
+		if g.full == full {
+			g.full = nil
+		}
+		g.mu.Unlock()
+	}
+	return true
 }
 
 // take removes the next group from the pending transactions (nil: none
 // pending, and the caller stops). A session appears once in a group; a
 // second transaction on it waits for the next.
-func (g *groups) take() []*tx {
+func (g *groups) take(gathering bool) []*tx {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.pending) == 0 {
@@ -241,6 +323,15 @@ func (g *groups) take() []*tx {
 		}
 	}
 	g.pending = rest
+	if gathering {
+		if g.active == nil {
+			g.active = map[string]int64{}
+		}
+		now := time.Now().UnixNano()
+		for _, t := range batch {
+			g.active[t.Key] = now
+		}
+	}
 	return batch
 }
 

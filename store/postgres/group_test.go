@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/statewright-go/statewright/store"
+	"github.com/statewright-go/statewright/store/internal/backend"
 	"github.com/statewright-go/statewright/store/storetest"
 )
 
@@ -21,8 +22,18 @@ import (
 // call's record fails at the server (a trigger), which fails its whole
 // group's commit. Every other call must be decided exactly once, the
 // poisoned one must fail and leave nothing, and every chain must verify.
-func TestGroupCommit(t *testing.T) {
+func TestGroupCommit(t *testing.T) { testGroupCommit(t, false) }
+
+// TestGroupCommitBesideAnotherReplica is TestGroupCommit with a replica
+// that sees another: one committer, whose groups gather (gather).
+func TestGroupCommitBesideAnotherReplica(t *testing.T) { testGroupCommit(t, true) }
+
+func testGroupCommit(t *testing.T, beside bool) {
 	a, u := openTemp(t, Options{})
+	if beside {
+		a.presence.once.Do(func() {}) // no presence connection: a sees one other replica from the start
+		a.presence.others.Store(1)
+	}
 	b, err := Open(bg, u, Options{MustExist: true, ExpectID: a.StoreID()})
 	if err != nil {
 		t.Fatal(err)
@@ -455,4 +466,65 @@ func TestGroupCachedRunIsStored(t *testing.T) {
 			t.Errorf("session %d: stored run %+v; want %d iterations, edits and files", s, stored, calls)
 		}
 	}
+}
+
+// TestGather: a replica that sees another waits, before its next group,
+// until every session active on it is pending again (here: the second of
+// two), and no longer than its bound when one does not come back; a
+// replica alone never waits.
+func TestGather(t *testing.T) {
+	old := maxGather
+	t.Cleanup(func() { maxGather = old })
+	maxGather = time.Hour // (the last group's time bounds it below)
+	var s Store
+	g := &s.groups
+	g.lastTrip.Store(int64(time.Hour))
+	if s.gather() {
+		t.Fatal("a replica alone gathers")
+	}
+	s.presence.others.Store(1)
+	now := time.Now().UnixNano()
+	g.active = map[string]int64{"a": now, "b": now, "gone": now - int64(2*activeWindow)}
+	g.add(&tx{TxBase: backend.TxBase{Key: "a"}})
+	done := make(chan bool)
+	go func() { done <- s.gather() }()
+	for {
+		g.mu.Lock()
+		waiting, want := g.full != nil, g.want
+		g.mu.Unlock()
+		if waiting {
+			if want != 2 {
+				t.Errorf("gather waits for %d pending, want 2 (the session inactive for 2 windows is not waited for)", want)
+			}
+			break
+		}
+		select {
+		case <-done:
+			t.Fatal("gather returned with one of two active sessions pending")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	g.add(&tx{TxBase: backend.TxBase{Key: "b"}})
+	if !<-done {
+		t.Error("gather beside another replica reports it did not gather")
+	}
+	if got := g.take(true); len(got) != 2 {
+		t.Fatalf("took %d, want 2", len(got))
+	}
+	// "a" and "b" are active, but "a" does not come back: the wait ends
+	// by the last group's time at the server.
+	g.lastTrip.Store(int64(time.Millisecond))
+	g.add(&tx{TxBase: backend.TxBase{Key: "b"}})
+	if !s.gather() {
+		t.Error("gather beside another replica reports it did not gather")
+	}
+	if g.full != nil {
+		t.Error("a wait that ended by its bound left its channel set")
+	}
+}
+
+func (g *groups) add(t *tx) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.addLocked(t)
 }
