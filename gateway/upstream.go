@@ -284,7 +284,9 @@ func (m *Manager) rebuild(strict bool) error {
 		u.mu.Lock()
 		for _, t := range u.tools {
 			name := u.prefix + t.Name
-			if prev, dup := tools[name]; dup || strings.HasPrefix(name, "statewright_") {
+			// A name the harness has would be decided as its tool, the
+			// law reading the arguments as that tool's (policy.HarnessTool).
+			if prev, dup := tools[name]; dup || strings.HasPrefix(name, "statewright_") || policy.HarnessTool(policy.ClaudeCode, name) {
 				err := fmt.Errorf("gateway: tool %q of upstream %q collides with %s; give the upstream another namespace",
 					name, u.cfg.Name, collider(prev, name))
 				errs = append(errs, err)
@@ -331,6 +333,9 @@ func (m *Manager) Generation() int64 { return m.gen.Load() }
 func collider(prev toolEntry, name string) string {
 	if prev.route.Upstream != nil {
 		return fmt.Sprintf("upstream %q's", prev.route.Upstream.Name)
+	}
+	if !strings.HasPrefix(name, "statewright_") {
+		return "a tool of the harness (the workflow's law would decide it as the harness's own, reading its arguments as that tool's)"
 	}
 	return "statewright's own control tools (statewright_*)"
 }

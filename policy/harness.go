@@ -347,6 +347,17 @@ var workflowNames = func() map[string]kind {
 	return m
 }()
 
+// HarnessTool reports whether h decides a tool called name as one of its
+// own tools, a meta-tool or a statewright control tool (reading its input
+// as that tool's: a Write's file_path, a Bash's command), not as an opaque
+// tool allowed by its exact name (an MCP tool). A proxy that decides its
+// upstreams' tools by their names must not offer one so named: the law
+// would read its arguments as the harness tool's, and the upstream reads
+// them its own way.
+func HarnessTool(h Harness, name string) bool {
+	return lookupTool(h, name).kind != kOther
+}
+
 // lookupTool maps a harness's raw tool name to its canonical tool. It does
 // not allocate for names in the harness's table.
 func lookupTool(h Harness, raw string) toolInfo {
