@@ -148,7 +148,14 @@ func MapCall(u *Upstream, namespaced, tool string, args json.RawMessage) ([]Mapp
 		if err != nil {
 			return fmt.Errorf("%s: encode the mapped input: %w", namespaced, err)
 		}
-		out = append(out, MappedCall{Tool: m.As, Input: b})
+		as := m.As
+		if as == "Edit" {
+			// A list of edits is MultiEdit's input: the law's Edit reads
+			// one flat old and new text, and would count none of these
+			// (Edit grants MultiEdit).
+			as = "MultiEdit"
+		}
+		out = append(out, MappedCall{Tool: as, Input: b})
 		return nil
 	}
 	if len(paths) == 0 {
@@ -178,6 +185,9 @@ func MapCall(u *Upstream, namespaced, tool string, args json.RawMessage) ([]Mapp
 			edits, ok := a[m.Edits].([]any)
 			if m.Edits == "" || !ok {
 				return nil, fmt.Errorf("%s: argument %q is missing or not a list of edits", namespaced, m.Edits)
+			}
+			if err := lawEdits(edits); err != nil {
+				return nil, fmt.Errorf("%s: argument %q: %w", namespaced, m.Edits, err)
 			}
 			in["edits"] = edits
 		case "Glob", "Grep":
@@ -306,4 +316,51 @@ func ambiguousKeys(args []byte) error {
 			stack[len(stack)-1].key = true
 		}
 	}
+}
+
+// The spellings of an edit's old and new text that the law reads in a
+// MultiEdit's edits (policy: the first it finds of each).
+var (
+	lawOldText = []string{"old_string", "oldString", "oldText"}
+	lawNewText = []string{"new_string", "newString", "newText"}
+)
+
+// lawEdits refuses a mapped list of edits whose lines the law could count
+// otherwise than the upstream changes them: each edit must be an object
+// that gives its old text and its new text each once, as a string, under
+// one of the spellings the law reads. The law takes the first spelling it
+// finds, an upstream its own (the filesystem server reads oldText and
+// newText only): {"oldText":<50 lines>,"newText":"x","old_string":"a",
+// "new_string":"a"} was counted as no line changed; text under a name the
+// law does not read ("find"/"replace") was counted as none either.
+func lawEdits(edits []any) error {
+	for i, e := range edits {
+		em, ok := e.(map[string]any)
+		if !ok {
+			return fmt.Errorf("edit %d is not an object", i+1)
+		}
+		for _, names := range []struct {
+			what  string
+			names []string
+		}{{"old text", lawOldText}, {"new text", lawNewText}} {
+			given := ""
+			for _, n := range names.names {
+				v, ok := em[n]
+				if !ok {
+					continue
+				}
+				if given != "" {
+					return fmt.Errorf("edit %d gives its %s twice (%q and %q), and an upstream may read either", i+1, names.what, given, n)
+				}
+				if _, ok := v.(string); !ok {
+					return fmt.Errorf("edit %d: its %s (%q) is not a string", i+1, names.what, n)
+				}
+				given = n
+			}
+			if given == "" {
+				return fmt.Errorf("edit %d gives no %s the policy can count (%s)", i+1, names.what, strings.Join(names.names, ", "))
+			}
+		}
+	}
+	return nil
 }
