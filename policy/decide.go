@@ -249,6 +249,9 @@ func (p *prepared) editLines(files []string) (lines int, known bool, err error) 
 	if !ok {
 		return ei.lines, false, nil
 	}
+	if ei.multi != nil {
+		return multiEditLines(content, ei.multi), true, nil
+	}
 	return replaceAllLines(content, ei.old, ei.new), true, nil
 }
 

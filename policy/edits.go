@@ -18,6 +18,10 @@ type editInfo struct {
 	// counts one occurrence until the file's content is known.
 	replaceAll bool
 	old, new   string
+	// multi: a MultiEdit's edits, kept when one of them replaces every
+	// occurrence (replaceAll is set then): its lines are counted by
+	// applying them in order to the file's content (multiEditLines).
+	multi []multiOp
 	// linesLater: lines is not counted yet (parseFlatEditLater); the
 	// prepared call counts it from its raw fields (editLines).
 	linesLater bool
@@ -65,6 +69,33 @@ func replaceAllLines(content, old, new string) int {
 		}
 		lastLine = line + strings.Count(old, "\n")
 		idx = at + len(old)
+	}
+	return lines
+}
+
+// multiOp is one edit of a MultiEdit: old replaced by new, at its first
+// occurrence or (all) at every one.
+type multiOp struct {
+	old, new string
+	all      bool
+}
+
+// multiEditLines counts the lines a MultiEdit's edits change in content,
+// applied in order as the harness applies them: an edit with replace_all
+// changes every occurrence in the content the edits before it left
+// (replaceAllLines), any other the lines its replacement changes.
+func multiEditLines(content string, ops []multiOp) int {
+	lines := 0
+	for _, op := range ops {
+		if !op.all || op.old == "" {
+			lines += changedLines(op.old, op.new)
+			if op.old != "" {
+				content = strings.Replace(content, op.old, op.new, 1)
+			}
+			continue
+		}
+		lines += replaceAllLines(content, op.old, op.new)
+		content = strings.ReplaceAll(content, op.old, op.new)
 	}
 	return lines
 }
@@ -132,11 +163,20 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 		}
 		ei.one = p
 		if edits, ok := m["edits"].([]any); ok {
+			var ops []multiOp
 			for _, e := range edits {
 				em, _ := e.(map[string]any)
 				o, _ := str(em, "old_string", "oldString", "oldText")
 				n, _ := str(em, "new_string", "newString", "newText")
+				all, _ := em["replace_all"].(bool)
+				camel, _ := em["replaceAll"].(bool)
 				ei.lines += changedLines(o, n)
+				ops = append(ops, multiOp{old: o, new: n, all: all || camel})
+				ei.replaceAll = ei.replaceAll || all || camel
+			}
+			if ei.replaceAll {
+				// (As an Edit's: counted in the file's content.)
+				ei.multi = ops
 			}
 		}
 		return ei, nil

@@ -74,3 +74,43 @@ func TestReplaceAllCountsEveryOccurrence(t *testing.T) {
 		t.Errorf("replace_all without the file's content: %s %s %s", d.Verdict, d.Rule, d.Reason)
 	}
 }
+
+// TestMultiEditReplaceAll: a MultiEdit's edit with replace_all (Claude
+// Code's MultiEdit takes one per edit) changes every occurrence, as an
+// Edit's does, and is counted so: it was counted as one replacement, and
+// allowed where the Edit is denied.
+func TestMultiEditReplaceAll(t *testing.T) {
+	law := loadLaw(t, "workflows/dev.yaml", corpusOptions)
+	many := ""
+	for i := 0; i < 30; i++ {
+		many += "oldName()\n"
+	}
+	input := func(edits ...map[string]any) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"file_path": "/repo/src/a.go", "edits": edits})
+		return b
+	}
+	all := map[string]any{"old_string": "oldName", "new_string": "newName", "replace_all": true}
+	one := map[string]any{"old_string": "x", "new_string": "y"}
+	run := &RunState{Active: true, State: "implementing"}
+	res := contentResolver{files: map[string]string{"/repo/src/a.go": many + "x\n"}}
+	for _, c := range []struct {
+		name  string
+		in    json.RawMessage
+		res   Resolver
+		allow bool
+		lines int
+	}{
+		{"replace_all over 30 lines", input(all), res, false, 0},
+		{"replace_all after another edit", input(one, all), res, false, 0},
+		{"replace_all without the file's content", input(all), nil, false, 0},
+		{"no replace_all", input(one, map[string]any{"old_string": "oldName", "new_string": "newName"}), res, true, 2},
+		{"replace_all over 2 lines", input(all), contentResolver{files: map[string]string{"/repo/src/a.go": "oldName()\nx\noldName()\n"}}, true, 2},
+		{"replace_all of text an earlier edit wrote", input(map[string]any{"old_string": "x", "new_string": "oldName"}, all),
+			contentResolver{files: map[string]string{"/repo/src/a.go": "x\nx\ny\n"}}, true, 2},
+	} {
+		d := law.Decide(run, &ToolCall{Tool: "MultiEdit", Input: c.in, Cwd: "/repo", Resolver: c.res})
+		if (d.Verdict == Allow) != c.allow || !c.allow && d.Rule != RuleMaxEditLines || c.allow && d.Effects.EditedLines != c.lines {
+			t.Errorf("%s: %s %s lines=%d %s", c.name, d.Verdict, d.Rule, d.Effects.EditedLines, d.Reason)
+		}
+	}
+}
