@@ -328,6 +328,17 @@ func TestGatewayFilesystemUnderWorkflow(t *testing.T) {
 	if b, _ := os.ReadFile(main); string(b) != "one\ntwo\nthree\n" {
 		t.Fatalf("the denied edit changed the file: %q", b)
 	}
+	// The same edit beside a one-line decoy under the spelling the law
+	// reads first (the server reads oldText/newText only and drops the
+	// rest): refused, the file unchanged.
+	res = gc.call(t, "fs__edit_file", map[string]any{"path": main,
+		"edits": []map[string]any{{"oldText": "one\ntwo\nthree", "newText": "1\n2\n3\n4", "old_string": "x", "new_string": "x"}}})
+	if !res.IsError {
+		t.Fatalf("large edit with a decoy: %s", resultText(res))
+	}
+	if b, _ := os.ReadFile(main); string(b) != "one\ntwo\nthree\n" {
+		t.Fatalf("the edit with a decoy changed the file: %q", b)
+	}
 	// A small edit goes through.
 	res = gc.call(t, "fs__edit_file", map[string]any{"path": main, "edits": []map[string]any{{"oldText": "two", "newText": "TWO"}}})
 	if res.IsError {
