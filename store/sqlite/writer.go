@@ -12,6 +12,7 @@ import (
 	stdruntime "runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/statewright-go/statewright/store"
 	"github.com/statewright-go/statewright/store/internal/backend"
@@ -19,6 +20,10 @@ import (
 
 // maxBatch caps how many sessions' transactions one commit carries.
 const maxBatch = 128
+
+// sharedSingles is how many batches of one in a row the writer's goroutine
+// cuts after a batch of several before callers lead again (see take).
+const sharedSingles = 8
 
 // writer commits every write this Store makes (group commit): one
 // connection, whose statements are prepared once, used by one batch at a
@@ -31,13 +36,14 @@ const maxBatch = 128
 // lock, one batch at a time.
 //
 // A caller that finds the writer idle (no batch running, nothing queued)
-// while its last batch was a lone function leads: it commits its own
-// function in its own goroutine, as a batch of one, instead of handing it
-// to the writer's goroutine and waiting to be woken (two goroutine
-// wake-ups per write). Whatever queued meanwhile is handed to the
-// goroutine when the leader's batch is done. While batches hold several
-// functions, the goroutine yields to the callers it answered before it
-// cuts the next batch (see take).
+// while batches hold one function leads: it commits its own function in
+// its own goroutine, as a batch of one, instead of handing it to the
+// writer's goroutine and waiting to be woken (two goroutine wake-ups per
+// write). Whatever queued meanwhile is handed to the goroutine when the
+// leader's batch is done. Once a batch held several functions, callers
+// queue until the goroutine has cut sharedSingles batches of one in a
+// row (see take). While batches hold several functions, the goroutine
+// yields to the callers it answered before it cuts the next batch.
 type writer struct {
 	s *Store
 
@@ -45,7 +51,8 @@ type writer struct {
 	queue  []*job
 	closed bool
 	busy   bool          // a batch runs (the goroutine's or a leader's): it owns the fields below
-	shared bool          // the last batch had more than one job (sessions write concurrently)
+	shared bool          // a recent batch had more than one job (sessions write concurrently): see take
+	single int           // batches of one the goroutine cut in a row while shared
 	last   int           // how many jobs the goroutine's last batch had
 	handed bool          // a leader handed its turn (busy) to the goroutine
 	wake   chan struct{} // capacity 1: something was queued, handed over, or close
@@ -68,6 +75,8 @@ type writer struct {
 	// up instead of guessing (see tx.guessable): set after a guess was
 	// wrong or not proved.
 	reading int
+	// leads counts the batches leaders committed (for the tests).
+	leads atomic.Int64
 }
 
 // known is what the writer's last committed batch left behind: the
@@ -193,6 +202,7 @@ func (w *writer) lead(j *job) {
 			select {}
 		}
 	}()
+	w.leads.Add(1)
 	w.run([]*job{j})
 	w.mu.Lock()
 	hand := len(w.queue) > 0 || w.closed || (w.ckpt != nil && w.ckpt.finish.Load())
@@ -276,7 +286,22 @@ func (w *writer) take() ([]*job, bool) {
 			n++
 		}
 	}
-	w.shared, w.last = n > 1, n
+	// After a batch of several, callers keep queueing (shared) until
+	// sharedSingles batches of one in a row: a big batch's callers come
+	// back one by one, and each found the writer idle, led, and committed
+	// alone, at two to three times a batched function's cost on the
+	// writer (servebench at 50 sessions: about two thirds of the batches
+	// were such batches of one). Queued, they join the batches the
+	// goroutine cuts, which yields to them first.
+	w.last = n
+	switch {
+	case n > 1:
+		w.shared, w.single = true, 0
+	case w.shared:
+		if w.single++; w.single >= sharedSingles {
+			w.shared, w.single = false, 0
+		}
+	}
 	jobs := make([]*job, n)
 	copy(jobs, w.queue)
 	w.queue = append(w.queue[:0], w.queue[n:]...)
