@@ -60,6 +60,12 @@ func TestFastPathAsSDK(t *testing.T) {
 			if err == nil {
 				b, _ := json.Marshal(res)
 				a = runID.ReplaceAllString(string(b), "run_X") // each run its own id
+				// How many times the run was written depends on when
+				// each result was recorded, not on the path: with the
+				// next call's decision, or alone once settleDelay passed
+				// without one (a slow moment: 2 runs in 20 under -race
+				// differed by one, either way).
+				a = revision.ReplaceAllString(a, "${1}N")
 
 			}
 			answers[sdk] = append(answers[sdk], a)
@@ -84,7 +90,10 @@ func TestFastPathAsSDK(t *testing.T) {
 	}
 }
 
-var runID = regexp.MustCompile(`run_[0-9a-f]+`)
+var (
+	runID    = regexp.MustCompile(`run_[0-9a-f]+`)
+	revision = regexp.MustCompile(`(\\?"revision\\?": ?)[0-9]+`)
+)
 
 func errText(err error) string {
 	if err == nil {
