@@ -161,6 +161,9 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 		if !ok || p == "" {
 			return ei, errNoPath
 		}
+		if !(fields{m: m}).agree(pathList) {
+			return ei, errAmbiguousPath
+		}
 		ei.one = p
 		if edits, ok := m["edits"].([]any); ok {
 			var ops []multiOp
@@ -241,11 +244,20 @@ func parseFlatEditLater(k kind, f fields) (editInfo, error) {
 	if !ok || p == "" {
 		return ei, errNoPath
 	}
+	if !f.agree(pathList) {
+		return ei, errAmbiguousPath
+	}
 	ei.one = p
 	switch k {
 	case kWrite:
+		if !f.agree(contentList) {
+			return ei, errAmbiguousText
+		}
 		ei.lines = f.lines(contentList)
 	case kEdit:
+		if !f.agree(oldList) || !f.agree(newList) {
+			return ei, errAmbiguousText
+		}
 		if f.boolean(replaceAllList) || f.boolean(replaceAllCamel) {
 			// (The text is kept: replaceAllLines counts it in the file.)
 			o, _ := f.str(oldList)
@@ -257,9 +269,37 @@ func parseFlatEditLater(k kind, f fields) (editInfo, error) {
 		// (prepared.editLines counts them when a phase asks.)
 		ei.linesLater = true
 	case kNotebookEdit:
+		if !f.agree(notebookList) {
+			return ei, errAmbiguousText
+		}
 		ei.lines = f.lines(notebookList)
 	}
 	return ei, nil
+}
+
+var errAmbiguousText = errors.New("the input gives its text under two names, with different values")
+
+// agree reports whether keys' values that are strings are all one string.
+// A harness's tool reads one spelling of a field (Claude Code's file_path,
+// opencode's filePath and oldString, Pi's path), the law the first of keys
+// it finds: two spellings with different values would have the law decide
+// on one file, or count one text, and the tool act on the other.
+func (f fields) agree(keys keyList) bool {
+	if f.raw != nil {
+		return f.raw.agree(keys)
+	}
+	first, have := "", false
+	for _, k := range keys.names {
+		s, ok := f.m[k].(string)
+		switch {
+		case !ok:
+		case !have:
+			first, have = s, true
+		case s != first:
+			return false
+		}
+	}
+	return true
 }
 
 // patchText finds a patch body: Codex's freeform "input" or hook

@@ -77,6 +77,10 @@ func TestRawFieldsAgree(t *testing.T) {
 		`{"file_path":"/a","content":"a\nb\n"}`, `{"file_path":"/a","content":"a\\nb"}`, `{"file_path":"/a","content":"\u000aa\u000A"}`,
 		`{"file_path":"/a","content":"\\\n\r\n\u00e9\u000b"}`, `{"file_path":"/a","content":"\n"}`, `{"file_path":"/a","contents":"x\n\n","content":1}`,
 		`{}`, `null`, `[]`, `{"file_path":"/a"`, `{"file_path":"/a"} x`, ``,
+		// Two spellings of a field: one value (escaped or not), or two.
+		`{"file_path":"/a","filePath":"/b"}`, `{"file_path":"/a","path":"/\u0061"}`, `{"file_path":"/a","path":1}`,
+		`{"file_path":"/a","content":"x","text":"y"}`, `{"file_path":"/a","old_string":"x","old":"y","new_string":"z"}`,
+		`{"file_path":"/a","old_string":"x","new_string":"z","newText":"z\n"}`, `{"notebook_path":"/a","new_source":"x","content":"x"}`,
 		// An Edit's escaped text, decoded in place: tabs, quotes, newlines,
 		// carriage returns, \u escapes, surrogates, invalid UTF-8, text
 		// longer than the stack's room.

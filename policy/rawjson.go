@@ -366,6 +366,27 @@ func stringValue(v string) (string, bool) {
 	return "", false
 }
 
+// agree is fields.agree read in place: literals that differ are decoded
+// to compare (only an input with two spellings of a field pays that).
+func (f *rawFields) agree(keys keyList) bool {
+	first, have := "", false
+	for _, k := range keys.idx {
+		v, _, ok := f.value(k)
+		switch {
+		case !ok || len(v) < 2 || v[0] != '"':
+		case !have:
+			first, have = v, true
+		case v != first:
+			a, _ := stringValue(first)
+			b, _ := stringValue(v)
+			if a != b {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // strRaw is str without decoding: the first of keys whose value is a
 // string, as str returns it when it is plain (esc false), else as its
 // JSON literal, quotes included (esc true), for unquoteIn.

@@ -1,0 +1,58 @@
+package policy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestSpellingsAgree: an edit's input that gives its file, its content or
+// its old or new text under two of the spellings the law reads, with
+// different values, is denied. Each harness's tool reads one spelling
+// (Claude Code's file_path, opencode's filePath and oldString, Pi's path),
+// the law the first it finds: {"file_path":"src/ok.go","filePath":
+// ".claude/settings.json"} was decided as a Write of src/ok.go, which
+// opencode's write tool would not have written. The same value under two
+// spellings is one reading, and allowed.
+func TestSpellingsAgree(t *testing.T) {
+	law := loadLaw(t, "workflows/dev.yaml", corpusOptions)
+	run := &RunState{Active: true, State: "implementing"}
+	many := strings.Repeat("line\n", 30)
+	big := strings.Repeat("x", 2000) // read lazily (lazyMin)
+	in := func(m map[string]any) string {
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	for _, c := range []struct {
+		name, h, tool, in string
+		allow             bool
+	}{
+		{"file twice", "claude-code", "Write", in(map[string]any{"file_path": "/repo/src/ok.go", "filePath": "/repo/.claude/settings.json", "content": "x"}), false},
+		{"file twice, opencode", "opencode", "write", in(map[string]any{"file_path": "/repo/src/ok.go", "filePath": "/repo/.claude/settings.json", "content": "x"}), false},
+		{"file twice, pi", "pi", "write", in(map[string]any{"file_path": "/repo/src/ok.go", "path": "/repo/.claude/settings.json", "content": "x"}), false},
+		{"file twice, large", "claude-code", "Write", in(map[string]any{"file_path": "/repo/src/ok.go", "filePath": "/repo/.claude/settings.json", "content": big}), false},
+		{"file twice, edit", "opencode", "edit", in(map[string]any{"file_path": "/repo/src/ok.go", "filePath": "/repo/.claude/settings.json", "oldString": "a", "newString": "b"}), false},
+		{"file twice, multiedit", "claude-code", "MultiEdit", in(map[string]any{"file_path": "/repo/src/ok.go", "filePath": "/repo/.claude/settings.json",
+			"edits": []any{map[string]any{"old_string": "a", "new_string": "b"}}}), false},
+		{"content twice", "opencode", "write", in(map[string]any{"filePath": "/repo/src/ok.go", "content": many, "contents": "x"}), false},
+		{"content first", "claude-code", "Write", in(map[string]any{"file_path": "/repo/src/ok.go", "content": "x", "contents": many}), false},
+		{"old and new twice", "opencode", "edit", in(map[string]any{"filePath": "/repo/src/ok.go", "old_string": "a", "new_string": "a",
+			"oldString": "x", "newString": many}), false},
+		{"notebook source twice", "claude-code", "NotebookEdit", in(map[string]any{"notebook_path": "/repo/src/n.ipynb", "new_source": "x", "content": many}), false},
+		// One value under two spellings: one reading.
+		{"file twice, same", "claude-code", "Write", in(map[string]any{"file_path": "/repo/src/ok.go", "filePath": "/repo/src/ok.go", "content": "x"}), true},
+		{"file twice, same, escaped", "claude-code", "Write", `{"file_path":"/repo/src/ok.go","filePath":"/repo/src/\u006fk.go","content":"x"}`, true},
+		{"file and a number", "claude-code", "Write", in(map[string]any{"file_path": "/repo/src/ok.go", "path": 3, "content": "x"}), true},
+		{"one spelling", "opencode", "write", in(map[string]any{"filePath": "/repo/src/ok.go", "content": "x"}), true},
+	} {
+		for _, lazy := range []int{lazyMin, 0} {
+			saved := lazyMin
+			lazyMin = lazy
+			d := law.Decide(run, &ToolCall{Harness: Harness(c.h), Tool: c.tool, Input: []byte(c.in), Cwd: "/repo", ProjectDir: "/repo"})
+			lazyMin = saved
+			if (d.Verdict == Allow) != c.allow {
+				t.Errorf("%s (lazyMin %d): %s %s %.200s", c.name, lazy, d.Verdict, d.Rule, d.Reason)
+			}
+		}
+	}
+}
