@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 	"sync"
@@ -916,6 +917,15 @@ func (l *Law) readToolBlock(p *prepared) *block {
 	verb := canonOrRaw(p) + " would read"
 	switch k {
 	case kRead, kGrep, kGlob, kLS:
+		// Each harness's tool reads one spelling of its path (opencode's
+		// filePath, Claude Code's file_path, a Grep's path or dir_path),
+		// the checks below the first they find.
+		if !stringsAgree(m, readPathKeys...) {
+			return &block{rule: RuleBadInput, reason: verb + " a file it names twice, with different values"}
+		}
+	}
+	switch k {
+	case kRead, kGrep, kGlob, kLS:
 		// A process's environment by a spelling lexical cleaning would
 		// lose (/dev/fd/../environ: the kernel follows /dev/fd first).
 		if t, ok := str(m, pathKeys...); ok && t != "" {
@@ -929,6 +939,13 @@ func (l *Law) readToolBlock(p *prepared) *block {
 	case kRead:
 		if t, ok := str(m, pathKeys...); ok && t != "" {
 			return l.readBlock(l.resolve(call, t), verb)
+		}
+		// An MCP resource (ReadMcpResourceTool, the gateway's
+		// resources/read) whose URI is a file's: a Read of its path.
+		if u, ok := str(m, "uri"); ok {
+			if fp, ok := fileURLPath(u); ok {
+				return l.readBlock(l.resolve(call, fp), verb)
+			}
 		}
 	case kGrep:
 		t, _ := str(m, "path", "dir_path", "directory", "file_path")
@@ -950,8 +967,10 @@ func (l *Law) readToolBlock(p *prepared) *block {
 			return l.readBlock(l.resolve(call, t), canonOrRaw(p)+" would list")
 		}
 	case kWebFetch:
-		if u, ok := str(m, "url"); ok && strings.HasPrefix(strings.ToLower(u), "file://") {
-			return l.readBlock(l.resolve(call, u[len("file://"):]), verb)
+		if u, ok := str(m, "url"); ok {
+			if fp, ok := fileURLPath(u); ok {
+				return l.readBlock(l.resolve(call, fp), verb)
+			}
 		}
 	default:
 		for _, v := range m {
@@ -972,6 +991,23 @@ func (l *Law) readToolBlock(p *prepared) *block {
 	}
 	return nil
 }
+
+// fileURLPath is the path a file: URL names, percent-decoded as the
+// reader decodes it (file:///home/u/%2essh is ~/.ssh); ok is false for
+// another scheme. A URL that does not parse is taken as written after
+// its scheme.
+func fileURLPath(u string) (string, bool) {
+	if len(u) < len("file:") || !strings.EqualFold(u[:len("file:")], "file:") {
+		return "", false
+	}
+	if pu, err := url.Parse(u); err == nil && pu.Path != "" {
+		return pu.Path, true
+	}
+	return strings.TrimPrefix(u[len("file:"):], "//"), true
+}
+
+// readPathKeys are the path spellings a read tool's checks read.
+var readPathKeys = append(append([]string(nil), pathKeys...), "dir_path", "directory")
 
 // looksLikePath reports whether an argument of a tool without canonical
 // form names a path.

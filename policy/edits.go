@@ -288,9 +288,14 @@ func (f fields) agree(keys keyList) bool {
 	if f.raw != nil {
 		return f.raw.agree(keys)
 	}
+	return stringsAgree(f.m, keys.names...)
+}
+
+// stringsAgree is fields.agree of a decoded input, for any keys.
+func stringsAgree(m map[string]any, keys ...string) bool {
 	first, have := "", false
-	for _, k := range keys.names {
-		s, ok := f.m[k].(string)
+	for _, k := range keys {
+		s, ok := m[k].(string)
 		switch {
 		case !ok:
 		case !have:

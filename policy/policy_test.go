@@ -340,7 +340,10 @@ func TestRawString(t *testing.T) {
 		{`{"x":{"file_path":"/nested"},"path":"/top"}`, "/top", true},
 		{`{"x":["file_path","/no"],"file_path":"/yes"}`, "/yes", true},
 		{`{"note":"a\"b","file_path":"/after-escape"}`, "/after-escape", true},
-		{`{"path":"/second","file_path":"/first"}`, "/first", true},
+		{`{"path":"/second","file_path":"/second"}`, "/second", true},
+		// Two of the keys with different values: the caller decodes (a
+		// harness's tool reads one of them, the checks must see both).
+		{`{"path":"/second","file_path":"/first"}`, "", false},
 		{`{"file_path":"/x/\u006fperator-token"}`, "", false},
 		{`{"file_path":3}`, "", false},
 		{`{}`, "", false},

@@ -11,7 +11,8 @@ import (
 // object input holds as a plain string (no escapes), without decoding or
 // allocating. ok is false when input is not such an object, or a key's
 // value is not a plain string, or escapes appear where the scan needs to
-// read: callers then decode the input properly.
+// read, or two of keys hold different values: callers then decode the
+// input properly.
 func rawString(input []byte, keys ...string) (string, bool) {
 	s := unsafeString(input)
 	i := skipWS(s, 0)
@@ -58,6 +59,11 @@ func rawString(input []byte, keys ...string) (string, bool) {
 			}
 			if idx < 64 {
 				seen |= 1 << idx
+			}
+			if found >= 0 && v != val {
+				// Two of keys with different values: the caller
+				// decodes, and decides whether they agree.
+				return "", false
 			}
 			if found < 0 || idx < found {
 				found, val = idx, v

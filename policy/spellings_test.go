@@ -56,3 +56,35 @@ func TestSpellingsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestReadSpellingsAgree: a read's input that names its file under two
+// spellings with different values is denied (opencode's read reads
+// filePath, the law checked file_path for secrets), and a resource read of
+// a file: URI is checked as a Read of its path (Claude Code's
+// ReadMcpResourceTool, the gateway's resources/read: a secret was read).
+func TestReadSpellingsAgree(t *testing.T) {
+	law := loadLaw(t, "workflows/dev.yaml", corpusOptions)
+	run := &RunState{Active: true, State: "implementing"}
+	for _, c := range []struct {
+		name, h, tool, in string
+		allow             bool
+	}{
+		{"read twice", "opencode", "read", `{"file_path":"/repo/src/ok.go","filePath":"/home/u/.ssh/id_rsa"}`, false},
+		{"read twice, claude", "claude-code", "Read", `{"file_path":"/repo/src/ok.go","path":"/repo/.env"}`, false},
+		{"read twice, same", "opencode", "read", `{"file_path":"/repo/src/ok.go","filePath":"/repo/src/ok.go"}`, true},
+		{"read once", "opencode", "read", `{"filePath":"/repo/src/ok.go"}`, true},
+		{"grep twice", "claude-code", "Grep", `{"pattern":"x","path":"/repo/src","dir_path":"/home/u/.ssh"}`, false},
+		{"resource of a secret", "claude-code", "ReadMcpResourceTool", `{"server":"fs","uri":"file:///home/u/.ssh/id_rsa"}`, false},
+		{"resource of .env", "claude-code", "ReadMcpResourceTool", `{"server":"fs","uri":"FILE:///repo/.env"}`, false},
+		{"resource of a secret, escaped", "claude-code", "ReadMcpResourceTool", `{"server":"fs","uri":"file:///home/u/%2essh/id_rsa"}`, false},
+		{"resource of a secret, host", "claude-code", "ReadMcpResourceTool", `{"server":"fs","uri":"file://localhost/home/u/.ssh/id_rsa"}`, false},
+		{"fetch of a secret, escaped", "claude-code", "WebFetch", `{"url":"file:///home/u/%2essh/id_rsa","prompt":"x"}`, false},
+		{"resource of a file", "claude-code", "ReadMcpResourceTool", `{"server":"fs","uri":"file:///repo/src/ok.go"}`, true},
+		{"resource not a file", "claude-code", "ReadMcpResourceTool", `{"server":"fs","uri":"test://notes"}`, true},
+	} {
+		d := law.Decide(run, &ToolCall{Harness: Harness(c.h), Tool: c.tool, Input: []byte(c.in), Cwd: "/repo", ProjectDir: "/repo"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s: %s %s %.200s", c.name, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+}
