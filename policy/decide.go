@@ -877,12 +877,18 @@ func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 		if err != nil {
 			return nil, nil
 		}
-		for _, v := range m {
-			if t, ok := v.(string); ok && t != "" && len(t) < 4096 && !strings.ContainsAny(t, "\n") {
-				if b := l.writeBlock(call, l.resolve(call, t), false, call.Tool+" would change"); b != nil {
-					return b, nil
-				}
+		var wb *block
+		deep := argStrings(m, func(t string) bool {
+			if t != "" && len(t) < 4096 && !strings.ContainsAny(t, "\n") {
+				wb = l.writeBlock(call, l.resolve(call, t), false, call.Tool+" would change")
 			}
+			return wb == nil
+		})
+		if wb != nil {
+			return wb, nil
+		}
+		if deep {
+			return deepArgs(call), nil
 		}
 		return l.readToolBlock(p), nil
 	case isReadKind(k) || k == kBashAux || k == kWebFetch:
@@ -973,23 +979,68 @@ func (l *Law) readToolBlock(p *prepared) *block {
 			}
 		}
 	default:
-		for _, v := range m {
-			t, ok := v.(string)
-			if !ok || len(t) > 4096 || strings.ContainsAny(t, "\n") || !looksLikePath(t) {
-				continue
+		var rb *block
+		deep := argStrings(m, func(t string) bool {
+			if len(t) > 4096 || strings.ContainsAny(t, "\n") || !looksLikePath(t) {
+				return true
 			}
 			r := l.resolve(call, t)
-			if b := l.readBlock(r, verb); b != nil {
-				return b
+			if rb = l.readBlock(r, verb); rb == nil && searchishName(call.Tool) {
+				rb = l.reachBlock(call, r, Walk{Hidden: true, Ignored: true}, verb)
 			}
-			if searchishName(call.Tool) {
-				if b := l.reachBlock(call, r, Walk{Hidden: true, Ignored: true}, verb); b != nil {
-					return b
-				}
-			}
+			return rb == nil
+		})
+		if rb != nil {
+			return rb
+		}
+		if deep && k == kOther {
+			return deepArgs(call)
 		}
 	}
 	return nil
+}
+
+// maxArgDepth is how deep argStrings follows a tool's arguments.
+const maxArgDepth = 32
+
+// argStrings calls f with every string in a tool's decoded arguments, at
+// any depth (an MCP server reads {"paths":[...]} and {"files":[{"path":
+// ...}]} as it reads a top-level path), until f returns false. deep
+// reports arguments nested deeper than maxArgDepth, which are not all
+// read (the caller denies them).
+func argStrings(m map[string]any, f func(string) bool) (deep bool) {
+	var walk func(v any, depth int) bool
+	walk = func(v any, depth int) bool {
+		if depth > maxArgDepth {
+			deep = true
+			return false
+		}
+		switch x := v.(type) {
+		case string:
+			return f(x)
+		case map[string]any:
+			for _, e := range x {
+				if !walk(e, depth+1) {
+					return false
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if !walk(e, depth+1) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	walk(m, 0)
+	return deep
+}
+
+// deepArgs denies a tool whose arguments nest deeper than the checks of
+// their paths follow.
+func deepArgs(call *ToolCall) *block {
+	return &block{rule: RuleBadInput, reason: fmt.Sprintf("%s's arguments nest deeper than %d levels, past what the checks of their paths read", call.Tool, maxArgDepth)}
 }
 
 // fileURLPath is the path a file: URL names, percent-decoded as the

@@ -1,0 +1,42 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMCPNestedPaths: an MCP tool's path arguments are checked at any
+// depth, as its server reads them: a secret or protected path inside an
+// object or a list ({"paths":[...]}, {"files":[{"path":...}]}) was not
+// checked, only the top-level strings, so a phase that allows the tool
+// let it read ~/.ssh or write the harness's settings.
+func TestMCPNestedPaths(t *testing.T) {
+	law := compileSource(t, []byte(`{"id":"m","initial":"w","states":{
+ "w":{"allowed_tools":["mcp__x__*"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "m.json", corpusOptions)
+	run := &RunState{Active: true, State: "w"}
+	deep := `"/home/u/.ssh/id_rsa"`
+	for i := 0; i < 40; i++ {
+		deep = `{"a":[` + deep + `]}`
+	}
+	for _, c := range []struct {
+		tool, in string
+		allow    bool
+	}{
+		{"mcp__x__read_things", `{"path":"/home/u/.ssh/id_rsa"}`, false},
+		{"mcp__x__read_things", `{"paths":["/repo/src/a.go","/home/u/.ssh/id_rsa"]}`, false},
+		{"mcp__x__read_things", `{"opts":{"path":"/home/u/.ssh/id_rsa"}}`, false},
+		{"mcp__x__read_things", `{"opts":` + deep + `}`, false},
+		{"mcp__x__write_file", `{"path":"/repo/.claude/settings.json"}`, false},
+		{"mcp__x__write_file", `{"files":[{"path":"/repo/.claude/settings.json","content":"x"}]}`, false},
+		{"mcp__x__write_file", `{"files":[{"path":"/repo/src/a.go","content":"x"}]}`, true},
+		{"mcp__x__read_things", `{"paths":["/repo/src/a.go"],"opts":{"n":1,"list":[true,null,"plain words"]}}`, true},
+	} {
+		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: []byte(c.in), Cwd: "/repo", ProjectDir: "/repo"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s %.80s: %s %s %.160s", c.tool, c.in, d.Verdict, d.Rule, d.Reason)
+		}
+		if !c.allow && d.Verdict != Allow && !strings.Contains(string(d.Rule), "self-protect") && d.Rule != RuleBadInput {
+			t.Errorf("%s %.80s: denied by %s, want self-protection", c.tool, c.in, d.Rule)
+		}
+	}
+}
