@@ -337,7 +337,7 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 		if p == "" {
 			continue
 		}
-		c := strings.ToLower(cleanPath(p))
+		c := foldPath(cleanPath(p))
 		l.protected = append(l.protected, c)
 		l.markers = append(l.markers, c)
 		if b := baseName(c); len(b) >= 4 && b != c {

@@ -513,13 +513,14 @@ func configHome(h *Host) string {
 // Match reports whether the fence covers p (an absolute, clean path): p is
 // the fence's path or below it, or matches its pattern (a relative pattern
 // matches p's trailing components at any depth, and everything below a
-// match). Matching ignores ASCII case.
+// match). Matching ignores case as a case-insensitive file system does
+// (foldPath).
 func (f Fence) Match(p string) bool {
-	lp := strings.ToLower(p)
+	lp := foldPath(p)
 	if !f.Pattern {
-		return underOrEqual(lp, strings.ToLower(f.Path))
+		return underOrEqual(lp, foldPath(f.Path))
 	}
-	pat := strings.ToLower(f.Path)
+	pat := foldPath(f.Path)
 	if strings.HasPrefix(pat, "/") {
 		for q := lp; ; q = path.Dir(q) {
 			if ok, _ := doublestar.Match(pat, q); ok {
@@ -585,7 +586,7 @@ func compileFences(fs []Fence, except []string) fenceSet {
 	var s fenceSet
 	s.except = except
 	for _, f := range fs {
-		p, w := strings.ToLower(f.Path), f.Path
+		p, w := foldPath(f.Path), f.Path
 		// key is the entry as match names it; shown, as the fence wrote it.
 		var key, shown string
 		switch {
@@ -646,7 +647,7 @@ func (s *fenceSet) matchLower(p string) (string, bool) {
 			return m, ok
 		}
 	}
-	return s.matchReference(strings.ToLower(p))
+	return s.matchReference(foldPath(p))
 }
 
 func (s *fenceSet) excepted(base string) bool {

@@ -75,7 +75,7 @@ func (l *Law) gitTreeBlock(call *ToolCall, c *shell.Command, what string) *block
 	}
 	// git works on the whole repository, wherever in it the command runs.
 	for _, root := range l.repoRoots(call) {
-		if underOrEqual(strings.ToLower(scope), strings.ToLower(root)) {
+		if underOrEqual(foldPath(scope), foldPath(root)) {
 			scope = root
 			break
 		}

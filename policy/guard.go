@@ -189,7 +189,7 @@ func (l *Law) lawAncestor(call *ToolCall, dir string) (string, bool) {
 // the project directory, a parent of it or its .git without lower-casing
 // and comparing them (tests turn it off to compare, TestLawAncestorQuick).
 func (l *Law) lawAncestorOf(call *ToolCall, dir string, quick bool) (string, bool) {
-	ld := strings.ToLower(dir)
+	ld := foldPath(dir)
 	for _, a := range l.anchors {
 		if properAncestor(ld, a) {
 			return a, true
@@ -206,7 +206,7 @@ func (l *Law) lawAncestorOf(call *ToolCall, dir string, quick bool) (string, boo
 	}
 	roots, n := l.projectRootsIn(call)
 	for _, pd := range roots[:n] {
-		lpd := strings.ToLower(pd)
+		lpd := foldPath(pd)
 		if underOrEqual(lpd, ld) {
 			return pd + "/.claude", true
 		}

@@ -3,9 +3,25 @@ package policy
 import (
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
+
+// foldPath lower-cases a path as a case-insensitive file system compares
+// names: each rune to the lower case of its upper case, so that ſ (long
+// s) is s and ı (dotless i) is i, as NTFS's upcase table and APFS's case
+// folding have them (strings.ToLower leaves both, and .git/hookſ is
+// .git/hooks there). ASCII is strings.ToLower's.
+func foldPath(p string) string {
+	for i := 0; i < len(p); i++ {
+		if p[i] >= utf8.RuneSelf {
+			return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
+		}
+	}
+	return strings.ToLower(p)
+}
 
 // cleanPath cleans p lexically ("" stays "").
 func cleanPath(p string) string {
