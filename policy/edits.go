@@ -151,6 +151,9 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 		if !ok {
 			return ei, errors.New("the input carries no patch text")
 		}
+		if !patchAgrees(m, text) {
+			return ei, errAmbiguousText
+		}
 		ei.paths, ei.lines = parsePatch(text)
 		if len(ei.paths) == 0 {
 			return ei, errors.New("the patch names no file")
@@ -311,7 +314,7 @@ func stringsAgree(m map[string]any, keys ...string) bool {
 // "command" (a string, or an argv whose last word is the patch),
 // opencode's "patchText", or "patch".
 func patchText(m map[string]any) (string, bool) {
-	if s, ok := str(m, "input", "patch", "patchText", "patch_text", "command"); ok {
+	if s, ok := str(m, patchKeys...); ok {
 		return s, true
 	}
 	if arr, ok := m["command"].([]any); ok && len(arr) > 0 {
@@ -320,6 +323,26 @@ func patchText(m map[string]any) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// patchKeys are the keys patchText reads a patch from, in its order.
+var patchKeys = []string{"input", "patch", "patchText", "patch_text", "command"}
+
+// patchAgrees reports whether every patch m gives (a string under one of
+// patchKeys, an argv's last word) is text, the one patchText read: each
+// harness's tool reads its own key (Codex's input, opencode's patchText).
+func patchAgrees(m map[string]any, text string) bool {
+	for _, k := range patchKeys {
+		if s, ok := m[k].(string); ok && s != text {
+			return false
+		}
+	}
+	if arr, ok := m["command"].([]any); ok && len(arr) > 0 {
+		if s, ok := arr[len(arr)-1].(string); ok && s != text {
+			return false
+		}
+	}
+	return true
 }
 
 // splitLines splits s into lines; a trailing newline does not start a new

@@ -88,3 +88,31 @@ func TestReadSpellingsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchSpellingsAgree: a patch given under two of the keys the law
+// reads a patch from (Codex's input, opencode's patchText, ...) with
+// different texts is denied: the law read the first, the harness's tool
+// its own.
+func TestPatchSpellingsAgree(t *testing.T) {
+	law := loadLaw(t, "workflows/dev.yaml", corpusOptions)
+	run := &RunState{Active: true, State: "implementing"}
+	ok := "*** Begin Patch\n*** Add File: src/ok.go\n+x\n*** End Patch\n"
+	evil := "*** Begin Patch\n*** Add File: .claude/settings.json\n+x\n*** End Patch\n"
+	for _, c := range []struct {
+		name, h, tool string
+		in            map[string]any
+		allow         bool
+	}{
+		{"codex input and patchText", "codex", "apply_patch", map[string]any{"input": ok, "patchText": evil}, false},
+		{"opencode patchText and patch", "opencode", "patch", map[string]any{"patch": ok, "patchText": evil}, false},
+		{"input and an argv", "codex", "apply_patch", map[string]any{"input": ok, "command": []any{"apply_patch", evil}}, false},
+		{"one patch twice", "codex", "apply_patch", map[string]any{"input": ok, "patchText": ok}, true},
+		{"one patch", "codex", "apply_patch", map[string]any{"input": ok}, true},
+	} {
+		b, _ := json.Marshal(c.in)
+		d := law.Decide(run, &ToolCall{Harness: Harness(c.h), Tool: c.tool, Input: b, Cwd: "/repo", ProjectDir: "/repo"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s: %s %s %.200s", c.name, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+}
