@@ -73,9 +73,11 @@ var (
 	walFinishFrames  int64 = 512
 	walCatchUpPasses       = 4
 	// walWritebackEvery is how often, at most, the checkpointer starts
-	// the WAL's writeback while commits arrive (about 1 MB each time at
-	// 50 sessions).
-	walWritebackEvery = 20 * time.Millisecond
+	// the WAL's writeback while commits arrive (about 300 KB each time
+	// at 50 sessions). Every 5 ms the passes were shorter than every
+	// 20 ms in 11 of 14 pairs of servebench rows at 50 sessions (a pass's
+	// p50 13.2 against 14.9 ms, load 5-7; bench/serve.txt, tail6).
+	walWritebackEvery = 5 * time.Millisecond
 )
 
 // walSizeLimit is the journal_size_limit of a long-lived writer: a WAL
