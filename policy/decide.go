@@ -85,6 +85,9 @@ func (p *prepared) shell() (*shellCall, error) {
 	}
 	src, _, ok := shellCommand(m)
 	if !ok {
+		if s, _, ok := shellCommandOf(m); ok && shellTwice(m, s) {
+			return nil, fmt.Errorf("the input gives its command twice (command and cmd), with different values")
+		}
 		return nil, fmt.Errorf("the input has no command")
 	}
 	sc := &shellCall{src: src}

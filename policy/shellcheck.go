@@ -25,6 +25,23 @@ var analyze = shell.Analyze
 // (a string, or an argv as Codex's shell tool sends it), "cmd"
 // (exec_command) or "action.command" (local_shell).
 func shellCommand(m map[string]any) (src string, argv []string, ok bool) {
+	src, argv, ok = shellCommandOf(m)
+	if ok && shellTwice(m, src) {
+		return "", nil, false
+	}
+	return src, argv, ok
+}
+
+// shellTwice reports an input that gives its command as both command
+// and cmd, with cmd not the command src was read from: a harness reads
+// one (Codex's exec_command reads cmd), the law would analyse the other.
+func shellTwice(m map[string]any, src string) bool {
+	c, ok := m["cmd"].(string)
+	return ok && m["command"] != nil && c != src
+}
+
+// shellCommandOf is shellCommand without the check of a second spelling.
+func shellCommandOf(m map[string]any) (src string, argv []string, ok bool) {
 	if s, ok := m["command"].(string); ok {
 		return s, nil, true
 	}

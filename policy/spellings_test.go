@@ -116,3 +116,26 @@ func TestPatchSpellingsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestShellSpellingsAgree: a shell call that gives its command as both
+// command and cmd (Codex's exec_command reads cmd), with different
+// values, is denied: the law analysed command.
+func TestShellSpellingsAgree(t *testing.T) {
+	law := loadLaw(t, "workflows/dev.yaml", corpusOptions)
+	run := &RunState{Active: true, State: "implementing"}
+	for _, c := range []struct {
+		name, h, tool, in string
+		allow             bool
+	}{
+		{"command and cmd", "codex", "exec_command", `{"command":"ls","cmd":"rm -rf /repo/.git"}`, false},
+		{"argv and cmd", "codex", "exec_command", `{"command":["bash","-lc","ls"],"cmd":"rm -rf /repo/.git"}`, false},
+		{"claude command and cmd", "claude-code", "Bash", `{"command":"ls","cmd":"rm -rf /repo/.git"}`, false},
+		{"one command twice", "codex", "exec_command", `{"command":"ls","cmd":"ls"}`, true},
+		{"cmd alone", "codex", "exec_command", `{"cmd":"ls"}`, true},
+	} {
+		d := law.Decide(run, &ToolCall{Harness: Harness(c.h), Tool: c.tool, Input: []byte(c.in), Cwd: "/repo", ProjectDir: "/repo"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s: %s %s %.200s", c.name, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+}
