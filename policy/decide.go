@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/statewright-go/statewright/shell"
 
@@ -919,6 +920,17 @@ func (l *Law) readToolBlock(p *prepared) *block {
 			}
 		}
 	}
+	switch k {
+	case kRead, kGrep, kGlob, kLS, kWebFetch:
+	default:
+		if !p.decoded && pathPrefilter && !mayNamePath(call.Input) {
+			// No string in the input can look like a path, and it does
+			// not nest too deep, so argStrings below would find nothing:
+			// an upstream tool's input is not decoded unless a later step
+			// asks for it.
+			return nil
+		}
+	}
 	m, err := p.input()
 	if err != nil {
 		return nil // not a path-bearing input; later steps decide
@@ -1062,6 +1074,35 @@ func fileURLPath(u string) (string, bool) {
 
 // readPathKeys are the path spellings a read tool's checks read.
 var readPathKeys = append(append([]string(nil), pathKeys...), "dir_path", "directory")
+
+// pathPrefilter turns on mayNamePath's shortcut in readToolBlock. Tests
+// turn it off to decode every input and compare.
+var pathPrefilter = true
+
+// mayNamePath reports whether some JSON string in input may satisfy
+// looksLikePath once decoded: a quote followed by a byte a path-like
+// string can begin with ('/', '~', '.', 'f' or 'F' of file://), an escape
+// or a non-ASCII byte. It looks at every quote, so keys and closing
+// quotes only make it say yes more often: false means no string of the
+// input, at any depth, looks like a path. An input of more than
+// maxArgDepth brackets may nest deeper than argStrings reads (deepArgs):
+// it says yes.
+func mayNamePath(input []byte) bool {
+	if bytes.Count(input, []byte{'{'})+bytes.Count(input, []byte{'['}) > maxArgDepth {
+		return true
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(input[i:], '"')
+		if j < 0 || i+j+1 >= len(input) {
+			return false
+		}
+		i += j + 1
+		switch c := input[i]; {
+		case c == '/', c == '~', c == '.', c == 'f', c == 'F', c == '\\', c >= utf8.RuneSelf:
+			return true
+		}
+	}
+}
 
 // looksLikePath reports whether an argument of a tool without canonical
 // form names a path.
