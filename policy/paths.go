@@ -136,18 +136,39 @@ func containsFold(s, lowerNeedle string) bool {
 // A Windows path (in slash form, lower-cased) is matched case-insensitively,
 // as Windows compares names: against the lower-cased pattern.
 func matchScope(globs []pathGlob, abs, rel string) bool {
+	return matchScopeIn(globs, abs, rel, false)
+}
+
+// matchDenied is matchScope for denied_paths: case-insensitively for
+// every path, folded as a case-insensitive file system folds names
+// (foldPath): on macOS's APFS (case-insensitive by default) and NTFS,
+// Config/prod.yaml is config/prod.yaml. A deny errs on the safe side, as
+// deny rules do (pathRule.match).
+func matchDenied(globs []pathGlob, abs, rel string) bool {
+	return matchScopeIn(globs, foldPath(abs), foldPath(rel), true)
+}
+
+// matchScopeIn is matchScope; fold: abs and rel are folded, and so is
+// every pattern.
+func matchScopeIn(globs []pathGlob, abs, rel string, fold bool) bool {
 	win := winSlash(abs)
 	for _, g := range globs {
 		target, pattern := rel, g.pattern
 		if g.abs {
 			target = abs
 		}
-		if win {
+		switch {
+		case fold:
+			pattern = foldPath(pattern)
+		case win:
 			pattern = strings.ToLower(pattern)
 		}
 		if g.tree != "" {
 			tree := g.tree
-			if win {
+			switch {
+			case fold:
+				tree = foldPath(tree)
+			case win:
 				tree = strings.ToLower(tree)
 			}
 			if target == tree || len(target) > len(tree) && target[len(tree)] == '/' && target[:len(tree)] == tree {

@@ -643,7 +643,7 @@ func (l *Law) checkFiles(cs *compiledState, run *RunState, call *ToolCall, files
 	newFiles := 0
 	for _, abs := range files {
 		rel := l.relTo(call, abs)
-		if len(cs.deniedPath) > 0 && matchScope(cs.deniedPath, abs, rel) {
+		if len(cs.deniedPath) > 0 && matchDenied(cs.deniedPath, abs, rel) {
 			return &shellFinding{RulePathScope, rel + " is in denied_paths (" + strings.Join(cs.st.DeniedPaths, ", ") + ")"}
 		}
 		if len(cs.allowedPath) > 0 && !matchScope(cs.allowedPath, abs, rel) {
@@ -675,7 +675,7 @@ func (l *Law) filesRule(cs *compiledState, run *RunState, p *prepared, files []s
 			} else {
 				rel = l.relTo(p.call, abs)
 			}
-			if len(cs.deniedPath) > 0 && matchScope(cs.deniedPath, abs, rel) {
+			if len(cs.deniedPath) > 0 && matchDenied(cs.deniedPath, abs, rel) {
 				return RulePathScope
 			}
 			if len(cs.allowedPath) > 0 && !matchScope(cs.allowedPath, abs, rel) {
