@@ -117,6 +117,11 @@ func TestMapCall(t *testing.T) {
 			[]string{`Write {"content":"x","file_path":"a"}`}, ""},
 		// Unmapped tools are decided on their arguments as they came.
 		{"unknown_tool", `{"x":1,"X":2}`, []string{`fs__unknown_tool {"x":1,"X":2}`}, ""},
+		// ... but for a key given twice: the law checks every value of
+		// an unmapped tool's arguments as decoded, where the first of the
+		// two is gone; an upstream that keeps the first would read it.
+		{"unknown_tool", `{"path":"/home/u/.ssh/id_rsa","path":"x"}`, nil, `"path" appears twice`},
+		{"unknown_tool", `{"o":{"p":"/home/u/.ssh/id_rsa","p":"x"}}`, nil, `"p" appears twice`},
 		{"unknown_tool", `null`, nil, `not a JSON object`},
 		{"unknown_tool", ` [1]`, nil, `not a JSON object`},
 		{"unknown_tool", `{"x":}`, nil, `not a JSON object`},

@@ -66,3 +66,37 @@ func TestMappedEditsCounted(t *testing.T) {
 		})
 	}
 }
+
+// repeatedAgree checks that repeatedKeysFast refuses the valid JSON
+// object args exactly when repeatedKeys(args, false) does.
+func repeatedAgree(t *testing.T, args []byte) {
+	t.Helper()
+	if !isObject(args) {
+		return
+	}
+	fast, slow := repeatedKeysFast(args), repeatedKeys(args, false)
+	if (fast == nil) != (slow == nil) {
+		t.Fatalf("%s: fast %v, decoder %v", args, fast, slow)
+	}
+}
+
+var repeatedInputs = []string{`{}`, `{"a":1}`, `{"a":1,"a":2}`, `{"a":1,"A":2}`, `{"a":{"a":1},"b":[{"a":1,"a":2}]}`,
+	`{"a":"x,\"a\":","b":1}`, `{"a":"}","a":1}`, `{"p\u0061th":1,"path":2}`, "{\"\xff\":1,\"\xfe\":2}", `{"é":1,"é":2}`,
+	` { "a" : [ 1 , { "b" : 2 , "b" : 3 } ] , "c" : "\\" } `, `{"a":[{"x":1},{"x":1}],"b":{"x":{"x":1}}}`,
+	`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k17":7,"k18":8,"k19":9,"k20":0,"k21":1,"k22":2,"k23":3,"k24":4,"k25":5,"k26":6,"k27":7,"k28":8,"k29":9,"k30":0,"k31":1,"k32":2,"k0":3}`,
+	`{"a":[[[[[[[[[[{"b":1,"b":2}]]]]]]]]]]}`, `{"":1,"":2}`, `{"a\"b":1,"a\"b":2}`}
+
+// TestRepeatedKeysFast: the byte scan an unmapped call's arguments take
+// refuses what the decoder refuses.
+func TestRepeatedKeysFast(t *testing.T) {
+	for _, in := range repeatedInputs {
+		repeatedAgree(t, []byte(in))
+	}
+}
+
+func FuzzRepeatedKeysFast(f *testing.F) {
+	for _, in := range repeatedInputs {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(repeatedAgree)
+}

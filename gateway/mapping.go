@@ -89,6 +89,13 @@ func MapCall(u *Upstream, namespaced, tool string, args json.RawMessage) ([]Mapp
 		if !isObject(args) {
 			return nil, fmt.Errorf("the arguments of %s are not a JSON object", namespaced)
 		}
+		// The law checks every value of the arguments as decoded (a
+		// path anywhere in them), where the first of a key given twice
+		// is gone; an upstream that keeps the first would read it.
+		// (Keys that differ only in case are two values, both checked.)
+		if err := repeatedKeysFast(args); err != nil {
+			return nil, fmt.Errorf("%s: %w", namespaced, err)
+		}
 		return []MappedCall{{Tool: namespaced, Input: args}}, nil
 	}
 	var a map[string]any
@@ -258,6 +265,72 @@ func isObject(args []byte) bool {
 // the arguments as encoding/json reads them into a map, and forwarded as
 // they came, so only arguments every reader reads alike are let through.
 func ambiguousKeys(args []byte) error {
+	return repeatedKeys(args, true)
+}
+
+// repeatedKeysFast is repeatedKeys(args, false) for valid JSON args (an
+// unmapped call's, on every call), without a decoder: keys compared as
+// written while every key is plain (no escape, ASCII) and an object has
+// at most 32 of them; otherwise the decoder compares them.
+// TestRepeatedKeysFast compares the two.
+func repeatedKeysFast(args []byte) error {
+	type frame struct {
+		obj  bool
+		keys [][]byte
+	}
+	var arr [8]frame
+	stack := arr[:0]
+	expectKey := false
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case '{':
+			stack = append(stack, frame{obj: true})
+			expectKey = true
+		case '[':
+			stack = append(stack, frame{})
+			expectKey = false
+		case '}', ']':
+			if len(stack) == 0 {
+				return repeatedKeys(args, false)
+			}
+			stack = stack[:len(stack)-1]
+			expectKey = false
+		case ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1].obj
+		case '"':
+			j, plain := i+1, true
+			for ; j < len(args) && args[j] != '"'; j++ {
+				switch {
+				case args[j] == '\\':
+					plain = false
+					j++
+				case args[j] >= 0x80:
+					plain = false
+				}
+			}
+			if expectKey {
+				top := &stack[len(stack)-1]
+				if !plain || len(top.keys) == 32 {
+					return repeatedKeys(args, false)
+				}
+				k := args[i+1 : j]
+				for _, o := range top.keys {
+					if bytes.Equal(o, k) {
+						return fmt.Errorf("argument %q appears twice in one object, and an upstream may read either", k)
+					}
+				}
+				top.keys = append(top.keys, k)
+				expectKey = false
+			}
+			i = j
+		}
+	}
+	return nil
+}
+
+// repeatedKeys refuses a key given twice in one object, and (fold) two
+// keys that differ only in case.
+func repeatedKeys(args []byte, fold bool) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	type object struct {
 		exact  map[string]bool
@@ -292,11 +365,14 @@ func ambiguousKeys(args []byte) error {
 				if top.exact[k] {
 					return fmt.Errorf("argument %q appears twice in one object, and an upstream may read either", k)
 				}
-				f := strings.Map(func(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }, k)
-				if other, ok := top.folded[f]; ok {
-					return fmt.Errorf("arguments %q and %q differ only in case, and an upstream may read either as the other", other, k)
+				if fold {
+					f := strings.Map(func(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }, k)
+					if other, ok := top.folded[f]; ok {
+						return fmt.Errorf("arguments %q and %q differ only in case, and an upstream may read either as the other", other, k)
+					}
+					top.folded[f] = k
 				}
-				top.exact[k], top.folded[f] = true, k
+				top.exact[k] = true
 				top.key = false
 				continue
 			}
