@@ -1123,11 +1123,15 @@ func searchishName(tool string) bool {
 	return false
 }
 
+// writeishWords are the words of a tool name that say it changes files.
+var writeishWords = []string{"write", "edit", "create", "move", "rename", "delete", "remove", "patch", "put", "copy", "upload", "save",
+	"update", "append", "replace", "insert", "mkdir", "make", "touch", "chmod", "chown", "truncate", "modify", "link", "apply", "change"}
+
 // writeishName reports whether a tool without canonical form looks like it
 // changes files (write_file, edit_file, move_file, create_directory, ...).
 func writeishName(tool string) bool {
 	lt := strings.ToLower(tool)
-	for _, w := range []string{"write", "edit", "create", "move", "rename", "delete", "remove", "patch", "put", "copy", "upload", "save"} {
+	for _, w := range writeishWords {
 		if strings.Contains(lt, w) {
 			return true
 		}

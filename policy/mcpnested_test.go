@@ -40,3 +40,27 @@ func TestMCPNestedPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPWriteishNames: an MCP tool whose name says it changes files is
+// checked against the protected trees with every string argument. The
+// words were write, edit, create, move, rename, delete, remove, patch,
+// put, copy, upload, save: update_file, append_file, replace_in_file,
+// insert_text, mkdir, touch, chmod, truncate, overwrite, modify_file,
+// symlink and apply_diff were not, and each was allowed to name the
+// harness's settings.
+func TestMCPWriteishNames(t *testing.T) {
+	law := compileSource(t, []byte(`{"id":"m","initial":"w","states":{
+ "w":{"allowed_tools":["mcp__x__*"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "m.json", corpusOptions)
+	run := &RunState{Active: true, State: "w"}
+	for _, name := range []string{"update_file", "append_file", "replace_in_file", "insert_text", "mkdir", "make_directory", "touch", "chmod",
+		"truncate", "overwrite", "modify_file", "symlink", "apply_diff", "write_file"} {
+		d := law.Decide(run, &ToolCall{Tool: "mcp__x__" + name, Input: []byte(`{"path":"/repo/.claude/settings.json","text":"x"}`), Cwd: "/repo", ProjectDir: "/repo"})
+		if d.Verdict == Allow {
+			t.Errorf("%s of the settings: allowed", name)
+		}
+	}
+	d := law.Decide(run, &ToolCall{Tool: "mcp__x__search", Input: []byte(`{"query":"/repo/.claude/settings.json"}`), Cwd: "/repo", ProjectDir: "/repo"})
+	if d.Verdict != Allow {
+		t.Errorf("a search naming the settings: %s %s", d.Verdict, d.Reason)
+	}
+}
