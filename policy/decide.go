@@ -988,9 +988,13 @@ func (l *Law) readToolBlock(p *prepared) *block {
 			return l.readBlock(l.resolve(call, t), canonOrRaw(p)+" would list")
 		}
 	case kWebFetch:
-		if u, ok := str(m, "url"); ok {
-			if fp, ok := fileURLPath(u); ok {
-				return l.readBlock(l.resolve(call, fp), verb)
+		for _, k := range []string{"url", "uri"} {
+			if u, ok := m[k].(string); ok {
+				if fp, ok := fileURLPath(u); ok {
+					if b := l.readBlock(l.resolve(call, fp), verb); b != nil {
+						return b
+					}
+				}
 			}
 		}
 	default:

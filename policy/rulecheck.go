@@ -233,7 +233,8 @@ func fetchHost(p *prepared) (string, bool) {
 		return "", false
 	}
 	u, ok := str(m, "url", "uri")
-	if !ok {
+	if !ok || !stringsAgree(m, "url", "uri") {
+		// (Two URLs: a tool reads one of them; no host can be checked.)
 		return "", false
 	}
 	return urlHost(u)

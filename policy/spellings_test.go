@@ -139,3 +139,41 @@ func TestShellSpellingsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchSpellingsAgree: a fetch that names its URL as both url and
+// uri, differently, names no host allowed_domains can check: the law
+// checked url, a tool reading uri fetches the other.
+func TestFetchSpellingsAgree(t *testing.T) {
+	law := loadLaw(t, "workflows/permissions.yaml", corpusOptions)
+	run := &RunState{Active: true, State: "fetching"}
+	for _, c := range []struct {
+		in    string
+		allow bool
+	}{
+		{`{"url":"https://github.com/x","uri":"https://evil.example/x","prompt":"p"}`, false},
+		{`{"url":"https://github.com/x","uri":"https://github.com/x","prompt":"p"}`, true},
+		{`{"url":"https://github.com/x","prompt":"p"}`, true},
+		{`{"url":"https://evil.example/x","prompt":"p"}`, false},
+	} {
+		d := law.Decide(run, &ToolCall{Tool: "WebFetch", Input: []byte(c.in), Cwd: "/repo", ProjectDir: "/repo"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s: %s %s %.200s", c.in, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+	// Without allowed_domains: a file: URL under either name is a read.
+	open := compileSource(t, []byte(`{"id":"o","initial":"w","states":{
+ "w":{"allowed_tools":["WebFetch","Network"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "o.json", corpusOptions)
+	for _, c := range []struct {
+		in    string
+		allow bool
+	}{
+		{`{"url":"https://github.com/x","uri":"file:///home/u/.ssh/id_rsa","prompt":"p"}`, false},
+		{`{"url":"file:///home/u/.ssh/id_rsa","prompt":"p"}`, false},
+		{`{"url":"https://github.com/x","prompt":"p"}`, true},
+	} {
+		d := open.Decide(&RunState{Active: true, State: "w"}, &ToolCall{Tool: "WebFetch", Input: []byte(c.in), Cwd: "/repo", ProjectDir: "/repo"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s: %s %s %.200s", c.in, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+}
