@@ -1,9 +1,6 @@
 package policy
 
-import (
-	"encoding/json"
-	"testing"
-)
+import "testing"
 
 // TestDeniedPathsFold: denied_paths hold whatever the case of the path.
 // On a case-insensitive file system (macOS's APFS by default, NTFS)
@@ -14,10 +11,7 @@ func TestDeniedPathsFold(t *testing.T) {
 	law := compileSource(t, []byte(`{"id":"d","initial":"w","states":{
  "w":{"allowed_tools":["Write","Bash"],"denied_paths":["config/**","/etc/app/**"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "d.json", corpusOptions)
 	run := &RunState{Active: true, State: "w"}
-	for _, c := range []struct {
-		tool, arg string
-		allow     bool
-	}{
+	checkPathCases(t, law, run, []pathCase{
 		{"Write", "/repo/config/prod.yaml", false},
 		{"Write", "/repo/Config/prod.yaml", false},
 		{"Write", "/repo/CONFIG/prod.yaml", false},
@@ -26,15 +20,5 @@ func TestDeniedPathsFold(t *testing.T) {
 		{"Bash", "echo x > Config/prod.yaml", false},
 		{"Write", "/repo/src/config.go", true},
 		{"Write", "/repo/configs/x.yaml", true},
-	} {
-		key := "file_path"
-		if c.tool == "Bash" {
-			key = "command"
-		}
-		in, _ := json.Marshal(map[string]any{key: c.arg, "content": "x"})
-		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: in, Cwd: "/repo", ProjectDir: "/repo"})
-		if (d.Verdict == Allow) != c.allow {
-			t.Errorf("%s %s: %s %s %.160s", c.tool, c.arg, d.Verdict, d.Rule, d.Reason)
-		}
-	}
+	})
 }

@@ -14,10 +14,7 @@ func TestFoldedNames(t *testing.T) {
 	law := compileSource(t, []byte(`{"id":"f","initial":"w","states":{
  "w":{"allowed_tools":["Read","Write","Bash"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "f.json", corpusOptions)
 	run := &RunState{Active: true, State: "w"}
-	for _, c := range []struct {
-		tool, arg string
-		allow     bool
-	}{
+	checkPathCases(t, law, run, []pathCase{
 		{"Write", "/repo/.git/hookſ/pre-commit", false},
 		{"Write", "/repo/.gıt/config", false},
 		{"Write", "/repo/.ſtatewright/x.yaml", false},
@@ -27,7 +24,21 @@ func TestFoldedNames(t *testing.T) {
 		{"Read", "/repo/.enѵ", true}, // (a Cyrillic letter: another name on every file system)
 		{"Bash", "rm -rf /repo/.gıt", false},
 		{"Write", "/repo/src/ſtuff.go", true},
-	} {
+	})
+}
+
+// pathCase is a call of tool naming arg (its file_path, or a Bash
+// command) and whether the law allows it.
+type pathCase struct {
+	tool, arg string
+	allow     bool
+}
+
+// checkPathCases decides each case in run's phase, from /repo, and
+// reports those decided otherwise.
+func checkPathCases(t *testing.T, law *Law, run *RunState, cases []pathCase) {
+	t.Helper()
+	for _, c := range cases {
 		key := "file_path"
 		if c.tool == "Bash" {
 			key = "command"
