@@ -179,6 +179,9 @@ type pathGlob struct {
 	// which matches DIR and everything below it (matchScope tests that
 	// without doublestar).
 	tree string
+	// fpattern and ftree are pattern and tree folded (foldPath), for
+	// denied_paths, which match in any case (matchDenied).
+	fpattern, ftree string
 }
 
 // compiledState is one phase, compiled.
@@ -535,6 +538,7 @@ func compileGlobs(state, field string, pats []string) ([]pathGlob, error) {
 		if dir, ok := strings.CutSuffix(q, "/**"); ok && dir != "" && !strings.ContainsAny(dir, "*?[{\\") && path.Clean(dir) == dir {
 			g.tree = dir
 		}
+		g.fpattern, g.ftree = foldPath(g.pattern), foldPath(g.tree)
 		out = append(out, g)
 	}
 	return out, nil

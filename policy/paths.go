@@ -15,10 +15,16 @@ import (
 // folding have them (strings.ToLower leaves both, and .git/hookſ is
 // .git/hooks there). ASCII is strings.ToLower's.
 func foldPath(p string) string {
+	upper := false
 	for i := 0; i < len(p); i++ {
-		if p[i] >= utf8.RuneSelf {
+		c := p[i]
+		if c >= utf8.RuneSelf {
 			return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
 		}
+		upper = upper || 'A' <= c && c <= 'Z'
+	}
+	if !upper {
+		return p
 	}
 	return strings.ToLower(p)
 }
@@ -159,7 +165,7 @@ func matchScopeIn(globs []pathGlob, abs, rel string, fold bool) bool {
 		}
 		switch {
 		case fold:
-			pattern = foldPath(pattern)
+			pattern = g.fpattern
 		case win:
 			pattern = strings.ToLower(pattern)
 		}
@@ -167,7 +173,7 @@ func matchScopeIn(globs []pathGlob, abs, rel string, fold bool) bool {
 			tree := g.tree
 			switch {
 			case fold:
-				tree = foldPath(tree)
+				tree = g.ftree
 			case win:
 				tree = strings.ToLower(tree)
 			}

@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // FuzzIsCleanAbs: isCleanAbs and isCleanRel never call a path clean
@@ -28,6 +30,27 @@ func FuzzIsCleanAbs(f *testing.F) {
 		}
 		if got := cleanPath(p); p != "" && got != path.Clean(p) {
 			t.Fatalf("cleanPath(%q) = %q, path.Clean %q", p, got, path.Clean(p))
+		}
+	})
+}
+
+// FuzzFoldPath: foldPath's one pass over an ASCII path gives what the
+// two passes before it gave (strings.ToLower after a look for non-ASCII),
+// and the strings.Map fold for any other.
+func FuzzFoldPath(f *testing.F) {
+	for _, s := range []string{"", "/repo/src/a.go", "/Repo/Config/PROD.yaml", ".git/hookſ", ".gıt", "C:/Users/X", "\xff/A"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		want := strings.ToLower(p)
+		for i := 0; i < len(p); i++ {
+			if p[i] >= utf8.RuneSelf {
+				want = strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
+				break
+			}
+		}
+		if got := foldPath(p); got != want {
+			t.Fatalf("foldPath(%q) = %q, want %q", p, got, want)
 		}
 	})
 }
