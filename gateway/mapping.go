@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/statewright-go/statewright/policy"
 )
 
 // Argument-mapping presets.
@@ -394,13 +396,6 @@ func repeatedKeys(args []byte, fold bool) error {
 	}
 }
 
-// The spellings of an edit's old and new text that the law reads in a
-// MultiEdit's edits (policy: the first it finds of each).
-var (
-	lawOldText = []string{"old_string", "oldString", "oldText"}
-	lawNewText = []string{"new_string", "newString", "newText"}
-)
-
 // lawEdits refuses a mapped list of edits whose lines the law could count
 // otherwise than the upstream changes them: each edit must be an object
 // that gives its old text and its new text each once, as a string, under
@@ -410,6 +405,7 @@ var (
 // "new_string":"a"} was counted as no line changed; text under a name the
 // law does not read ("find"/"replace") was counted as none either.
 func lawEdits(edits []any) error {
+	oldKeys, newKeys := policy.MultiEditTextKeys()
 	for i, e := range edits {
 		em, ok := e.(map[string]any)
 		if !ok {
@@ -418,7 +414,7 @@ func lawEdits(edits []any) error {
 		for _, names := range []struct {
 			what  string
 			names []string
-		}{{"old text", lawOldText}, {"new text", lawNewText}} {
+		}{{"old text", oldKeys}, {"new text", newKeys}} {
 			given := ""
 			for _, n := range names.names {
 				v, ok := em[n]

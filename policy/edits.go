@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -110,7 +111,18 @@ var (
 	oldKeys      = []string{"old_string", "oldString", "oldText", "old_str", "old"}
 	newKeys      = []string{"new_string", "newString", "newText", "new_str", "new"}
 	notebookKeys = []string{"new_source", "content"}
+	// A MultiEdit's edits: their old and new text.
+	multiOldKeys = []string{"old_string", "oldString", "oldText"}
+	multiNewKeys = []string{"new_string", "newString", "newText"}
 )
+
+// MultiEditTextKeys returns the spellings a MultiEdit's edit gives its old
+// and its new text under, in the order the law looks for them (it reads
+// the first it finds). The gateway refuses a mapped edit an upstream could
+// read under another spelling (gateway.lawEdits).
+func MultiEditTextKeys() (oldKeys, newKeys []string) {
+	return slices.Clone(multiOldKeys), slices.Clone(multiNewKeys)
+}
 
 // The same as keyLists, and the two spellings of replace_all.
 var (
@@ -172,8 +184,8 @@ func parseEdit(k kind, m map[string]any) (editInfo, error) {
 			var ops []multiOp
 			for _, e := range edits {
 				em, _ := e.(map[string]any)
-				o, _ := str(em, "old_string", "oldString", "oldText")
-				n, _ := str(em, "new_string", "newString", "newText")
+				o, _ := str(em, multiOldKeys...)
+				n, _ := str(em, multiNewKeys...)
 				all, _ := em["replace_all"].(bool)
 				camel, _ := em["replaceAll"].(bool)
 				ei.lines += changedLines(o, n)
