@@ -1,0 +1,102 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/statewright-go/statewright/internal/fakemodel"
+)
+
+// spellingsWorkflow's one working phase allows reads and writes anywhere but
+// where the law always says no (statewright's own files, secrets).
+const spellingsWorkflow = `{
+  "id": "e2e-spellings",
+  "initial": "fixing",
+  "states": {
+    "fixing": {
+      "allowed_tools": ["Read", "Write", "Bash"],
+      "on": {"FIXED": "done"}
+    },
+    "done": {"type": "final"}
+  }
+}`
+
+// spellingsSecret is the token in the project's .env: it must never reach
+// the model.
+const spellingsSecret = "sk-e2e-9f3c1a77d2b84e05"
+
+// TestPiSpellingDecoys is the attack of a tool input that names its file
+// twice, under the spelling the law read first (file_path) and under the
+// one Pi's tools read (path), run through the real Pi: its write and read
+// tools accept both keys (their schemas allow extra properties) and act on
+// path. The write aimed at statewright's own extension is refused and the
+// extension is unchanged on disk; the read of the project's .env is
+// refused and its token is in no request the model received. The same
+// tools with one spelling work (the allowed write lands, the allowed read
+// reaches the model), so the refusals are the law's, not Pi's.
+//
+// Before 5996a65 (edit fields) and 0a2e270 (read paths) the law decided
+// both calls on file_path: Pi overwrote .pi/extensions/statewright.ts and
+// sent the secret to the model.
+func TestPiSpellingDecoys(t *testing.T) {
+	p := newPluginProjectWith(t, "pi", spellingsWorkflow)
+	ext := p.path(filepath.Join(".pi", "extensions", "statewright.ts"))
+	before, err := os.ReadFile(ext)
+	if err != nil {
+		t.Fatalf("the extension init installs: %v", err)
+	}
+	if err := os.WriteFile(p.path(".env"), []byte("API_TOKEN="+spellingsSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok := p.path("ok.txt")
+	srv := fakemodel.NewChatCompletions(chatScript(
+		fakemodel.Call(tool("call_ok", "write", map[string]any{"path": ok, "content": "fine\n"})),
+		fakemodel.Call(tool("call_write", "write", map[string]any{
+			"file_path": ok, "path": ext, "content": "// statewright switched off\n"})),
+		fakemodel.Call(tool("call_read", "read", map[string]any{"file_path": p.path("main.txt"), "path": p.path(".env")})),
+		fakemodel.Call(tool("call_readok", "read", map[string]any{"path": p.path("main.txt")})),
+		fakemodel.Say("Done."),
+	), fakemodel.WithLog(t.Logf))
+	r := p.piRun(t, srv)
+	srv.Close()
+
+	// The disk: the allowed write landed, the decoy write did not.
+	if b, _ := os.ReadFile(ok); string(b) != "fine\n" {
+		t.Errorf("ok.txt = %q; want the allowed write's \"fine\\n\" (did Pi run the calls?)\n%s", b, r)
+	}
+	if after, _ := os.ReadFile(ext); string(after) != string(before) {
+		t.Errorf("the decoy write changed statewright's Pi extension to %q", after)
+	}
+	// What the model was told: the decoys denied by statewright, the
+	// allowed read's content, and nowhere the secret.
+	for _, id := range []string{"call_write", "call_read"} {
+		if res := mustResult(t, srv, id, r); !strings.Contains(res.Content, "statewright") || !strings.Contains(res.Content, "twice") {
+			t.Errorf("%s: the model was told %q; want statewright's deny of a field given twice", id, res.Content)
+		}
+	}
+	if res := mustResult(t, srv, "call_readok", r); !strings.Contains(res.Content, "old line") {
+		t.Errorf("call_readok: the model was told %q; want main.txt's content", res.Content)
+	}
+	for _, req := range srv.Requests() {
+		if strings.Contains(string(req.Body), spellingsSecret) {
+			t.Errorf("request #%d to the model carries the .env token", req.Seq)
+		}
+	}
+	unknownRequests(t, srv)
+
+	// The store: the decoys recorded as denied, the rest allowed.
+	session, state := p.session(t)
+	if state != "fixing" {
+		t.Errorf("the run is in %q; want fixing", state)
+	}
+	decisions, _ := p.decisions(t, session)
+	for id, want := range map[string]string{"call_ok": "allow", "call_write": "deny", "call_read": "deny", "call_readok": "allow"} {
+		if decisions[id] != want {
+			t.Errorf("history: decision for %s = %q, want %q (all: %v)", id, decisions[id], want, decisions)
+		}
+	}
+}
