@@ -921,7 +921,9 @@ func (l *Law) readToolBlock(p *prepared) *block {
 		}
 	}
 	switch k {
-	case kRead, kGrep, kGlob, kLS, kWebFetch:
+	case kRead, kGrep, kGlob, kLS, kWebFetch, kOther:
+		// An MCP or custom tool's server may take any string for a
+		// path relative to its working directory: no shortcut.
 	default:
 		if !p.decoded && pathPrefilter && !mayNamePath(call.Input) {
 			// No string in the input can look like a path, and it does
@@ -1000,7 +1002,13 @@ func (l *Law) readToolBlock(p *prepared) *block {
 	default:
 		var rb *block
 		deep := argStrings(m, func(t string) bool {
-			if len(t) > 4096 || strings.ContainsAny(t, "\n") || !looksLikePath(t) {
+			// An MCP or custom tool's server resolves a relative path
+			// against its working directory as a reader does (the
+			// filesystem server reads {"path":".env"} and
+			// {"paths":["src/../.env"]}): every string of its arguments
+			// is checked as one. A harness's own tools (BashOutput's
+			// ids, ...) name paths only as paths look.
+			if t == "" || len(t) > 4096 || strings.ContainsAny(t, "\n") || (k != kOther && !looksLikePath(t)) {
 				return true
 			}
 			r := l.resolve(call, t)
@@ -1079,7 +1087,9 @@ func fileURLPath(u string) (string, bool) {
 // readPathKeys are the path spellings a read tool's checks read.
 var readPathKeys = append(append([]string(nil), pathKeys...), "dir_path", "directory")
 
-// pathPrefilter turns on mayNamePath's shortcut in readToolBlock. Tests
+// pathPrefilter turns on mayNamePath's shortcut in readToolBlock (for
+// a harness's own tools; an MCP or custom tool's strings are all paths to
+// its server, relative ones included). Tests
 // turn it off to decode every input and compare.
 var pathPrefilter = true
 

@@ -64,3 +64,34 @@ func TestMCPWriteishNames(t *testing.T) {
 		t.Errorf("a search naming the settings: %s %s", d.Verdict, d.Reason)
 	}
 }
+
+// TestMCPRelativeSecrets: an MCP tool's relative path arguments are checked
+// as its server reads them, against the working directory (the reference
+// filesystem server, like most, resolves a relative path there). Only
+// strings beginning /, ~, ./, ../ or file:// were taken for paths, so
+// {"path":".env"} or {"paths":["src/../.env"]} read the project's secrets
+// in a phase that allows the tool.
+func TestMCPRelativeSecrets(t *testing.T) {
+	law := compileSource(t, []byte(`{"id":"m","initial":"w","states":{
+ "w":{"allowed_tools":["mcp__x__*"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "m.json", corpusOptions)
+	run := &RunState{Active: true, State: "w"}
+	for _, c := range []struct {
+		tool, in string
+		allow    bool
+	}{
+		{"mcp__x__read_text_file", `{"path":".env"}`, false},
+		{"mcp__x__read_text_file", `{"path":"config/.env.production"}`, false},
+		{"mcp__x__read_text_file", `{"path":"src/../.env"}`, false},
+		{"mcp__x__read_multiple_files", `{"paths":["src/a.go",".env"]}`, false},
+		{"mcp__x__read_text_file", `{"path":"certs/server.pem"}`, false},
+		{"mcp__x__read_text_file", `{"opts":{"file":"src/../../home/u/.ssh/id_rsa"}}`, false},
+		{"mcp__x__read_text_file", `{"path":"src/a.go"}`, true},
+		{"mcp__x__read_text_file", `{"path":".env.example"}`, true},
+		{"mcp__x__echo", `{"message":"hello, world","n":2}`, true},
+	} {
+		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: []byte(c.in), Cwd: "/repo", ProjectDir: "/repo"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s %.80s: %s %s %.160s", c.tool, c.in, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+}
