@@ -75,6 +75,12 @@ type gwProject struct {
 
 func newGWProject(t *testing.T) *gwProject {
 	t.Helper()
+	return newGWProjectWith(t, gatewayWorkflow)
+}
+
+// newGWProjectWith is newGWProject with the run's workflow given as JSON.
+func newGWProjectWith(t *testing.T, workflowJSON string) *gwProject {
+	t.Helper()
 	p := &gwProject{sw: statewrightBinary(t), session: "gw"}
 	var err error
 	if p.dir, err = filepath.EvalSymlinks(t.TempDir()); err != nil {
@@ -90,7 +96,7 @@ func newGWProject(t *testing.T) *gwProject {
 		t.Fatal(err)
 	}
 	wf := filepath.Join(state, "gw-e2e.json")
-	if err := os.WriteFile(wf, []byte(gatewayWorkflow), 0o644); err != nil {
+	if err := os.WriteFile(wf, []byte(workflowJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p.cli(t, "start", wf, "--session", p.session)
