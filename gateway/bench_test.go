@@ -76,6 +76,9 @@ func TestMain(m *testing.M) {
 		}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
 		})
+		if os.Getenv(stdioUpstreamReaderEnv) == "1" {
+			addReadNote(s)
+		}
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			os.Exit(1)
 		}

@@ -819,7 +819,8 @@ func (s *session) callUpstream(ctx context.Context, r *mcp.CallToolRequest, rout
 		}
 	}
 	for _, c := range calls {
-		call := policy.ToolCall{Harness: policy.ClaudeCode, Tool: c.Tool, Input: c.Input, Cwd: s.g.opts.ProjectDir,
+		// Relative paths resolved where the upstream resolves them.
+		call := policy.ToolCall{Harness: policy.ClaudeCode, Tool: c.Tool, Input: c.Input, Cwd: s.g.opts.Upstreams.workDir(route.Upstream, s.g.opts.ProjectDir),
 			ProjectDir: s.g.opts.ProjectDir, ToolUseID: newCallID(), Hints: s.g.opts.Upstreams.hintsFor(c.Tool, name)}
 		res, err := s.decide(ctx, call)
 		if err != nil {
