@@ -50,10 +50,15 @@ type Manager struct {
 	prompts   map[string]promptEntry
 	resources map[string]*upstream // resource URI → upstream
 
-	listeners   sync.Map // id → func(): told when the upstream lists change
-	nextID      atomic.Int64
-	progress    sync.Map // forwarded token (string) → progressTarget
-	nextToken   atomic.Int64
+	listeners sync.Map // id → func(): told when the upstream lists change
+	nextID    atomic.Int64
+	progress  sync.Map // forwarded token (string) → progressTarget
+	nextToken atomic.Int64
+	nextCall  atomic.Int64 // ids of the calls posted to HTTP upstreams (postCall)
+	posted    atomic.Int64 // calls answered through postCall
+	// sdkCalls sends every tools/call through the SDK's client (tests
+	// compare the two).
+	sdkCalls    bool
 	closed      atomic.Bool
 	restartBase time.Duration
 	gen         atomic.Int64 // bumped whenever the tables change
@@ -96,8 +101,10 @@ type upstream struct {
 	// stdio upstream).
 	http *http.Transport
 
-	mu        sync.Mutex
-	cs        *mcp.ClientSession
+	mu sync.Mutex
+	cs *mcp.ClientSession
+	// hc is the HTTP client of cs, an HTTP upstream's session (postCall).
+	hc        *http.Client
 	up        bool
 	lastErr   error
 	stderr    *tailBuffer
@@ -340,25 +347,27 @@ func collider(prev toolEntry, name string) string {
 	return "statewright's own control tools (statewright_*)"
 }
 
-// transport builds the upstream's transport.
-func (u *upstream) transport() (mcp.Transport, error) {
+// transport builds the upstream's transport, and an HTTP upstream's
+// client (nil for a stdio upstream).
+func (u *upstream) transport() (mcp.Transport, *http.Client, error) {
 	c := u.cfg
 	if c.URL != "" {
 		hdr := http.Header{}
 		for k, v := range c.Headers {
 			hdr.Set(k, expandEnv(v))
 		}
-		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: &http.Client{Transport: headerTransport{hdr: hdr, next: u.http}}}, nil
+		hc := &http.Client{Transport: headerTransport{hdr: hdr, next: u.http}}
+		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc}, hc, nil
 	}
 	if u.m.sb.active() {
 		// The gateway's own process lists and serves prompts and
 		// resources: read-only, the secrets hidden (ListingProfile).
 		cmd, _, err := u.sandboxedCommand(u.m.sb.Listing)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cmd.Stderr = u.stderr
-		return &mcpio.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return &mcpio.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil, nil
 	}
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Env = os.Environ()
@@ -371,7 +380,7 @@ func (u *upstream) transport() (mcp.Transport, error) {
 		cmd.Dir = u.m.dir
 	}
 	cmd.Stderr = u.stderr
-	return &mcpio.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	return &mcpio.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil, nil
 }
 
 // maxIdlePerUpstream is how many idle connections to one HTTP upstream
@@ -415,7 +424,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // connect starts the upstream and lists its features.
 func (u *upstream) connect(ctx context.Context) error {
-	t, err := u.transport()
+	t, hc, err := u.transport()
 	if err != nil {
 		return err
 	}
@@ -442,7 +451,7 @@ func (u *upstream) connect(ctx context.Context) error {
 		return fmt.Errorf("gateway: list upstream %q: %w%s", u.cfg.Name, err, u.stderrNote())
 	}
 	u.mu.Lock()
-	u.cs, u.up, u.lastErr = cs, true, nil
+	u.cs, u.hc, u.up, u.lastErr = cs, hc, true, nil
 	u.mu.Unlock()
 	go u.watch(cs)
 	return nil
@@ -618,6 +627,13 @@ func (m *Manager) callOn(ctx context.Context, u *upstream, cs *mcp.ClientSession
 	timeout := time.Duration(u.cfg.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if hc, session, version, ok := u.canPostCall(cs); ok {
+		res, err := m.postCall(ctx, u, cs, hc, session, version, r, args, ss, progressToken)
+		if err != nil {
+			return nil, u.callError(ctx, r, timeout, err)
+		}
+		return res, nil
+	}
 	params := &mcp.CallToolParams{Name: r.Name, Arguments: args}
 	if len(args) == 0 {
 		params.Arguments = map[string]any{}
@@ -630,18 +646,24 @@ func (m *Manager) callOn(ctx context.Context, u *upstream, cs *mcp.ClientSession
 	}
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
-		switch {
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return nil, fmt.Errorf("upstream %q did not answer %s within %v (the call was cancelled upstream)", u.cfg.Name, r.Name, timeout)
-		case ctx.Err() != nil:
-			return nil, fmt.Errorf("the call to upstream %q was cancelled: %w", u.cfg.Name, ctx.Err())
-		case errors.Is(err, mcp.ErrConnectionClosed) || isConnectionLost(err):
-			return nil, fmt.Errorf("upstream %q stopped during %s (%v)%s; statewright is restarting it, the call's effect is unknown",
-				u.cfg.Name, r.Name, err, u.stderrNote())
-		}
-		return nil, fmt.Errorf("upstream %q failed %s: %w", u.cfg.Name, r.Name, err)
+		return nil, u.callError(ctx, r, timeout, err)
 	}
 	return res, nil
+}
+
+// callError says why a call of r failed (ctx: the call's, with its
+// timeout).
+func (u *upstream) callError(ctx context.Context, r Route, timeout time.Duration, err error) error {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("upstream %q did not answer %s within %v (the call was cancelled upstream)", u.cfg.Name, r.Name, timeout)
+	case ctx.Err() != nil:
+		return fmt.Errorf("the call to upstream %q was cancelled: %w", u.cfg.Name, ctx.Err())
+	case errors.Is(err, mcp.ErrConnectionClosed) || isConnectionLost(err):
+		return fmt.Errorf("upstream %q stopped during %s (%v)%s; statewright is restarting it, the call's effect is unknown",
+			u.cfg.Name, r.Name, err, u.stderrNote())
+	}
+	return fmt.Errorf("upstream %q failed %s: %w", u.cfg.Name, r.Name, err)
 }
 
 func isConnectionLost(err error) bool {
