@@ -46,6 +46,13 @@ func (l *writeLock) lock(ctx context.Context, timeout time.Duration) error {
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
+			if err := ctx.Err(); err != nil {
+				// Both ran out: the caller's context first, unless this
+				// goroutine was not scheduled between the two (a
+				// loaded machine). The caller's reason wins either way:
+				// it is the one the caller can act on.
+				return fmt.Errorf("store: lock: %w", err)
+			}
 			return fmt.Errorf("store: lock: %w: other writers held the store for %v", store.ErrBusy, timeout)
 		}
 		d := wait/2 + rand.N(wait) // jitter: waiters do not wake in lockstep
