@@ -165,6 +165,9 @@ var flatKeys = []string{"file_path", "filePath", "path", "notebook_path", "targe
 type keyList struct {
 	names []string
 	idx   []int
+	// mask has bit idx[i] set for each key: which of a rawFields' members
+	// the list names (rawFields.strs).
+	mask uint32
 }
 
 func keyListOf(names ...string) keyList {
@@ -173,6 +176,7 @@ func keyListOf(names ...string) keyList {
 		if kl.idx[i] = flatKeyIndex(k); kl.idx[i] < 0 {
 			panic("policy: " + k + " is not a flat key")
 		}
+		kl.mask |= 1 << kl.idx[i]
 	}
 	return kl
 }
@@ -236,6 +240,9 @@ func flatKeyIndex(key string) int {
 type rawFields struct {
 	s     string
 	spans [24]rawSpan
+	// strs has bit idx set when flat key idx's value (the last given) is
+	// a string: str, agree and lines look only at the keys it names.
+	strs uint32
 }
 
 // rawSpan is where one member's value lies in the input (end 0: absent)
@@ -258,7 +265,7 @@ func scanFlat(input []byte, f *rawFields) bool {
 	if len(flatKeys) > len(f.spans) || len(s) >= 1<<31-1 {
 		return false
 	}
-	f.s = s
+	f.s, f.strs = s, 0
 	i := skipWS(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return false
@@ -298,6 +305,11 @@ func scanFlat(input []byte, f *rawFields) bool {
 		}
 		if idx := flatKeyIndex(key); idx >= 0 {
 			f.spans[idx] = sp
+			if s[sp.start] == '"' {
+				f.strs |= 1 << idx
+			} else {
+				f.strs &^= 1 << idx
+			}
 		}
 		i = skipWS(s, i)
 		if i >= len(s) {
@@ -341,6 +353,10 @@ func (f *rawFields) value(idx int) (string, *rawSpan, bool) {
 }
 
 func (f *rawFields) str(keys keyList) (string, bool) {
+	if f.strs&keys.mask == 0 {
+		// (No string among keys: none of them would answer.)
+		return "", false
+	}
 	for _, k := range keys.idx {
 		v, _, ok := f.value(k)
 		if !ok {
@@ -375,6 +391,10 @@ func stringValue(v string) (string, bool) {
 // agree is fields.agree read in place: literals that differ are decoded
 // to compare (only an input with two spellings of a field pays that).
 func (f *rawFields) agree(keys keyList) bool {
+	if f.strs&keys.mask&(f.strs&keys.mask-1) == 0 {
+		// At most one of keys holds a string: nothing to compare.
+		return true
+	}
 	first, have := "", false
 	for _, k := range keys.idx {
 		v, _, ok := f.value(k)
