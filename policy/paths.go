@@ -14,12 +14,33 @@ import (
 // s) is s and ı (dotless i) is i, as NTFS's upcase table and APFS's case
 // folding have them (strings.ToLower leaves both, and .git/hookſ is
 // .git/hooks there). ASCII is strings.ToLower's.
+//
+// It reads p eight bytes at a time: a path is folded on every check of
+// denied_paths and of the law's ancestors, and is mostly lower-case ASCII,
+// returned as it is.
 func foldPath(p string) string {
-	upper := false
-	for i := 0; i < len(p); i++ {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	var hi, up uint64 // high bits: a non-ASCII byte, an upper-case letter
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		b8 := p[i : i+8] // (one bounds check, one load)
+		x := uint64(b8[0]) | uint64(b8[1])<<8 | uint64(b8[2])<<16 | uint64(b8[3])<<24 |
+			uint64(b8[4])<<32 | uint64(b8[5])<<40 | uint64(b8[6])<<48 | uint64(b8[7])<<56
+		hi |= x
+		// Of a byte below 0x80, adding 0x3f sets its high bit from 'A'
+		// on, adding 0x25 from 'Z'+1 on (no carry leaves a byte): set in
+		// the first and not the second is A-Z. (A word with a non-ASCII
+		// byte is not read for letters: hi decides.)
+		up |= (x + ones*(0x80-'A')) &^ (x + ones*(0x80-'Z'-1))
+	}
+	if hi&highs != 0 {
+		return foldRunes(p)
+	}
+	upper := up&highs != 0
+	for ; i < len(p); i++ {
 		c := p[i]
 		if c >= utf8.RuneSelf {
-			return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
+			return foldRunes(p)
 		}
 		upper = upper || 'A' <= c && c <= 'Z'
 	}
@@ -27,6 +48,11 @@ func foldPath(p string) string {
 		return p
 	}
 	return strings.ToLower(p)
+}
+
+// foldRunes is foldPath of a path that is not all ASCII.
+func foldRunes(p string) string {
+	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
 }
 
 // cleanPath cleans p lexically ("" stays "").

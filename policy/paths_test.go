@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // FuzzIsCleanAbs: isCleanAbs and isCleanRel never call a path clean
@@ -53,4 +54,41 @@ func FuzzFoldPath(f *testing.F) {
 			t.Fatalf("foldPath(%q) = %q, want %q", p, got, want)
 		}
 	})
+}
+
+// foldPathReference is foldPath one byte at a time, as FuzzFoldPath
+// has it: strings.ToLower of an ASCII path, the strings.Map fold of any
+// other.
+func foldPathReference(p string) string {
+	for i := 0; i < len(p); i++ {
+		if p[i] >= utf8.RuneSelf {
+			return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
+		}
+	}
+	return strings.ToLower(p)
+}
+
+// TestFoldPathWords: foldPath, which reads eight bytes at a time, folds
+// every byte value at every place of a word and of the tail after the
+// words as the one-byte reference does (the bytes around 'A' and 'Z',
+// and those above 0x7f, included), and returns a lower-case ASCII path
+// itself.
+func TestFoldPathWords(t *testing.T) {
+	const base = "/repo/src/abc.go/xy" // two words and a tail of three
+	for pos := range len(base) {
+		for c := range 256 {
+			p := base[:pos] + string([]byte{byte(c)}) + base[pos+1:]
+			if got, want := foldPath(p), foldPathReference(p); got != want {
+				t.Fatalf("foldPath(%q) = %q, want %q", p, got, want)
+			}
+		}
+	}
+	for _, p := range []string{"@[`{@[`{@[`{", "/ſrc/abcdefgh", "/abcdefghijklmnoP", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7fZ", "/REPO/SRC/ABC.GO"} {
+		if got, want := foldPath(p), foldPathReference(p); got != want {
+			t.Errorf("foldPath(%q) = %q, want %q", p, got, want)
+		}
+	}
+	if got := foldPath(base); unsafe.StringData(got) != unsafe.StringData(base) {
+		t.Errorf("foldPath(%q) copied a path that needs no folding", base)
+	}
 }
