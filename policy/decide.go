@@ -857,11 +857,10 @@ func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 			if r.info.Err == "" {
 				// A protected file: what the reason says is kept in p, and
 				// the deny builds its block on the stack (protectedHere).
-				if w, ok := l.protectedWriteOf(r, canonOrRaw(p), " would change"); ok {
-					p.prot = w
+				if l.protectedWriteOf(&r, canonOrRaw(p), " would change", &p.prot) {
 					return protectedHere, nil
 				}
-				if b := l.nativeWriteBlockAfter(call, r, canonOrRaw(p)); b != nil {
+				if b := l.nativeWriteBlockAfter(call, &r, canonOrRaw(p)); b != nil {
 					return b, nil
 				}
 			} else if b := l.nativeWriteBlockOf(call, r, canonOrRaw(p)); b != nil {

@@ -265,46 +265,49 @@ func (l *Law) writeBlockOf(call *ToolCall, t resolved, into bool, subject, verb 
 	if t.info.Err != "" {
 		return protectBlock("%s%s %s, whose real path cannot be resolved (%s)", subject, verb, t.written, t.info.Err)
 	}
-	if w, ok := l.protectedWriteOf(t, subject, verb); ok {
+	var w protectedWrite
+	if l.protectedWriteOf(&t, subject, verb, &w) {
 		// (The most common self-protection deny: its reason is written
 		// into the lesson, not joined here first.)
 		pb := &protectedBlock{w: w}
 		pb.b = block{rule: RuleSelfProtect, prot: &pb.w}
 		return &pb.b
 	}
-	return l.writeBlockAfter(call, t, into, subject, verb)
+	return l.writeBlockAfter(call, &t, into, subject, verb)
 }
 
 // protectedWriteOf is writeBlockOf's check of protected files, for a
-// target whose real path is known (t.info.Err ""): ok when t is one, w
-// what the reason says.
-func (l *Law) protectedWriteOf(t resolved, subject, verb string) (w protectedWrite, ok bool) {
+// target whose real path is known (t.info.Err ""): true when t is one,
+// and then *w is what the reason says (else *w is left as it is). t and
+// w are pointers: a resolved target is 104 bytes, too large to be passed
+// in registers.
+func (l *Law) protectedWriteOf(t *resolved, subject, verb string, w *protectedWrite) bool {
 	var pbuf [2]string
 	for _, p := range t.paths(&pbuf) {
 		if what, ok := l.protectedBy(p); ok {
-			w = protectedWrite{subject: subject, verb: verb, written: t.written, what: what}
+			*w = protectedWrite{subject: subject, verb: verb, written: t.written, what: what}
 			if t.info.Real != "" && t.info.Real != t.abs {
 				w.real = t.info.Real
 			}
-			return w, true
+			return true
 		}
 	}
-	return w, false
+	return false
 }
 
 // writeBlockAfter is writeBlockOf after its checks of an unresolved path
 // and of protected files.
-func (l *Law) writeBlockAfter(call *ToolCall, t resolved, into bool, subject, verb string) *block {
+func (l *Law) writeBlockAfter(call *ToolCall, t *resolved, into bool, subject, verb string) *block {
 	if !(into && t.info.Exists && t.info.Dir) {
 		var pbuf [2]string
 		for _, p := range t.paths(&pbuf) {
 			if what, ok := l.lawAncestor(call, p); ok {
-				return deferBlock("%s%s %s, which contains %s (protected): moving, deleting or replacing it would take the law with it", subject, verb, describe(t), what)
+				return deferBlock("%s%s %s, which contains %s (protected): moving, deleting or replacing it would take the law with it", subject, verb, describe(*t), what)
 			}
 		}
 	}
 	if t.info.Nlink > 1 && !t.info.Dir {
-		return protectBlock("%s%s %s, which has %d hard links: one of its other names may be a protected file", subject, verb, describe(t), t.info.Nlink)
+		return protectBlock("%s%s %s, which has %d hard links: one of its other names may be a protected file", subject, verb, describe(*t), t.info.Nlink)
 	}
 	return nil
 }
@@ -330,12 +333,12 @@ func (l *Law) nativeWriteBlockOf(call *ToolCall, t resolved, tool string) *block
 	if b := l.writeBlockOf(call, t, false, tool, " would change"); b != nil {
 		return b
 	}
-	return l.writeLinkBlock(call, t, tool)
+	return l.writeLinkBlock(call, &t, tool)
 }
 
 // nativeWriteBlockAfter is nativeWriteBlockOf after writeBlockOf's checks
 // of an unresolved path and of protected files.
-func (l *Law) nativeWriteBlockAfter(call *ToolCall, t resolved, tool string) *block {
+func (l *Law) nativeWriteBlockAfter(call *ToolCall, t *resolved, tool string) *block {
 	if b := l.writeBlockAfter(call, t, false, tool, " would change"); b != nil {
 		return b
 	}
@@ -343,7 +346,7 @@ func (l *Law) nativeWriteBlockAfter(call *ToolCall, t resolved, tool string) *bl
 }
 
 // writeLinkBlock is nativeWriteBlockOf's check of the links to t.
-func (l *Law) writeLinkBlock(call *ToolCall, t resolved, tool string) *block {
+func (l *Law) writeLinkBlock(call *ToolCall, t *resolved, tool string) *block {
 	for _, ln := range t.info.Links {
 		if ln.Writable && !l.trustedLink(call, ln.Path) {
 			return protectBlock("%s would write through the symbolic link %s (→ %s), which lives where the agent can write: a link can be swapped between this decision and the write. Write to the real path %s instead", tool, ln.Path, ln.Target, t.info.Real)
