@@ -100,3 +100,63 @@ func TestPiSpellingDecoys(t *testing.T) {
 		}
 	}
 }
+
+// TestOpencodeSpellingDecoys is TestPiSpellingDecoys through the real
+// opencode: its write and read tools act on filePath, the law read
+// file_path first. The decoy write aimed at statewright's opencode plugin
+// is refused and the plugin unchanged on disk; the decoy read of .env is
+// refused and its token is in no request the model received; the same
+// tools with one spelling work.
+func TestOpencodeSpellingDecoys(t *testing.T) {
+	p := newPluginProjectWith(t, "opencode", spellingsWorkflow)
+	plugin := p.path(filepath.Join(".opencode", "plugins", "statewright.ts"))
+	before, err := os.ReadFile(plugin)
+	if err != nil {
+		t.Fatalf("the plugin init installs: %v", err)
+	}
+	if err := os.WriteFile(p.path(".env"), []byte("API_TOKEN="+spellingsSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok := p.path("ok.txt")
+	srv := fakemodel.NewChatCompletions(chatScript(
+		fakemodel.Call(tool("call_ok", "write", map[string]any{"filePath": ok, "content": "fine\n"})),
+		fakemodel.Call(tool("call_write", "write", map[string]any{
+			"file_path": ok, "filePath": plugin, "content": "// statewright switched off\n"})),
+		fakemodel.Call(tool("call_read", "read", map[string]any{"file_path": p.path("main.txt"), "filePath": p.path(".env")})),
+		fakemodel.Call(tool("call_readok", "read", map[string]any{"filePath": p.path("main.txt")})),
+		fakemodel.Say("Done."),
+	), fakemodel.WithLog(t.Logf))
+	r := p.opencodeRun(t, srv)
+	srv.Close()
+
+	if b, _ := os.ReadFile(ok); string(b) != "fine\n" {
+		t.Errorf("ok.txt = %q; want the allowed write's \"fine\\n\" (did opencode run the calls?)\n%s", b, r)
+	}
+	if after, _ := os.ReadFile(plugin); string(after) != string(before) {
+		t.Errorf("the decoy write changed statewright's opencode plugin to %q", after)
+	}
+	for _, id := range []string{"call_write", "call_read"} {
+		if res := mustResult(t, srv, id, r); !strings.Contains(res.Content, "statewright") || !strings.Contains(res.Content, "twice") {
+			t.Errorf("%s: the model was told %q; want statewright's deny of a field given twice", id, res.Content)
+		}
+	}
+	if res := mustResult(t, srv, "call_readok", r); !strings.Contains(res.Content, "old line") {
+		t.Errorf("call_readok: the model was told %q; want main.txt's content", res.Content)
+	}
+	for _, req := range srv.Requests() {
+		if strings.Contains(string(req.Body), spellingsSecret) {
+			t.Errorf("request #%d to the model carries the .env token", req.Seq)
+		}
+	}
+	unknownRequests(t, srv)
+	session, state := p.session(t)
+	if state != "fixing" {
+		t.Errorf("the run is in %q; want fixing", state)
+	}
+	decisions, _ := p.decisions(t, session)
+	for id, want := range map[string]string{"call_ok": "allow", "call_write": "deny", "call_read": "deny", "call_readok": "allow"} {
+		if decisions[id] != want {
+			t.Errorf("history: decision for %s = %q, want %q (all: %v)", id, decisions[id], want, decisions)
+		}
+	}
+}
