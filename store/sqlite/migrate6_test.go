@@ -121,3 +121,39 @@ func TestMigrateCallsToRowidTable(t *testing.T) {
 		t.Errorf("Calls after two more records = %d, %v; want 5", len(cs), err)
 	}
 }
+
+// TestCallsStatusCheck: the calls table still refuses a status outside its
+// four, and inserting or settling a record builds no ephemeral table (an IN
+// list of more than two constants in a CHECK does, on every statement).
+func TestCallsStatusCheck(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	storetest.Create(t, s, "cc:c")
+	db := rawDB(t, path)
+	for _, q := range []string{qInsertCall, qSettle} {
+		rows, err := db.Query("EXPLAIN "+q, make([]any, strings.Count(q, "?"))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		for i := range vals {
+			vals[i] = new(any)
+		}
+		for rows.Next() {
+			if err := rows.Scan(vals...); err != nil {
+				t.Fatal(err)
+			}
+			if op := fmt.Sprint(*vals[1].(*any)); op == "OpenEphemeral" {
+				t.Errorf("%s opens an ephemeral table", q)
+			}
+		}
+		rows.Close()
+	}
+	for _, status := range []string{"reserved", "settled", "failed", "done", "bogus", ""} {
+		_, err := db.Exec(`INSERT INTO calls (session_key, tool_use_id, phase, status, created_at) VALUES ('cc:c', ?, 'pre', ?, 1)`,
+			"toolu_"+status, status)
+		if ok := status != "bogus" && status != ""; (err == nil) != ok {
+			t.Errorf("a call record with status %q: %v", status, err)
+		}
+	}
+}

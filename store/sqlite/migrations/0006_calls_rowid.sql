@@ -7,7 +7,10 @@
 -- (and often a parent) in the WAL. As a rowid table the rows go to the
 -- table's end, many to a page, and only the primary key's index (a few
 -- dozen bytes an entry) is written in key order. Same columns, key and
--- constraints.
+-- constraints; the CHECK on status is spelled as comparisons: SQLite codes
+-- an IN list of more than two constants as an ephemeral table, which every
+-- INSERT (and every UPDATE of status) built anew, a b-tree opened and
+-- closed in memory per call record.
 ALTER TABLE calls RENAME TO calls_v5;
 
 CREATE TABLE calls (
@@ -18,7 +21,7 @@ CREATE TABLE calls (
 	state       TEXT NOT NULL DEFAULT '',
 	outcome     TEXT,
 	effects     TEXT,
-	status      TEXT NOT NULL CHECK (status IN ('reserved', 'settled', 'failed', 'done')),
+	status      TEXT NOT NULL CHECK (status = 'reserved' OR status = 'settled' OR status = 'failed' OR status = 'done'),
 	created_at  INTEGER NOT NULL,
 	settled_at  INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (session_key, tool_use_id, phase)
