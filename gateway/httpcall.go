@@ -98,7 +98,22 @@ func (m *Manager) postCall(ctx context.Context, u *upstream, cs *mcp.ClientSessi
 		return nil, err
 	}
 	pc := &postConn{m: m, u: u, cs: cs, hc: hc, url: u.cfg.URL, session: session, version: version}
-	resp, err := pc.do(ctx, http.MethodPost, body.data, "")
+	// The call's requests end with ctx until the answer is read; then the
+	// rest of the answer's stream is read (drainStream).
+	rctx, rcancel := context.WithCancel(context.WithoutCancel(ctx))
+	unlink := context.AfterFunc(ctx, rcancel)
+	var rest *http.Response // the stream the answer came on, not read to its end
+	defer func() {
+		if !unlink() || rest == nil {
+			if rest != nil {
+				rest.Body.Close()
+			}
+			rcancel()
+			return
+		}
+		pc.drainStream(rest, rcancel)
+	}()
+	resp, err := pc.do(rctx, http.MethodPost, body.data, "")
 	if err != nil {
 		if ctx.Err() != nil {
 			// The upstream may have the call (no answer came in time).
@@ -115,7 +130,7 @@ func (m *Manager) postCall(ctx context.Context, u *upstream, cs *mcp.ClientSessi
 	case "application/json":
 		result, err = pc.readJSON(resp, want)
 	case "text/event-stream":
-		result, err = pc.readStream(ctx, resp, want)
+		result, rest, err = pc.readStream(ctx, rctx, resp, want)
 	default:
 		resp.Body.Close()
 		err = fmt.Errorf("sending \"tools/call\": unsupported content type %q", ct)
@@ -268,27 +283,67 @@ func (pc *postConn) readJSON(resp *http.Response, want jsonrpc.ID) (*jsonrpc.Res
 }
 
 // readStream reads the call's event stream up to its answer, resuming it
-// from its last event id when it ends before.
-func (pc *postConn) readStream(ctx context.Context, resp *http.Response, want jsonrpc.ID) (*jsonrpc.Response, error) {
+// from its last event id when it ends before (rctx: the requests'
+// context). It returns the response the answer came on, whose body the
+// caller closes: the stream may go on after the answer.
+func (pc *postConn) readStream(ctx, rctx context.Context, resp *http.Response, want jsonrpc.ID) (*jsonrpc.Response, *http.Response, error) {
 	var prevID string
 	stalls := 0
 	for {
 		r, lastID, retry, err := pc.readEvents(ctx, resp, want)
-		if r != nil || err != nil {
-			return r, err
+		if r != nil {
+			return r, resp, nil
+		}
+		io.Copy(io.Discard, resp.Body) // the connection is kept
+		resp.Body.Close()
+		if err != nil {
+			return nil, nil, err
 		}
 		if lastID == "" {
-			return nil, errors.New("request terminated without response")
+			return nil, nil, errors.New("request terminated without response")
 		}
 		if lastID != prevID {
 			prevID, stalls = lastID, 0
 		} else if stalls++; stalls > postCallRetries {
-			return nil, fmt.Errorf("sending \"tools/call\": exceeded %d retries without progress (session ID: %v)", postCallRetries, pc.session)
+			return nil, nil, fmt.Errorf("sending \"tools/call\": exceeded %d retries without progress (session ID: %v)", postCallRetries, pc.session)
 		}
-		if resp, err = pc.resume(ctx, lastID, retry, stalls); err != nil {
-			return nil, err
+		if resp, err = pc.resume(rctx, lastID, retry, stalls); err != nil {
+			return nil, nil, err
 		}
 	}
+}
+
+// drainWait is how long a call waits for the end of the stream its answer
+// came on, which a server sends right after the answer (generous: a
+// server that does not pays it once).
+const drainWait = 500 * time.Millisecond
+
+// drainStream reads the rest of the stream an answer came on, so that its
+// connection is kept, then ends its request (cancel). A server closes a
+// call's stream after the answer, so this takes no time; one that keeps
+// it open after drainWait has its stream cut (and its connection closed)
+// once, and from then on its streams are read to their end in the
+// background, within the upstream's timeout.
+func (pc *postConn) drainStream(resp *http.Response, cancel context.CancelFunc) {
+	if pc.u.lingers.Load() {
+		go drain(resp, cancel, time.Duration(pc.u.cfg.Timeout))
+		return
+	}
+	if !drain(resp, cancel, drainWait) {
+		pc.u.lingers.Store(true)
+		pc.m.drainsCut.Add(1)
+	}
+}
+
+// drain reads resp's body to its end, then ends its request (cancel); it
+// reports false when it had to end the request after limit instead.
+func drain(resp *http.Response, cancel context.CancelFunc, limit time.Duration) bool {
+	t := time.AfterFunc(limit, cancel)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	ok := t.Stop()
+	cancel()
+	return ok
 }
 
 // resume opens the session's stream again from lastID, after the server's
@@ -322,12 +377,9 @@ func (pc *postConn) resume(ctx context.Context, lastID string, retry time.Durati
 }
 
 // readEvents reads one response's events: the call's answer, or where the
-// stream ended (its last event id and the server's retry delay).
+// stream ended (its last event id and the server's retry delay). It leaves
+// the body open.
 func (pc *postConn) readEvents(ctx context.Context, resp *http.Response, want jsonrpc.ID) (answer *jsonrpc.Response, lastID string, retry time.Duration, err error) {
-	defer func() {
-		io.Copy(io.Discard, resp.Body) // the connection is kept
-		resp.Body.Close()
-	}()
 	br := bufio.NewReader(resp.Body)
 	var (
 		name string

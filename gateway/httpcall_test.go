@@ -1,12 +1,15 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,4 +178,47 @@ func TestCallBody(t *testing.T) {
 	if _, err := callBody("statewright-1", "echo", json.RawMessage(`{"text":`), func() string { return "" }); err == nil {
 		t.Error("arguments that are not JSON were sent")
 	}
+}
+
+// TestPostCallStreamKeptOpen: a call returns with its answer even when the
+// upstream keeps the call's stream open after it (a server should close
+// it, but need not): the first such stream is cut after drainWait, the
+// next ones are read to their end in the background.
+func TestPostCallStreamKeptOpen(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "lingering", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "here"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	release := make(chan struct{})
+	var held atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Body != nil {
+			body, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+		if r.Method != http.MethodPost || !bytes.Contains(body, []byte(`"method":"tools/call"`)) {
+			return
+		}
+		held.Add(1) // the answer is written; the stream stays open
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	m := startManager(t, srv.URL, false)
+	for i := range 3 {
+		res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
+		if err != nil || text(res) != "here" {
+			t.Fatalf("call %d: %v %v", i, res, err)
+		}
+	}
+	if n := m.drainsCut.Load(); n != 1 {
+		t.Fatalf("%d streams held open after their answer were cut, want 1 (the first)", n)
+	}
+	waitFor(t, func() bool { return held.Load() == 3 }, "the three streams to be held open")
 }

@@ -56,6 +56,7 @@ type Manager struct {
 	nextToken atomic.Int64
 	nextCall  atomic.Int64 // ids of the calls posted to HTTP upstreams (postCall)
 	posted    atomic.Int64 // calls answered through postCall
+	drainsCut atomic.Int64 // answers' streams postCall cut (drainStream)
 	// sdkCalls sends every tools/call through the SDK's client (tests
 	// compare the two).
 	sdkCalls    bool
@@ -104,7 +105,10 @@ type upstream struct {
 	mu sync.Mutex
 	cs *mcp.ClientSession
 	// hc is the HTTP client of cs, an HTTP upstream's session (postCall).
-	hc        *http.Client
+	hc *http.Client
+	// lingers: the upstream keeps a call's stream open after the answer
+	// (postConn.drainStream).
+	lingers   atomic.Bool
 	up        bool
 	lastErr   error
 	stderr    *tailBuffer
