@@ -368,7 +368,13 @@ func (l *Law) decideCall(run *RunState, call *ToolCall) (d Decision) {
 			}
 		}
 	}
-	return l.decide(run, &p, true)
+	// (decide written out: the Decision, 224 bytes, is copied once less
+	// on its way back.)
+	var cs *compiledState
+	if run != nil && run.Active {
+		cs = l.states[run.State]
+	}
+	return l.decideIn(run, cs, &p, true)
 }
 
 // heredocPatch recognises a command line that is exactly one apply_patch
