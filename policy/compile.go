@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/statewright-go/statewright/workflow"
@@ -226,6 +227,9 @@ type compiledState struct {
 	// lessons keeps the phase's tool-not-allowed lessons (denyTool),
 	// at most lessonCacheSize of them.
 	lessons lessonCache
+	// protLesson is the lesson of the phase's last deny of an edit of a
+	// protected file (denyProtected).
+	protLesson atomic.Pointer[protectedLesson]
 	// view is the law as this phase's read checks see it (its
 	// denied_paths and Read deny/ask rules beside the secrets); nil when
 	// the phase adds no read fence.

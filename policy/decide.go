@@ -445,9 +445,7 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	var askBlock *block
 	if suggest {
 		if b, bad := l.viewFor(cs).selfProtect(p); b == protectedHere {
-			w := p.prot
-			pb := block{rule: RuleSelfProtect, prot: &w}
-			return l.denyWhy(cs, run, p, RuleSelfProtect, "", &pb, false)
+			return l.denyProtected(cs, run, p)
 		} else if b != nil && !b.deferred && !b.ask {
 			return l.denyBlock(cs, run, p, b, b.rule != RuleSelfProtect)
 		} else if b != nil && b.ask {
@@ -1353,6 +1351,47 @@ func (l *Law) denyWhy(cs *compiledState, run *RunState, p *prepared, rule Rule, 
 		}
 	}
 	l.lesson(&d, cs, rule, what, wb, suggest, &ss, harnessIndex(p.call.Harness), far)
+	return d
+}
+
+// protectedLesson is the lesson of a deny of an edit of the protected
+// file w says (its strings copied: the target as written may lie in the
+// caller's input).
+type protectedLesson struct {
+	w      protectedWrite
+	reason string
+}
+
+// protLessonCache turns on denyProtected's keeping of a phase's last
+// lesson (tests turn it off to build every lesson and compare).
+var protLessonCache = true
+
+// denyProtected is the deny of an edit of a protected file (p.prot says
+// which, and how the reason names it). Its lesson depends only on the
+// phase and p.prot (no suggestions: a self-protection deny teaches none),
+// so the phase keeps the last one: an agent that meets such a deny tends
+// to try the same edit again, and the lesson, a few hundred bytes, was
+// most of what the deny allocated. TestProtectedLessonKept compares kept
+// lessons with built ones.
+func (l *Law) denyProtected(cs *compiledState, run *RunState, p *prepared) Decision {
+	if cs != nil && protLessonCache {
+		if pl := cs.protLesson.Load(); pl != nil && pl.w == p.prot {
+			d := Decision{Verdict: Deny, Rule: RuleSelfProtect, Reason: pl.reason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: p.info.canon}
+			// (As denyWhy counts it.)
+			d.Effects.CountIteration = run != nil && run.Active && !cs.final &&
+				p.info.kind != kControl && p.info.kind != kMeta && p.info.kind != kTask
+			return d
+		}
+	}
+	w := p.prot
+	pb := block{rule: RuleSelfProtect, prot: &w}
+	d := l.denyWhy(cs, run, p, RuleSelfProtect, "", &pb, false)
+	if cs != nil && protLessonCache {
+		w := p.prot
+		w.subject, w.verb, w.written = strings.Clone(w.subject), strings.Clone(w.verb), strings.Clone(w.written)
+		w.real, w.what = strings.Clone(w.real), strings.Clone(w.what)
+		cs.protLesson.Store(&protectedLesson{w: w, reason: d.Reason})
+	}
 	return d
 }
 
