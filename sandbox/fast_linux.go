@@ -87,11 +87,18 @@ func fastShell(c Call) string {
 		// A trapped signal interrupts read (status 128+n): read again.
 		return "while :; do IFS= read -r " + timeout + "-u 9 " + v + "; case $? in 129|130|131|143) continue;; esac; break; done"
 	}
+	// The command's status: read in turns of half a second, the parts
+	// joined. A signal that lands after bash last looked for traps and
+	// before read(2) blocks interrupts nothing: its trap (which forwards it
+	// to the command) would wait for the command's end, and the command
+	// would never see it. A turn that times out (status 142) runs it.
+	// (One command: it follows an &&.)
+	waitRC := "{ __sw_rc=; while :; do __sw_p=; IFS= read -r -t 0.5 -u 9 __sw_p; __sw_c=$?; __sw_rc=$__sw_rc$__sw_p; [ $__sw_c -gt 128 ] && continue; break; done; }"
 	return `__sw_rc=; if [ -n "${BASHPID-}" ] && [ -n "${EPOCHREALTIME-}" ] && [ -p ` + req + ` ]; then ` +
 		`__sw_s() { printf 's %s %s\n' ` + id + ` "$1" 1<> ` + req + `; } 2>/dev/null; ` +
 		`trap '__sw_s INT' INT; trap '__sw_s TERM' TERM; trap '__sw_s HUP' HUP; trap '__sw_s QUIT' QUIT; ` +
 		`{ export -p >| ` + Quote(envPath(srv, sess, id)) + ` && printf 'r %s %s %s\n' "$BASHPID" "$EPOCHREALTIME" ` + id + ` 1<> ` + req +
-		` && __sw_a= && ` + wait("__sw_a", "-t 30 ") + ` && [ "$__sw_a" = a ] && ` + wait("__sw_rc", "") + `; } 9<> ` + Quote(replyPath(srv, sess, id)) +
+		` && __sw_a= && ` + wait("__sw_a", "-t 30 ") + ` && [ "$__sw_a" = a ] && ` + waitRC + `; } 9<> ` + Quote(replyPath(srv, sess, id)) +
 		` 5<&0 6>&1 7>&2; trap - INT TERM HUP QUIT; fi; `
 }
 
