@@ -27,8 +27,11 @@ CREATE TABLE calls (
 	PRIMARY KEY (session_key, tool_use_id, phase)
 ) STRICT;
 
+-- Copied in the old table's key order, streamed: sorting by time would
+-- build the whole table in memory first (temp_store=MEMORY), and nothing
+-- reads the records in rowid order.
 INSERT INTO calls (session_key, tool_use_id, phase, run_id, state, outcome, effects, status, created_at, settled_at)
 SELECT session_key, tool_use_id, phase, run_id, state, outcome, effects, status, created_at, settled_at
-FROM calls_v5 ORDER BY created_at, session_key, tool_use_id, phase;
+FROM calls_v5;
 
 DROP TABLE calls_v5;
