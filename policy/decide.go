@@ -888,6 +888,9 @@ func (l *Law) selfProtect(p *prepared) (b *block, bad error) {
 		deep := argStrings(m, func(t string) bool {
 			if t != "" && len(t) < 4096 && !strings.ContainsAny(t, "\n") {
 				wb = l.writeBlock(call, l.resolve(call, t), false, call.Tool+" would change")
+				if r, ok := l.fromProject(call, t); ok && wb == nil {
+					wb = l.writeBlock(call, r, false, call.Tool+" would change")
+				}
 			}
 			return wb == nil
 		})
@@ -1018,6 +1021,11 @@ func (l *Law) readToolBlock(p *prepared) *block {
 			if rb = l.readBlock(r, verb); rb == nil && searchishName(call.Tool) {
 				rb = l.reachBlock(call, r, Walk{Hidden: true, Ignored: true}, verb)
 			}
+			if r, ok := l.fromProject(call, t); ok && rb == nil && k == kOther {
+				if rb = l.readBlock(r, verb); rb == nil && searchishName(call.Tool) {
+					rb = l.reachBlock(call, r, Walk{Hidden: true, Ignored: true}, verb)
+				}
+			}
 			return rb == nil
 		})
 		if rb != nil {
@@ -1028,6 +1036,23 @@ func (l *Law) readToolBlock(p *prepared) *block {
 		}
 	}
 	return nil
+}
+
+// fromProject is an MCP or custom tool's relative argument t resolved
+// against the project directory, when that is not the call's working
+// directory: the harness's MCP servers run in the project, where they
+// resolve it, while the harness's working directory follows the agent's
+// cd (Claude Code's hook cwd). Checked besides the call's own reading, a
+// relative path is denied when either reaches a secret or a protected
+// file. ok is false when there is no other reading.
+func (l *Law) fromProject(call *ToolCall, t string) (resolved, bool) {
+	if call.ProjectDir == "" || call.ProjectDir == call.Cwd || call.win || winCall(call) ||
+		strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") {
+		return resolved{}, false
+	}
+	pc := *call
+	pc.Cwd = call.ProjectDir
+	return l.resolve(&pc, t), true
 }
 
 // maxArgDepth is how deep argStrings follows a tool's arguments.

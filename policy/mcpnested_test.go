@@ -95,3 +95,33 @@ func TestMCPRelativeSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPRelativeToProject: an MCP server resolves a relative path against
+// its own working directory, the project (where the harness started it),
+// not the harness shell's, which follows the agent's cd. From
+// /home/u/proj/src, {"path":"../../.ssh/id_rsa"} read as the hook's cwd
+// has it is /home/u/.ssh/id_rsa, and {"path":"../.ssh/id_rsa"} is
+// /home/u/proj/.ssh/id_rsa; the server, in /home/u/proj, reads ~/.ssh for
+// the second: checked against both directories, both are denied.
+func TestMCPRelativeToProject(t *testing.T) {
+	law := compileSource(t, []byte(`{"id":"m","initial":"w","states":{
+ "w":{"allowed_tools":["mcp__x__*"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "m.json",
+		Options{Host: &Host{Home: "/home/u", ProjectDir: "/home/u/proj"}})
+	run := &RunState{Active: true, State: "w"}
+	for _, c := range []struct {
+		tool, in string
+		allow    bool
+	}{
+		{"mcp__x__read_text_file", `{"path":"../../.ssh/id_rsa"}`, false},
+		{"mcp__x__read_text_file", `{"path":"../.ssh/id_rsa"}`, false},
+		{"mcp__x__read_multiple_files", `{"paths":["a.go","../.aws/credentials"]}`, false},
+		{"mcp__x__write_file", `{"path":"../.bashrc","content":"x"}`, false},
+		{"mcp__x__read_text_file", `{"path":"../README.md"}`, true},
+		{"mcp__x__read_text_file", `{"path":"a.go"}`, true},
+	} {
+		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: []byte(c.in), Cwd: "/home/u/proj/src", ProjectDir: "/home/u/proj"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s %.80s: %s %s %.160s", c.tool, c.in, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+}
