@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/text/unicode/norm"
 )
 
 // foldPath lower-cases a path as a case-insensitive file system compares
@@ -50,9 +51,13 @@ func foldPath(p string) string {
 	return strings.ToLower(p)
 }
 
-// foldRunes is foldPath of a path that is not all ASCII.
+// foldRunes is foldPath of a path that is not all ASCII: its runes
+// folded, then composed (NFC), since a file system that compares
+// canonically equivalent names as one (APFS; the reference filesystem MCP
+// server matches a missing name to an entry of the same NFC) takes
+// /home/jose\u0301 for /home/jos\u00e9.
 func foldRunes(p string) string {
-	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
+	return norm.NFC.String(strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p))
 }
 
 // cleanPath cleans p lexically ("" stays "").

@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // FuzzIsCleanAbs: isCleanAbs and isCleanRel never call a path clean
@@ -46,7 +48,7 @@ func FuzzFoldPath(f *testing.F) {
 		want := strings.ToLower(p)
 		for i := 0; i < len(p); i++ {
 			if p[i] >= utf8.RuneSelf {
-				want = strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
+				want = norm.NFC.String(strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p))
 				break
 			}
 		}
@@ -62,7 +64,7 @@ func FuzzFoldPath(f *testing.F) {
 func foldPathReference(p string) string {
 	for i := 0; i < len(p); i++ {
 		if p[i] >= utf8.RuneSelf {
-			return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p)
+			return norm.NFC.String(strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, p))
 		}
 	}
 	return strings.ToLower(p)
