@@ -448,8 +448,11 @@ func (s *Store) commitGroup(batch []*tx) {
 		}
 	}
 	reads := mergeWrites(commit, merged)
-	for _, t := range rest {
-		commit.QueuedQueries = append(commit.QueuedQueries, t.writes.QueuedQueries...)
+	restReads := make([][]func(pgx.BatchResults) error, len(rest))
+	for i, t := range rest {
+		var qs []*pgx.QueuedQuery
+		qs, restReads[i] = t.statements()
+		commit.QueuedQueries = append(commit.QueuedQueries, qs...)
 	}
 	batch = append(merged, rest...)
 	commit.Queue("COMMIT")
@@ -463,9 +466,10 @@ func (s *Store) commitGroup(batch []*tx) {
 			return
 		}
 	}
-	for i, t := range rest {
+	for i := range rest {
+		reads := restReads[i]
 		i += len(merged)
-		for _, read := range t.results {
+		for _, read := range reads {
 			if err := readResult(br, read); err != nil {
 				br.Close()
 				for j, o := range batch {
@@ -640,12 +644,11 @@ func rollbackConn(ctx context.Context, conn *pgxpool.Conn) {
 // setWrites are a grouped transaction's writes as rows: the committer
 // merges the rows of every transaction whose writes are all of these kinds
 // into one statement per table (mergeWrites), so PostgreSQL plans and runs
-// four statements per group rather than four per decision. n counts the
-// buffered statements the rows stand for; a transaction with any other
-// write (a post record that settles, a new workflow, a notification)
-// sends its statements as they are.
+// four statements per group rather than four per decision. A transaction
+// with any other write (a post record that settles, a new workflow, a
+// notification) sends its statements as they are (statements), its rows
+// built into statements then; a transaction that merges never builds them.
 type setWrites struct {
-	n      int
 	runs   []runRow
 	events []eventRow
 	calls  []callRow
@@ -710,7 +713,66 @@ type callRow struct {
 // merged reports whether t's writes can be merged with other sessions':
 // every one has its row, and the run is written once.
 func (t *tx) merged() bool {
-	return t.set.n == len(t.writes.QueuedQueries) && len(t.set.runs) <= 1
+	return len(t.writes.QueuedQueries) == 0 && len(t.set.runs) <= 1
+}
+
+// write is one of a grouped transaction's writes (tx.order): rows says
+// which of set's slices holds it, at i; rowStatement, the statement at i
+// of tx.writes.
+type write struct {
+	rows rowKind
+	i    int
+}
+
+type rowKind uint8
+
+const (
+	rowStatement rowKind = iota
+	rowRun
+	rowEvent
+	rowCall
+	rowHead
+)
+
+// statements returns t's writes as statements, in the order they were
+// made, with how to read each one's result (nil: its tag): what a group
+// sends for a transaction whose writes do not merge.
+func (t *tx) statements() ([]*pgx.QueuedQuery, []func(pgx.BatchResults) error) {
+	b := &pgx.Batch{}
+	var reads []func(pgx.BatchResults) error
+	for _, w := range t.order {
+		switch w.rows {
+		case rowStatement:
+			b.QueuedQueries = append(b.QueuedQueries, t.writes.QueuedQueries[w.i])
+			reads = append(reads, t.results[w.i])
+			continue
+		case rowRun:
+			b.Queue(qUpdateRun, runArgs(t.set.runs[w.i], t.Key)...)
+			reads = append(reads, t.readWritten)
+			continue
+		case rowEvent:
+			read, args := t.eventInsert(t.set.events[w.i])
+			b.Queue(qInsertEvent, args...)
+			reads = append(reads, read)
+			continue
+		case rowCall:
+			cl := t.set.calls[w.i]
+			c := cl.c
+			b.Queue(qRecordPre+qExpectRecorded, c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State,
+				cl.cols.Outcome, cl.cols.Effects, string(c.Status), t.At.UnixNano(), cl.cols.SettledAt)
+		case rowHead:
+			h := t.set.heads[w.i].h
+			b.Queue(qPutHead, h.Chain, h.Seq, h.Hash)
+		}
+		reads = append(reads, nil)
+	}
+	return b.QueuedQueries, reads
+}
+
+// runArgs are qUpdateRun's arguments for w in session key.
+func runArgs(w runRow, key string) []any {
+	return []any{w.state, w.cols.Context, w.cols.History, w.iterations, w.cols.Counters, w.cols.FilesEdited,
+		w.cols.PendingApproval, w.status, w.audit, w.cols.Evidence, w.next, w.at, w.id, key, w.rev}
 }
 
 var qGroupRuns = `WITH u AS (UPDATE statewright_runs AS r SET state = v.state, context = v.context, history = v.history,

@@ -528,3 +528,88 @@ func (g *groups) add(t *tx) {
 	defer g.mu.Unlock()
 	g.addLocked(t)
 }
+
+// TestGroupUnmergedWrites: a grouped transaction whose writes do not merge
+// with the others' (here: a new state, which notifies other replicas)
+// sends its statements as they are, built from its rows in the order it
+// made them, in the same group as transactions whose writes merge. Every
+// call is decided once, each run ends in the state last set, the events
+// get their Seq, and every chain verifies.
+func TestGroupUnmergedWrites(t *testing.T) {
+	a, _ := openTemp(t, Options{})
+	const (
+		sessions = 12
+		calls    = 20
+	)
+	key := func(s int) string { return fmt.Sprintf("cc:unmerged-%d", s) }
+	for s := range sessions {
+		storetest.Create(t, a, key(s))
+	}
+	decide := func(s, i int) error {
+		id := fmt.Sprintf("toolu_%d_%d", s, i)
+		ctx := store.WithCallPrefetch(bg, store.CallRef{ToolUseID: id, Phase: store.PhasePre})
+		var ev *store.Event
+		err := a.Update(ctx, key(s), func(tx store.Tx) error {
+			if _, err := tx.Call(id, store.PhasePre); !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("call %s: %v, want not found", id, err)
+			}
+			r := tx.Run()
+			r.Iterations++
+			if i%4 == 3 {
+				r.State = fmt.Sprintf("state-%d", i) // a transition: notified, so not merged
+			}
+			if err := tx.Put(r); err != nil {
+				return err
+			}
+			ev = &store.Event{Kind: store.KindDecision, State: r.State, Tool: "Read", Decision: "allow", ToolUseID: id}
+			if err := tx.Append(ev); err != nil {
+				return err
+			}
+			return tx.Record(&store.Call{ToolUseID: id, Phase: store.PhasePre, State: r.State,
+				Outcome: json.RawMessage(`"allow"`)})
+		})
+		if err == nil && ev.Seq == 0 {
+			err = fmt.Errorf("call %s: the event's Seq is not set", id)
+		}
+		return err
+	}
+	var (
+		wg   sync.WaitGroup
+		errs = make(chan error, sessions)
+	)
+	for s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				if err := decide(s, i); err != nil {
+					errs <- fmt.Errorf("session %d: %w", s, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for s := range sessions {
+		r, err := a.LiveRun(bg, key(s))
+		if want := fmt.Sprintf("state-%d", calls-1); err != nil || r.Iterations != calls || r.State != want {
+			t.Errorf("session %d: run %+v, %v; want %d iterations in %s", s, r, err, calls, want)
+			continue
+		}
+		if cs, err := a.Calls(bg, r.ID); err != nil || len(cs) != calls {
+			t.Errorf("session %d: %d call records, %v; want %d", s, len(cs), err, calls)
+		}
+	}
+	if st, err := a.VerifyChain(bg); err != nil || st.Events != sessions*calls {
+		t.Errorf("VerifyChain = %+v, %v; want %d events", st, err, sessions*calls)
+	}
+	grouped, merged := a.groupedCommits.Load(), a.mergedCommits.Load()
+	if grouped-merged == 0 || merged == 0 {
+		t.Errorf("%d transactions committed in groups, %d of them merged; want some of each", grouped, merged)
+	}
+	t.Logf("%d transactions committed in groups, %d of them merged", grouped, merged)
+}

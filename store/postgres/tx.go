@@ -156,6 +156,11 @@ type tx struct {
 	check groupCheck
 	done  chan error
 	set   setWrites // the writes as rows a group merges (group.go)
+	// order is every write of a grouped transaction in the order fn made
+	// it: a statement in writes, or a row of set, which becomes a
+	// statement only when the group sends the transaction's statements as
+	// they are (statements).
+	order []write
 	// written is the live run as the last Put left it in the store
 	// (RETURNING); created, uncacheable: what the transaction did cannot
 	// be cached without reading.
@@ -302,6 +307,9 @@ func (t *tx) abort() error {
 func (t *tx) queue(read func(pgx.BatchResults) error, sql string, args ...any) {
 	t.writes.Queue(sql, args...)
 	t.results = append(t.results, read)
+	if t.group {
+		t.order = append(t.order, write{i: len(t.results) - 1})
+	}
 }
 
 func scanOptionalRun(row pgx.Row) (*store.Run, error) {
@@ -352,20 +360,20 @@ func (t *tx) commit() error {
 func (t *tx) queueCommitWrites() {
 	for c := range t.moved {
 		h := t.heads[c]
-		t.queue(nil, `INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
-			ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, c, h.Seq, h.Hash)
-		if t.group {
-			// The head before this transaction: its first event here
-			// followed it.
-			from := h.Seq
-			for _, w := range t.set.events {
-				if w.e.Chain == c {
-					from = min(from, w.e.ChainSeq-1)
-				}
-			}
-			t.set.heads = append(t.set.heads, headRow{h: store.Head{Chain: c, Seq: h.Seq, Hash: h.Hash}, from: from})
-			t.set.n++
+		if !t.group {
+			t.queue(nil, qPutHead, c, h.Seq, h.Hash)
+			continue
 		}
+		// The head before this transaction: its first event here
+		// followed it.
+		from := h.Seq
+		for _, w := range t.set.events {
+			if w.e.Chain == c {
+				from = min(from, w.e.ChainSeq-1)
+			}
+		}
+		t.set.heads = append(t.set.heads, headRow{h: store.Head{Chain: c, Seq: h.Seq, Hash: h.Hash}, from: from})
+		t.order = append(t.order, write{rows: rowHead, i: len(t.set.heads) - 1})
 	}
 	for _, p := range t.notify {
 		t.queue(nil, "SELECT pg_notify($1, $2)", t.s.channel, p)
@@ -561,8 +569,34 @@ func (t *tx) insertRun(r *store.Run, c backend.RunColumns) error {
 	return t.announce(r, nil)
 }
 
-const runSet = `state = $1, context = $2, history = $3, iterations = $4, counters = $5, files_edited = $6,
+const (
+	runSet = `state = $1, context = $2, history = $3, iterations = $4, counters = $5, files_edited = $6,
 		pending_approval = $7, status = $8, audit_only = $9, evidence = $10, revision = $11, updated_at = $12`
+	runWhere = " WHERE id = $13 AND session_key = $14 AND revision = $15 RETURNING " + backend.RunColumnsNoSnapshot + ") " +
+		"SELECT u.* FROM (SELECT statewright_expect(count(*), 1, 'update run') FROM u) AS x, u"
+	// qUpdateRun is the compare-and-swap update of a run whose workflow
+	// did not change; it returns the run as stored (readWritten).
+	qUpdateRun = "WITH u AS (UPDATE statewright_runs SET " + runSet + runWhere
+	// qUpdateRunWorkflow is qUpdateRun for a run whose workflow changed:
+	// it rewrites the snapshot's digest (the snapshot rarely changes).
+	qUpdateRunWorkflow = "WITH u AS (UPDATE statewright_runs SET " + runSet +
+		", workflow_id = $16, workflow_source = $17, snapshot = NULL, snapshot_digest = $18" + runWhere
+	// qPutHead writes a chain's head.
+	qPutHead = `INSERT INTO statewright_heads (chain, seq, hash) VALUES ($1, $2, $3)
+			ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`
+)
+
+// readWritten reads the run an update returned: the run as the store now
+// holds it, what the next transaction from this replica's cache starts
+// from.
+func (t *tx) readWritten(br pgx.BatchResults) error {
+	w, err := backend.ScanRun(br.QueryRow())
+	if err != nil {
+		return err
+	}
+	t.written = w
+	return nil
+}
 
 func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
 	live := t.Live != nil && t.Live.ID == r.ID
@@ -604,34 +638,23 @@ func (t *tx) updateRun(r *store.Run, c backend.RunColumns) error {
 	if same {
 		dg = t.Live.SnapshotDigest
 	}
-	args := []any{r.State, c.Context, c.History, r.Iterations, c.Counters, c.FilesEdited, c.PendingApproval,
-		string(r.Status), r.AuditOnly, c.Evidence, next, t.At.UnixNano(), r.ID, t.Key, r.Revision}
-	q := "UPDATE statewright_runs SET " + runSet
-	if !same {
-		// The snapshot rarely changes: rewrite it (and its digest) only when it did.
-		q += ", workflow_id = $16, workflow_source = $17, snapshot = NULL, snapshot_digest = $18"
-		args = append(args, r.WorkflowID, r.WorkflowSource, dg)
-		if dg != "" {
-			t.queue(nil, qInsertSnapshot, dg, r.Snapshot)
-		}
-	}
-	q = "WITH u AS (" + q + " WHERE id = $13 AND session_key = $14 AND revision = $15 RETURNING " + backend.RunColumnsNoSnapshot + ") " +
-		"SELECT u.* FROM (SELECT statewright_expect(count(*), 1, 'update run') FROM u) AS x, u"
-	t.queue(func(br pgx.BatchResults) error {
-		// The run as the store now holds it: what the next transaction
-		// from this replica's cache starts from.
-		w, err := backend.ScanRun(br.QueryRow())
-		if err != nil {
-			return err
-		}
-		t.written = w
-		return nil
-	}, q, args...)
-	if t.group && same {
+	switch {
+	case t.group && same:
 		t.set.runs = append(t.set.runs, runRow{id: r.ID, rev: r.Revision, next: next, at: t.At.UnixNano(),
 			state: r.State, status: string(r.Status), iterations: r.Iterations, audit: r.AuditOnly, cols: c,
 			workflowID: t.Live.WorkflowID, workflowSource: t.Live.WorkflowSource, digest: dg, created: t.Live.CreatedAt})
-		t.set.n++
+		t.order = append(t.order, write{rows: rowRun, i: len(t.set.runs) - 1})
+	case same:
+		t.queue(t.readWritten, qUpdateRun, runArgs(runRow{id: r.ID, rev: r.Revision, next: next, at: t.At.UnixNano(),
+			state: r.State, status: string(r.Status), iterations: r.Iterations, audit: r.AuditOnly, cols: c}, t.Key)...)
+	default:
+		// The snapshot rarely changes: rewrite it (and its digest) only when it did.
+		if dg != "" {
+			t.queue(nil, qInsertSnapshot, dg, r.Snapshot)
+		}
+		t.queue(t.readWritten, qUpdateRunWorkflow, r.State, c.Context, c.History, r.Iterations, c.Counters, c.FilesEdited,
+			c.PendingApproval, string(r.Status), r.AuditOnly, c.Evidence, next, t.At.UnixNano(), r.ID, t.Key, r.Revision,
+			r.WorkflowID, r.WorkflowSource, dg)
 	}
 	t.s.snapshots.Put(dg, r.Snapshot)
 	r.Revision, r.SnapshotDigest, r.UpdatedAt = next, dg, t.At
@@ -658,6 +681,25 @@ func (t *tx) head(chain string) (store.Head, error) {
 	}
 	t.heads[chain] = h
 	return h, nil
+}
+
+// queueEvent buffers the insert of one event (eventInsert).
+func (t *tx) queueEvent(w eventRow) {
+	read, args := t.eventInsert(w)
+	t.queue(read, qInsertEvent, args...)
+}
+
+// eventInsert is qInsertEvent's arguments for one event, and how to read
+// its result: it sets the event's Seq.
+func (t *tx) eventInsert(w eventRow) (func(pgx.BatchResults) error, []any) {
+	e := w.e
+	return func(br pgx.BatchResults) error {
+			if err := br.QueryRow().Scan(&e.Seq); err != nil {
+				return t.s.mapErr("update "+t.Key, err)
+			}
+			return nil
+		}, []any{e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
+			e.Decision, e.Rule, e.Reason, e.ToolUseID, w.data, e.PrevHash, e.Hash, e.Chain, e.ChainSeq}
 }
 
 const qInsertEvent = `INSERT INTO statewright_events (run_id, session_key, time, kind, state, tool,
@@ -690,20 +732,30 @@ func (t *tx) Append(events ...*store.Event) error {
 			d := string(e.Data)
 			data = &d
 		}
-		t.queue(func(br pgx.BatchResults) error {
-			if err := br.QueryRow().Scan(&e.Seq); err != nil {
-				return t.s.mapErr("update "+t.Key, err)
-			}
-			return nil
-		}, qInsertEvent, e.RunID, e.SessionKey, e.Time.UnixNano(), string(e.Kind), e.State, e.Tool, e.InputDigest,
-			e.Decision, e.Rule, e.Reason, e.ToolUseID, data, e.PrevHash, e.Hash, e.Chain, e.ChainSeq)
 		if t.group {
 			t.set.events = append(t.set.events, eventRow{e: e, data: data})
-			t.set.n++
+			t.order = append(t.order, write{rows: rowEvent, i: len(t.set.events) - 1})
+			continue
 		}
+		t.queueEvent(eventRow{e: e, data: data})
 	}
 	return nil
 }
+
+const (
+	qRecordInsert = `INSERT INTO statewright_calls (` + backend.CallColumnList + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+		ON CONFLICT DO NOTHING RETURNING 1`
+	// qRecordPre inserts a call record (with a SELECT of i after it).
+	qRecordPre = `WITH i AS (` + qRecordInsert + `)`
+	// qRecordPost inserts a post record and settles the reserved pre
+	// record as $11.
+	qRecordPost = `WITH i AS (` + qRecordInsert + `), u AS (UPDATE statewright_calls SET status = $11, settled_at = $10
+			WHERE session_key = $3 AND tool_use_id = $1 AND phase = 'pre' AND status = 'reserved'
+			AND EXISTS (SELECT 1 FROM i))`
+	// qExpectRecorded ends qRecordPre or qRecordPost: the record must be
+	// new.
+	qExpectRecorded = " SELECT statewright_expect(count(*), 1, 'record call') FROM i"
+)
 
 // Record implements store.Tx; a post record settles the reserved pre
 // record. A record whose absence the transaction saw (Call) is buffered
@@ -720,27 +772,23 @@ func (t *tx) Record(c *store.Call) error {
 	if t.hasPrefetch && t.prefetch.ToolUseID == c.ToolUseID {
 		t.hasPrefetch = false // the prefetched record is no longer what is stored
 	}
-	insert := `INSERT INTO statewright_calls (` + backend.CallColumnList + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
-		ON CONFLICT DO NOTHING RETURNING 1`
+	k := c.ToolUseID + "\x00" + string(c.Phase)
+	if t.known[k] && t.group && c.Phase == store.PhasePre {
+		delete(t.known, k)
+		t.set.calls = append(t.set.calls, callRow{c: c, cols: cols})
+		t.order = append(t.order, write{rows: rowCall, i: len(t.set.calls) - 1})
+		return nil
+	}
 	args := []any{c.ToolUseID, string(c.Phase), c.SessionKey, c.RunID, c.State, cols.Outcome, cols.Effects, string(c.Status),
 		t.At.UnixNano(), cols.SettledAt}
-	var q string
+	q := qRecordPre
 	if c.Phase == store.PhasePost {
-		q = `WITH i AS (` + insert + `), u AS (UPDATE statewright_calls SET status = $11, settled_at = $10
-			WHERE session_key = $3 AND tool_use_id = $1 AND phase = 'pre' AND status = 'reserved'
-			AND EXISTS (SELECT 1 FROM i))`
+		q = qRecordPost
 		args = append(args, string(c.SettlesAs()))
-	} else {
-		q = `WITH i AS (` + insert + `)`
 	}
-	k := c.ToolUseID + "\x00" + string(c.Phase)
 	if t.known[k] {
 		delete(t.known, k)
-		t.queue(nil, q+" SELECT statewright_expect(count(*), 1, 'record call') FROM i", args...)
-		if t.group && c.Phase == store.PhasePre {
-			t.set.calls = append(t.set.calls, callRow{c: c, cols: cols})
-			t.set.n++
-		}
+		t.queue(nil, q+qExpectRecorded, args...)
 		return nil
 	}
 	if t.opt {
