@@ -294,11 +294,14 @@ func (pc *postConn) readStream(ctx, rctx context.Context, resp *http.Response, w
 		if r != nil {
 			return r, resp, nil
 		}
-		io.Copy(io.Discard, resp.Body) // the connection is kept
-		resp.Body.Close()
 		if err != nil {
+			// Not read on: what is left may not end (an event too
+			// large).
+			resp.Body.Close()
 			return nil, nil, err
 		}
+		io.Copy(io.Discard, resp.Body) // the connection is kept
+		resp.Body.Close()
 		if lastID == "" {
 			return nil, nil, errors.New("request terminated without response")
 		}
@@ -386,15 +389,21 @@ func (pc *postConn) readEvents(ctx context.Context, resp *http.Response, want js
 		data []byte
 		seen bool // data given, maybe empty
 	)
+	size := 0 // bytes of the event so far
 	for {
-		line, rerr := readLine(br)
+		line, rerr := readLine(br, maxEventSize-size)
+		if rerr == errEventTooLarge {
+			return nil, "", 0, fmt.Errorf("sending \"tools/call\": an event exceeded %d bytes without terminating", maxEventSize)
+		}
 		if rerr != nil && rerr != io.EOF {
 			if ctx.Err() != nil {
 				return nil, "", 0, ctx.Err()
 			}
 			return nil, lastID, retry, nil
 		}
+		size += len(line) + 1
 		if len(line) == 0 { // an event ends
+			size = 0
 			if seen && len(data) > 0 && (name == "" || name == "message") {
 				m, err := mcpio.DecodeMessage(data)
 				if err != nil {
@@ -437,17 +446,33 @@ func (pc *postConn) readEvents(ctx context.Context, resp *http.Response, want js
 	}
 }
 
-// readLine reads one line of an event stream without its line ending; at
-// the end of the stream it returns what is left and io.EOF.
-func readLine(br *bufio.Reader) ([]byte, error) {
+// maxEventSize bounds the bytes of one event of a call's stream, as
+// StreamableClientTransport.MaxEventSize bounds the SDK client's (which
+// the gateway sets to this too): an upstream cannot make the gateway
+// buffer an event without end.
+const maxEventSize = mcp.DefaultMaxEventSize
+
+// errEventTooLarge: an event went past maxEventSize.
+var errEventTooLarge = errors.New("event too large")
+
+// readLine reads one line of an event stream without its line ending, or
+// errEventTooLarge once it is longer than budget; at the end of the stream
+// it returns what is left and io.EOF.
+func readLine(br *bufio.Reader, budget int) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		buf := append([]byte(nil), line...)
 		for err == bufio.ErrBufferFull {
+			if len(buf) > budget {
+				return nil, errEventTooLarge
+			}
 			line, err = br.ReadSlice('\n')
 			buf = append(buf, line...)
 		}
 		line = buf
+	}
+	if len(line) > budget {
+		return nil, errEventTooLarge
 	}
 	return bytes.TrimRight(line, "\r\n"), err
 }

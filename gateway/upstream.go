@@ -361,7 +361,9 @@ func (u *upstream) transport() (mcp.Transport, *http.Client, error) {
 			hdr.Set(k, expandEnv(v))
 		}
 		hc := &http.Client{Transport: headerTransport{hdr: hdr, next: u.http}}
-		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc}, hc, nil
+		// MaxEventSize set: the SDK's streamable client (v1.8.0) reads its
+		// 0 as no bound at all, not as its documented default.
+		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: maxEventSize}, hc, nil
 	}
 	if u.m.sb.active() {
 		// The gateway's own process lists and serves prompts and

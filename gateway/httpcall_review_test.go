@@ -1,0 +1,63 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// hostileUpstream is a go-sdk server whose tools/call POSTs are answered
+// by answer instead (id: the request's id, as JSON); everything else
+// (initialize, lists, the standalone stream) is the SDK's.
+func hostileUpstream(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage)) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "here"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+				answer(w, r, msg.ID)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestPostCallEventTooLarge: an answer in an event larger than the SDK's
+// client reads (mcp.DefaultMaxEventSize) is refused on both paths, as the
+// SDK refuses it, instead of being buffered without a bound and handed to
+// the client.
+func TestPostCallEventTooLarge(t *testing.T) {
+	big := strings.Repeat("a", mcp.DefaultMaxEventSize+1)
+	url := hostileUpstream(t, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `data: {"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"`+big+`"}]}}`+"\n\n")
+	})
+	for _, sdk := range []bool{true, false} {
+		m := startManager(t, url, sdk)
+		res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
+		if err == nil {
+			t.Errorf("sdk %v: an answer in an event of %d bytes was handed on (%d bytes of text)", sdk, len(big), len(text(res)))
+		}
+	}
+}
