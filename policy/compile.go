@@ -263,6 +263,14 @@ type Law struct {
 	winSecret  *fenceSet // the secrets by name, for Windows-shaped calls where the home is not a Windows one
 	anchors    []string  // the literal protected trees (lower-cased), for ancestor checks
 	lawNames   []string  // names a glob must not be able to spell (".claude", ...)
+
+	// secretAnywhere is secret as it would be without a home or project
+	// directory: its names matched below any directory (~/.ssh as
+	// **/.ssh), for an MCP tool's relative path, which its server may
+	// resolve against a directory of its own. Built on first use (most
+	// laws never decide such a call); nil: secret is that already.
+	secretAnywhere *lazyFences
+
 	// autoImplicit is meta.implicit_transitions: auto.
 	autoImplicit bool
 	// phase is set on a phase's view (compiledState.view): the read
@@ -359,6 +367,12 @@ func Compile(def *workflow.Definition, opts Options) (*Law, error) {
 	}
 	l.protect = compileFences(l.fences.Protected, nil)
 	l.secret = compileFences(l.fences.Secret, l.fences.NotSecret)
+	if opts.Host != nil && (opts.Host.Home != "" || opts.Host.ProjectDir != "") {
+		l.secretAnywhere = &lazyFences{build: func() fenceSet {
+			an := HostFences(&Host{}, rules)
+			return compileFences(an.Secret, an.NotSecret)
+		}}
+	}
 	if !winSlash(l.home()) {
 		// A Windows-shaped call decided where the home directory is not a
 		// Windows one (serve on Linux): the home's secrets by name, at any
@@ -773,4 +787,17 @@ func (cs *compiledState) listsAllowEdit(info toolInfo, raw string) bool {
 		}
 	}
 	return cs.listsAllow(info, raw)
+}
+
+// lazyFences is a fence set compiled on first use, shared by a law's
+// copies (its phases' views).
+type lazyFences struct {
+	once  sync.Once
+	build func() fenceSet
+	fs    fenceSet
+}
+
+func (z *lazyFences) get() *fenceSet {
+	z.once.Do(func() { z.fs = z.build() })
+	return &z.fs
 }

@@ -1026,6 +1026,9 @@ func (l *Law) readToolBlock(p *prepared) *block {
 					rb = l.reachBlock(call, r, Walk{Hidden: true, Ignored: true}, verb)
 				}
 			}
+			if rb == nil && k == kOther {
+				rb = l.relativeSecret(call, t, verb)
+			}
 			return rb == nil
 		})
 		if rb != nil {
@@ -1053,6 +1056,26 @@ func (l *Law) fromProject(call *ToolCall, t string) (resolved, bool) {
 	pc := *call
 	pc.Cwd = call.ProjectDir
 	return l.resolve(&pc, t), true
+}
+
+// relativeSecret denies an MCP or custom tool's relative path whose names
+// say it is a secret below whichever directory it is resolved in: its
+// server may resolve it against a directory of its own, neither the
+// call's working directory nor the project (the reference filesystem
+// server takes its first allowed directory), so u/.ssh/id_rsa may be
+// /home/u/.ssh/id_rsa.
+func (l *Law) relativeSecret(call *ToolCall, t, verb string) *block {
+	if call.win || winCall(call) || strings.HasPrefix(t, "/") || strings.HasPrefix(t, "~") {
+		return nil
+	}
+	fs := &l.secret
+	if l.secretAnywhere != nil {
+		fs = l.secretAnywhere.get()
+	}
+	if what, ok := fs.match(path.Clean("/" + t)); ok {
+		return protectBlock("%s %s, a relative path that names a secret (%s) below whichever directory it is resolved in: agents never read credentials, keys or statewright's tokens", verb, t, what)
+	}
+	return nil
 }
 
 // maxArgDepth is how deep argStrings follows a tool's arguments.

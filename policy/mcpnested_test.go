@@ -125,3 +125,33 @@ func TestMCPRelativeToProject(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPRelativeAnywhere: an MCP server may resolve a relative path
+// against a directory of its own that is neither the call's working
+// directory nor the project (the reference filesystem server resolves it
+// against its first allowed directory). A relative argument whose names
+// say it is a secret wherever it lies (.ssh, .aws, .gnupg, ... below any
+// directory) is denied: with the server's allowed directory /home,
+// {"path":"u/.ssh/id_rsa"} reads /home/u/.ssh/id_rsa.
+func TestMCPRelativeAnywhere(t *testing.T) {
+	law := compileSource(t, []byte(`{"id":"m","initial":"w","states":{
+ "w":{"allowed_tools":["mcp__x__*"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "m.json",
+		Options{Host: &Host{Home: "/home/u", ProjectDir: "/home/u/proj"}})
+	run := &RunState{Active: true, State: "w"}
+	for _, c := range []struct {
+		tool, in string
+		allow    bool
+	}{
+		{"mcp__x__read_text_file", `{"path":"u/.ssh/id_rsa"}`, false},
+		{"mcp__x__read_multiple_files", `{"paths":["a.go","u/.aws/credentials"]}`, false},
+		{"mcp__x__read_text_file", `{"path":"x/../u/.gnupg/private-keys-v1.d/k.key"}`, false},
+		{"mcp__x__read_text_file", `{"path":"u/proj/src/a.go"}`, true},
+		{"mcp__x__read_text_file", `{"path":"u/.ssh.example"}`, true},
+		{"mcp__x__echo", `{"message":"hello, world"}`, true},
+	} {
+		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: []byte(c.in), Cwd: "/home/u/proj", ProjectDir: "/home/u/proj"})
+		if (d.Verdict == Allow) != c.allow {
+			t.Errorf("%s %.80s: %s %s %.160s", c.tool, c.in, d.Verdict, d.Rule, d.Reason)
+		}
+	}
+}
