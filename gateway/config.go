@@ -70,7 +70,8 @@ type Upstream struct {
 	Env     map[string]string `yaml:"env"`
 	Dir     string            `yaml:"dir"`
 	// URL is a streamable-HTTP endpoint; Headers are sent with every
-	// request ("${VAR}" expands from the gateway's environment).
+	// request ("${VAR}" expands from the gateway's environment). A
+	// redirect to another origin is refused (sameOrigin).
 	URL     string            `yaml:"url"`
 	Headers map[string]string `yaml:"headers"`
 	// Namespace prefixes the upstream's tools and prompts (default Name;

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -58,6 +60,44 @@ func TestPostCallEventTooLarge(t *testing.T) {
 		res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
 		if err == nil {
 			t.Errorf("sdk %v: an answer in an event of %d bytes was handed on (%d bytes of text)", sdk, len(big), len(text(res)))
+		}
+	}
+}
+
+// TestCallRedirectElsewhere: an upstream that redirects a call to another
+// host does not get the gateway to send that host the upstream's
+// configured headers (its credentials) or the session's id, on either
+// path: a redirect off the upstream's origin is refused.
+func TestCallRedirectElsewhere(t *testing.T) {
+	var leaked atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" || r.Header.Get("X-Api-Key") != "" || r.Header.Get("Mcp-Session-Id") != "" {
+			leaked.Add(1)
+		}
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(elsewhere.Close)
+	url := hostileUpstream(t, func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+		http.Redirect(w, r, elsewhere.URL+"/mcp", http.StatusTemporaryRedirect)
+	})
+	for _, sdk := range []bool{true, false} {
+		cfg := &Config{Timeout: Duration(2 * time.Second), Upstreams: []Upstream{{Name: "up", URL: url,
+			Headers: map[string]string{"Authorization": "Bearer sekrit", "X-Api-Key": "sekrit"}}}}
+		if err := cfg.Check(); err != nil {
+			t.Fatal(err)
+		}
+		m := NewManager(cfg, t.TempDir(), nil)
+		m.sdkCalls = sdk
+		m.restartBase = 10 * time.Millisecond
+		if err := m.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		if _, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil); err == nil {
+			t.Errorf("sdk %v: a call redirected to another host succeeded", sdk)
+		}
+		if n := leaked.Swap(0); n != 0 {
+			t.Errorf("sdk %v: %d requests to another host carried the upstream's headers or session id", sdk, n)
 		}
 	}
 }

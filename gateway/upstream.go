@@ -360,7 +360,7 @@ func (u *upstream) transport() (mcp.Transport, *http.Client, error) {
 		for k, v := range c.Headers {
 			hdr.Set(k, expandEnv(v))
 		}
-		hc := &http.Client{Transport: headerTransport{hdr: hdr, next: u.http}}
+		hc := &http.Client{Transport: headerTransport{hdr: hdr, next: u.http}, CheckRedirect: sameOrigin}
 		// MaxEventSize set: the SDK's streamable client (v1.8.0) reads its
 		// 0 as no bound at all, not as its documented default.
 		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, MaxEventSize: maxEventSize}, hc, nil
@@ -407,6 +407,21 @@ func newUpstreamTransport() *http.Transport {
 	t.MaxIdleConns = maxIdlePerUpstream
 	t.MaxIdleConnsPerHost = maxIdlePerUpstream
 	return t
+}
+
+// sameOrigin is an HTTP upstream's redirect policy: a redirect to another
+// origin (scheme, host or port) is refused, since headerTransport would
+// send it the upstream's configured headers (its credentials) and the
+// request carries the MCP session's id; within the origin, net/http's
+// default of at most 10 applies.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if o := via[0].URL; req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
+		return fmt.Errorf("refused a redirect from %s://%s to another origin, %s://%s", o.Scheme, o.Host, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 // headerTransport adds fixed headers to every request and sends it with
