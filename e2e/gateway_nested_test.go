@@ -91,3 +91,44 @@ func TestGatewayUnmappedNestedSecret(t *testing.T) {
 		t.Errorf("the run is in %q; want reading", r.State)
 	}
 }
+
+// TestGatewayUpstreamBaseSecret is the attack of a relative path that the
+// upstream resolves against a base of its own: the real filesystem server
+// (under a name without a preset) resolves a relative path against its
+// first allowed directory, not its working directory. With that directory
+// the parent of both the project and the home directory, the home's SSH
+// key is "<home's name>/.ssh/id_rsa" to the server, which the law had read
+// as <project>/<home's name>/.ssh/id_rsa. The call is refused and the key
+// is in no answer; a relative path to the project's own file still reads.
+//
+// Before d4dcfc5 the call was allowed and the server answered the key.
+func TestGatewayUpstreamBaseSecret(t *testing.T) {
+	p := newGWProjectWith(t, nestedWorkflow)
+	base := filepath.Dir(p.dir)
+	home := t.TempDir()
+	if filepath.Dir(home) != base {
+		t.Fatalf("the home %s is not beside the project %s", home, p.dir)
+	}
+	// The gateway's home directory (its secrets) is this one.
+	t.Setenv("HOME", home)
+	const key = "-----BEGIN OPENSSH PRIVATE KEY----- e2e-upstream-base"
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte(key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "files-server")
+	if err := os.Symlink(MCPServerBinary(t, "mcp-server-filesystem"), link); err != nil {
+		t.Fatal(err)
+	}
+	gc := p.connect(t, "files="+link+" "+base)
+	res := gc.call(t, "files__read_text_file", map[string]any{"path": filepath.Join(filepath.Base(p.dir), "src", "main.txt")})
+	if res.IsError || !strings.Contains(resultText(res), "two") {
+		t.Fatalf("read of the project's src/main.txt from the server's base: isError=%v %q", res.IsError, resultText(res))
+	}
+	res = gc.call(t, "files__read_text_file", map[string]any{"path": filepath.Join(filepath.Base(home), ".ssh", "id_rsa")})
+	if text := resultText(res); strings.Contains(text, key) || !res.IsError || !strings.Contains(text, "denied") {
+		t.Errorf("read of the home's key relative to the server's base: isError=%v %q; want a deny, without the key", res.IsError, text)
+	}
+}
