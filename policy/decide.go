@@ -107,31 +107,33 @@ func (p *prepared) editInfo() (*editInfo, error) {
 	if p.haveEdit {
 		return &p.editv, nil
 	}
-	var ei editInfo
+	// (Read into p.editv, which counts only once haveEdit is set: an
+	// editInfo, 120 bytes, is not copied on its way there.)
+	ei := &p.editv
 	var err error
 	switch k := p.info.kind; {
 	case (k == kWrite || k == kEdit || k == kNotebookEdit || k == kDelete) && !p.decoded && scanFlat(p.call.Input, &p.raw):
 		// The flat fields read in place: no decoding of the whole input
 		// (a large Write's content stays where it is).
-		ei, err = parseFlatEditLater(k, fields{raw: &p.raw})
+		err = parseFlatEditInto(k, fields{raw: &p.raw}, ei)
 	default:
 		m, derr := p.input()
 		if derr != nil {
 			p.editErr = derr
 			return nil, derr
 		}
-		ei, err = parseEdit(k, m)
+		*ei, err = parseEdit(k, m)
 	}
 	if err == nil && p.haveTarget && ei.one != p.target {
 		// The lazy reading stopped at another value of a key given twice.
 		err = errAmbiguousPath
 	}
 	if err != nil {
-		p.editErr = err
+		p.editErr, p.editv = err, editInfo{}
 		return nil, err
 	}
-	p.editv, p.haveEdit = ei, true
-	return &p.editv, nil
+	p.haveEdit = true
+	return ei, nil
 }
 
 var errAmbiguousPath = errors.New("the input names its file twice, with different values")

@@ -255,23 +255,31 @@ func parseFlatEdit(k kind, f fields) (editInfo, error) {
 // TestRawFieldsAgree and FuzzRawFields compare the two.
 func parseFlatEditLater(k kind, f fields) (editInfo, error) {
 	var ei editInfo
+	err := parseFlatEditInto(k, f, &ei)
+	return ei, err
+}
+
+// parseFlatEditInto is parseFlatEditLater into *ei, which is zero (a
+// prepared call's, read without copying it; on an error *ei holds what
+// was read before it, which the caller discards).
+func parseFlatEditInto(k kind, f fields, ei *editInfo) error {
 	p, ok := f.str(pathList)
 	if !ok || p == "" {
-		return ei, errNoPath
+		return errNoPath
 	}
 	if !f.agree(pathList) {
-		return ei, errAmbiguousPath
+		return errAmbiguousPath
 	}
 	ei.one = p
 	switch k {
 	case kWrite:
 		if !f.agree(contentList) {
-			return ei, errAmbiguousText
+			return errAmbiguousText
 		}
 		ei.lines = f.lines(contentList)
 	case kEdit:
 		if !f.agree(oldList) || !f.agree(newList) {
-			return ei, errAmbiguousText
+			return errAmbiguousText
 		}
 		if f.boolean(replaceAllList) || f.boolean(replaceAllCamel) {
 			// (The text is kept: replaceAllLines counts it in the file.)
@@ -285,11 +293,11 @@ func parseFlatEditLater(k kind, f fields) (editInfo, error) {
 		ei.linesLater = true
 	case kNotebookEdit:
 		if !f.agree(notebookList) {
-			return ei, errAmbiguousText
+			return errAmbiguousText
 		}
 		ei.lines = f.lines(notebookList)
 	}
-	return ei, nil
+	return nil
 }
 
 var errAmbiguousText = errors.New("the input gives its text under two names, with different values")

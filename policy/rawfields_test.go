@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -186,6 +187,49 @@ func TestScopeTree(t *testing.T) {
 			if got := matchScope([]pathGlob{g}, target, target); got != want {
 				t.Errorf("%q vs %q: %v, doublestar %v", pat, target, got, want)
 			}
+		}
+	}
+}
+
+// TestStringValuePlain: stringValue, which takes a literal of plain ASCII
+// eight bytes at a time (plainASCII), answers as the byte-by-byte test
+// and the decoding after it: every byte value at every place of two words
+// and a tail, in a literal and in ones that do not end as one.
+func TestStringValuePlain(t *testing.T) {
+	reference := func(v string) (string, bool) {
+		if len(v) < 2 || v[0] != '"' {
+			return "", false
+		}
+		if strings.IndexByte(v, '\\') < 0 && utf8.ValidString(v) {
+			return v[1 : len(v)-1], true
+		}
+		if b, ok := appendUnquoted(nil, v); ok {
+			return string(b), true
+		}
+		var out string
+		if json.Unmarshal([]byte(v), &out) == nil {
+			return out, true
+		}
+		return "", false
+	}
+	const base = "/repo/src/abc.go/xy" // two words and a tail of three
+	for pos := range len(base) {
+		for c := range 256 {
+			inner := base[:pos] + string([]byte{byte(c)}) + base[pos+1:]
+			for _, v := range []string{`"` + inner + `"`, `"` + inner, `"` + inner + `x`, `"` + inner + `\"`} {
+				gs, gok := stringValue(v)
+				ws, wok := reference(v)
+				if gs != ws || gok != wok {
+					t.Fatalf("stringValue(%q) = %q %v, want %q %v", v, gs, gok, ws, wok)
+				}
+			}
+		}
+	}
+	for _, v := range []string{`""`, `"`, `"\"`, `"\\"`, `"a\u0041"`, `"é"`, "\"\xff\"", `"abcdefgh\"`} {
+		gs, gok := stringValue(v)
+		ws, wok := reference(v)
+		if gs != ws || gok != wok {
+			t.Errorf("stringValue(%q) = %q %v, want %q %v", v, gs, gok, ws, wok)
 		}
 	}
 }

@@ -375,6 +375,11 @@ func stringValue(v string) (string, bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
+	if v[len(v)-1] == '"' && plainASCII(v[1:len(v)-1]) {
+		// (What the test below answers for the paths calls name, in one
+		// look at each eight bytes.)
+		return v[1 : len(v)-1], true
+	}
 	if strings.IndexByte(v, '\\') < 0 && utf8.ValidString(v) {
 		return v[1 : len(v)-1], true
 	}
@@ -386,6 +391,31 @@ func stringValue(v string) (string, bool) {
 		return out, true
 	}
 	return "", false
+}
+
+// plainASCII reports whether s is ASCII without a backslash, eight
+// bytes at a time (TestStringValuePlain compares stringValue with the
+// byte-by-byte test).
+func plainASCII(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		b8 := s[i : i+8] // (one bounds check, one load)
+		x := uint64(b8[0]) | uint64(b8[1])<<8 | uint64(b8[2])<<16 | uint64(b8[3])<<24 |
+			uint64(b8[4])<<32 | uint64(b8[5])<<40 | uint64(b8[6])<<48 | uint64(b8[7])<<56
+		b := x ^ (ones * '\\')
+		// A byte of 0x80 or more, or a backslash (zero after the xor: the
+		// borrow sets its high bit; nothing is flagged where none is zero).
+		if (x|(b-ones)&^b)&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // agree is fields.agree read in place: literals that differ are decoded
