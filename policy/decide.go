@@ -308,7 +308,7 @@ func (l *Law) Decide(run *RunState, call *ToolCall) (d Decision) {
 	// and a shell command in it as bash and as cmd.exe or PowerShell read
 	// it: the stricter answer stands.
 	call = slashCall(call)
-	d = l.decideCall(run, call)
+	l.decideCallInto(&d, run, call)
 	if v := winShellVariant(call); v != nil && d.Verdict != Deny {
 		if alt := l.decideCall(run, v); stricter(alt, d) {
 			return alt
@@ -319,6 +319,14 @@ func (l *Law) Decide(run *RunState, call *ToolCall) (d Decision) {
 
 // decideCall is Decide of one reading of a call.
 func (l *Law) decideCall(run *RunState, call *ToolCall) (d Decision) {
+	l.decideCallInto(&d, run, call)
+	return d
+}
+
+// decideCallInto is decideCall into *out: a Decision is 224 bytes, and
+// one returned by value is copied again at every level it passes (into
+// is written by the function that decides, all the way up).
+func (l *Law) decideCallInto(out *Decision, run *RunState, call *ToolCall) {
 	p := prepared{call: call, info: lookupTool(call.Harness, call.Tool)}
 	if p.info.kind == kBash {
 		// Codex sends apply_patch through its shell tool, as an argv or as
@@ -342,13 +350,15 @@ func (l *Law) decideCall(run *RunState, call *ToolCall) (d Decision) {
 				p.call = &c
 				d := l.decide(run, &p, true)
 				if d.Verdict != Allow {
-					return d
+					*out = d
+					return
 				}
 				d.Verdict, d.Rule = Ask, RuleSandboxEscape
 				d.Reason = "The command asks to run outside the sandbox (" + field + "); only a person may allow that (rule sandbox-escape). " +
 					"Run it again without " + field + " to have it run inside the phase's sandbox."
 				d.Effects = Effects{CountIteration: true}
-				return d
+				*out = d
+				return
 			}
 			src, argv, ok := shellCommand(m)
 			patch := false
@@ -376,7 +386,7 @@ func (l *Law) decideCall(run *RunState, call *ToolCall) (d Decision) {
 	if run != nil && run.Active {
 		cs = l.states[run.State]
 	}
-	return l.decideIn(run, cs, &p, true)
+	l.decideInto(out, run, cs, &p, true)
 }
 
 // heredocPatch recognises a command line that is exactly one apply_patch
@@ -438,7 +448,13 @@ func (l *Law) decide(run *RunState, p *prepared, suggest bool) Decision {
 }
 
 // decideIn is decide with run's compiled state looked up already.
-func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bool) Decision {
+func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bool) (d Decision) {
+	l.decideInto(&d, run, cs, p, suggest)
+	return d
+}
+
+// decideInto is decideIn into *out (see decideCallInto).
+func (l *Law) decideInto(out *Decision, run *RunState, cs *compiledState, p *prepared, suggest bool) {
 	info := p.info
 	active := run != nil && run.Active
 
@@ -447,15 +463,18 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	var askBlock *block
 	if suggest {
 		if b, bad := l.viewFor(cs).selfProtect(p); b == protectedHere {
-			return l.denyProtected(cs, run, p)
+			*out = l.denyProtected(cs, run, p)
+			return
 		} else if b != nil && !b.deferred && !b.ask {
-			return l.denyBlock(cs, run, p, b, b.rule != RuleSelfProtect)
+			*out = l.denyBlock(cs, run, p, b, b.rule != RuleSelfProtect)
+			return
 		} else if b != nil && b.ask {
 			askBlock = b
 		} else if b != nil {
 			p.deferred = b
 		} else if bad != nil {
-			return l.deny(cs, run, p, RuleBadInput, bad.Error(), false)
+			*out = l.deny(cs, run, p, RuleBadInput, bad.Error(), false)
+			return
 		}
 	} else if cs != nil && cs.view != nil && !isEditKind(info.kind) {
 		// A phase simulated for a suggestion: its own read fences. (An
@@ -464,7 +483,8 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		if b, _ := cs.view.selfProtect(p); b != nil && b.ask {
 			askBlock = b
 		} else if b != nil && !b.deferred && b.rule != RuleSelfProtect {
-			return l.denyBlock(cs, run, p, b, false)
+			*out = l.denyBlock(cs, run, p, b, false)
+			return
 		}
 	}
 
@@ -473,16 +493,19 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	if info.kind == kControl {
 		ctl = controlOps[info.canon]
 		if ctl == ctlRead {
-			return l.allow(cs, RuleControlRead, "read-only statewright control tool", info)
+			*out = l.allow(cs, RuleControlRead, "read-only statewright control tool", info)
+			return
 		}
 		if ctl == ctlUnknown {
-			return l.deny(cs, run, p, RuleControlUnknown, "`"+p.call.Tool+"` is not a statewright control tool this version knows", false)
+			*out = l.deny(cs, run, p, RuleControlUnknown, "`"+p.call.Tool+"` is not a statewright control tool this version knows", false)
+			return
 		}
 		if ctl == ctlHuman {
 			d := l.deny(cs, run, p, RuleControlHumanOnly, "", false)
 			d.Verdict = Ask
 			d.Reason = "`" + p.call.Tool + "` weakens enforcement, so only a person may grant it (rule control-human-only). The harness must ask its user; where nothing but a person answers prompts (bypassPermissions, auto, dontAsk, full-auto) treat this as a deny. A person can also act directly with the statewright CLI."
-			return d
+			*out = d
+			return
 		}
 	}
 
@@ -490,49 +513,62 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	if !active {
 		switch {
 		case ctl == ctlStart:
-			return l.allow(nil, RuleControlStart, "no run is active: starting one is allowed", info)
+			*out = l.allow(nil, RuleControlStart, "no run is active: starting one is allowed", info)
+			return
 		case ctl == ctlTransition:
-			return l.deny(nil, run, p, RuleNoWorkflow, "no run is active, so there is nothing to transition; start a workflow first", false)
+			*out = l.deny(nil, run, p, RuleNoWorkflow, "no run is active, so there is nothing to transition; start a workflow first", false)
+			return
 		case l.opts.RequireWorkflow:
-			return l.deny(nil, run, p, RuleNoWorkflow, "no workflow run is active and this hook requires one; start a workflow first", false)
+			*out = l.deny(nil, run, p, RuleNoWorkflow, "no workflow run is active and this hook requires one; start a workflow first", false)
+			return
 		}
 		if isEditKind(info.kind) {
 			// The allow reads the whole input (self-protection read its
 			// files lazily).
 			if _, err := p.editInfo(); err != nil {
-				return l.deny(nil, run, p, RuleBadInput, err.Error(), false)
+				*out = l.deny(nil, run, p, RuleBadInput, err.Error(), false)
+				return
 			}
 		}
 		if b := p.deferred; b != nil {
-			return l.denyBlock(nil, run, p, b, false)
+			*out = l.denyBlock(nil, run, p, b, false)
+			return
 		}
-		return Decision{Verdict: Allow, Rule: RuleDormant, Reason: "no run is active", AllowedTools: emptyList, NextEvents: emptyList, Tool: info.canon}
+		*out = Decision{Verdict: Allow, Rule: RuleDormant, Reason: "no run is active", AllowedTools: emptyList, NextEvents: emptyList, Tool: info.canon}
+		return
 	}
 	if cs == nil {
-		return l.deny(nil, run, p, RuleUnknownState, "the run is in state '"+run.State+"', which the workflow does not define (states: "+strings.Join(l.States(), ", ")+")", false)
+		*out = l.deny(nil, run, p, RuleUnknownState, "the run is in state '"+run.State+"', which the workflow does not define (states: "+strings.Join(l.States(), ", ")+")", false)
+		return
 	}
 
 	// 4. Control tools.
 	switch ctl {
 	case ctlStart:
 		if cs.final {
-			return l.allow(cs, RuleControlStart, "the last run is final: starting a new one is allowed", info)
+			*out = l.allow(cs, RuleControlStart, "the last run is final: starting a new one is allowed", info)
+			return
 		}
-		return l.deny(cs, run, p, RuleControlActive, "a run is already active in phase '"+cs.name+"'; finish it or ask a person to end it before starting another", false)
+		*out = l.deny(cs, run, p, RuleControlActive, "a run is already active in phase '"+cs.name+"'; finish it or ask a person to end it before starting another", false)
+		return
 	case ctlTransition:
 		if cs.final {
-			return l.deny(cs, run, p, RuleFinalState, "the run is in final state '"+cs.name+"'; there is nothing to transition", false)
+			*out = l.deny(cs, run, p, RuleFinalState, "the run is in final state '"+cs.name+"'; there is nothing to transition", false)
+			return
 		}
 		if run.PendingApproval != nil {
 			ap := run.PendingApproval
-			return l.deny(cs, run, p, RuleApprovalPending, "the run awaits human approval "+ap.ID+" (to '"+ap.To+"'); keep working with this phase's tools until a person approves it (`statewright approve SESSION --id "+ap.ID+"`)", false)
+			*out = l.deny(cs, run, p, RuleApprovalPending, "the run awaits human approval "+ap.ID+" (to '"+ap.To+"'); keep working with this phase's tools until a person approves it (`statewright approve SESSION --id "+ap.ID+"`)", false)
+			return
 		}
-		return l.allow(cs, RuleControlTransition, "transition requests are resolved by the engine", info)
+		*out = l.allow(cs, RuleControlTransition, "transition requests are resolved by the engine", info)
+		return
 	}
 
 	// 5. Final state.
 	if cs.final {
-		return l.deny(cs, run, p, RuleFinalState, "the run is in final state '"+cs.name+"'; no tools are available", false)
+		*out = l.deny(cs, run, p, RuleFinalState, "the run is in final state '"+cs.name+"'; no tools are available", false)
+		return
 	}
 
 	// Permission rules: deny wins, then ask, then allow (DECISIONS 29).
@@ -540,10 +576,12 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	if cs.rules != nil {
 		ro = l.evalRules(cs.rules, p)
 		if h := ro.deny; h != nil {
-			return l.deny(cs, run, p, RulePermissionDeny, h.what+" matches "+h.rule.describe(), suggest)
+			*out = l.deny(cs, run, p, RulePermissionDeny, h.what+" matches "+h.rule.describe(), suggest)
+			return
 		}
 		if ro.domain != "" {
-			return l.deny(cs, run, p, RuleDomain, ro.domain, suggest)
+			*out = l.deny(cs, run, p, RuleDomain, ro.domain, suggest)
+			return
 		}
 	}
 
@@ -552,12 +590,15 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	if !ro.covered {
 		if cs.disallowed.hasExactly(info, p.call.Tool) {
 			if p.simulating {
-				return Decision{Verdict: Deny, Rule: RuleDisallowedTool}
+				*out = Decision{Verdict: Deny, Rule: RuleDisallowedTool}
+				return
 			}
-			return l.deny(cs, run, p, RuleDisallowedTool, info.canon+" is in this phase's disallowed_tools", suggest)
+			*out = l.deny(cs, run, p, RuleDisallowedTool, info.canon+" is in this phase's disallowed_tools", suggest)
+			return
 		}
 		if (info.kind == kMeta || info.kind == kTask) && ro.ask == nil && askBlock == nil {
-			return Decision{Verdict: Allow, Rule: RuleAllowMeta, Reason: cs.metaReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon}
+			*out = Decision{Verdict: Allow, Rule: RuleAllowMeta, Reason: cs.metaReason, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: info.canon}
+			return
 		}
 		if !cs.anyTool && !cs.allowed.has(info, p.call.Tool) && info.kind != kMeta && info.kind != kTask && !cs.admitsReadOnly(info, p.call) {
 			name := info.canon
@@ -565,12 +606,15 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 				name = p.call.Tool + " (" + info.canon + ")"
 			}
 			if p.simulating {
-				return Decision{Verdict: Deny, Rule: RuleToolNotAllowed}
+				*out = Decision{Verdict: Deny, Rule: RuleToolNotAllowed}
+				return
 			}
 			if suggest && name == info.canon && info.kind != kOther {
-				return l.denyTool(cs, run, p)
+				l.denyToolInto(out, cs, run, p)
+				return
 			}
-			return l.deny(cs, run, p, RuleToolNotAllowed, name+" is not allowed here", suggest)
+			*out = l.deny(cs, run, p, RuleToolNotAllowed, name+" is not allowed here", suggest)
+			return
 		}
 	}
 
@@ -581,25 +625,31 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 	case info.kind == kBash:
 		sc, err := p.shell()
 		if err != nil {
-			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
+			*out = l.deny(cs, run, p, RuleBadInput, err.Error(), false)
+			return
 		}
 		if sc.err != nil {
 			if sc.internal {
-				return l.deny(cs, run, p, RuleInternal, sc.err.Error(), false)
+				*out = l.deny(cs, run, p, RuleInternal, sc.err.Error(), false)
+				return
 			}
-			return l.deny(cs, run, p, RuleShellParseError, "the command does not parse ("+sc.err.Error()+"), so it cannot be checked", false)
+			*out = l.deny(cs, run, p, RuleShellParseError, "the command does not parse ("+sc.err.Error()+"), so it cannot be checked", false)
+			return
 		}
 		if f := l.checkShell(cs, run, p.call, sc, &eff, ro.cover, ro.netOK); f != nil {
-			return l.deny(cs, run, p, f.rule, f.reason, suggest)
+			*out = l.deny(cs, run, p, f.rule, f.reason, suggest)
+			return
 		}
 	case info.kind == kOther && p.call.Hints != nil && !ro.covered:
 		if miss := p.call.Hints.caps() &^ cs.caps; miss != 0 {
-			return l.deny(cs, run, p, RuleToolCapability, p.call.Tool+"'s annotations (from its trusted server) say it "+hintWords(p.call.Hints)+
+			*out = l.deny(cs, run, p, RuleToolCapability, p.call.Tool+"'s annotations (from its trusted server) say it "+hintWords(p.call.Hints)+
 				", which needs "+strings.Join(miss.names(), " and ")+": this phase does not grant it", suggest)
+			return
 		}
 	case info.kind == kWriteStdin:
 		if cs.caps&capExec == 0 {
-			return l.deny(cs, run, p, RuleShellCapability, p.call.Tool+" sends input to a running program, which needs the Exec capability", suggest)
+			*out = l.deny(cs, run, p, RuleShellCapability, p.call.Tool+" sends input to a running program, which needs the Exec capability", suggest)
+			return
 		}
 	case isEditKind(info.kind):
 		// Another phase, simulated for a suggestion, reads a flat edit's
@@ -609,15 +659,18 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		var fb [1]string
 		files, err := l.editFiles(p, lazy, &fb)
 		if err != nil {
-			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
+			*out = l.deny(cs, run, p, RuleBadInput, err.Error(), false)
+			return
 		}
 		if p.simulating && fastSim {
 			// Only the verdict counts: no reason is written.
 			if r := l.filesRule(cs, run, p, files); r != "" {
-				return l.deny(cs, run, p, r, "", suggest)
+				*out = l.deny(cs, run, p, r, "", suggest)
+				return
 			}
 		} else if f := l.checkFiles(cs, run, p.call, files); f != nil {
-			return l.deny(cs, run, p, f.rule, f.reason, suggest)
+			*out = l.deny(cs, run, p, f.rule, f.reason, suggest)
+			return
 		}
 		if lazy {
 			over, ok := false, true
@@ -625,7 +678,8 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 				over, ok = p.linesOver(cs.maxEdit)
 			}
 			if over {
-				return l.deny(cs, run, p, RuleMaxEditLines, "", suggest)
+				*out = l.deny(cs, run, p, RuleMaxEditLines, "", suggest)
+				return
 			}
 			if ok {
 				eff.FilesEdited = files
@@ -634,13 +688,16 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		}
 		lines, known, err := p.editLines(files)
 		if err != nil {
-			return l.deny(cs, run, p, RuleBadInput, err.Error(), false)
+			*out = l.deny(cs, run, p, RuleBadInput, err.Error(), false)
+			return
 		}
 		if !known && cs.maxEdit >= 0 {
-			return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit replaces every occurrence (replace_all), so the lines it changes cannot be counted without reading the file, and max_edit_lines is %d; replace occurrences one at a time", cs.maxEdit), suggest)
+			*out = l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit replaces every occurrence (replace_all), so the lines it changes cannot be counted without reading the file, and max_edit_lines is %d; replace occurrences one at a time", cs.maxEdit), suggest)
+			return
 		}
 		if cs.maxEdit >= 0 && lines > cs.maxEdit {
-			return l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit changes %d lines and max_edit_lines is %d; break it into smaller edits", lines, cs.maxEdit), suggest)
+			*out = l.deny(cs, run, p, RuleMaxEditLines, fmt.Sprintf("the edit changes %d lines and max_edit_lines is %d; break it into smaller edits", lines, cs.maxEdit), suggest)
+			return
 		}
 		eff.FilesEdited = files
 		eff.EditedLines = lines
@@ -648,11 +705,13 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 
 	// 8. max_iterations.
 	if cs.maxIter >= 0 && int64(run.Iterations) >= cs.maxIter {
-		return l.deny(cs, run, p, RuleMaxIterations, fmt.Sprintf("max_iterations (%d) is reached; transition now", cs.maxIter), suggest)
+		*out = l.deny(cs, run, p, RuleMaxIterations, fmt.Sprintf("max_iterations (%d) is reached; transition now", cs.maxIter), suggest)
+		return
 	}
 
 	if b := p.deferred; b != nil {
-		return l.denyBlock(cs, run, p, b, false)
+		*out = l.denyBlock(cs, run, p, b, false)
+		return
 	}
 	if len(eff.FilesEdited) > 0 && (!p.simulating || l.autoImplicit) {
 		// (A suggestion's allow needs its effects only when it may become
@@ -671,7 +730,8 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		if p.call.Granted {
 			d.Rule = RulePermissionGranted
 			d.Reason = "allowed once in phase '" + cs.name + "': " + what + ", and a person granted this call"
-			return d
+			*out = d
+			return
 		}
 		d.Verdict, d.Rule = Ask, RulePermissionAsk
 		d.Reason = "In phase '" + cs.name + "', " + what + ": a person must agree to this call (rule permission-ask). " +
@@ -680,7 +740,8 @@ func (l *Law) decideIn(run *RunState, cs *compiledState, p *prepared, suggest bo
 		d.Rule = RulePermissionAllow
 		d.Reason = "allowed in phase '" + cs.name + "' by its permission rules"
 	}
-	return d
+	*out = d
+	return
 }
 
 // editFiles returns the files an edit changes, as counted (editPath),
@@ -1475,8 +1536,14 @@ type cachedLesson struct {
 // denyTool is deny for a tool the phase does not allow, called by its
 // canonical name: its lesson depends only on the phase, the tool and the
 // suggestions, so it is built once and kept (lessonCacheSize per phase).
-func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
-	d := Decision{Verdict: Deny, Rule: RuleToolNotAllowed, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: p.info.canon}
+func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) (d Decision) {
+	l.denyToolInto(&d, cs, run, p)
+	return d
+}
+
+// denyToolInto is denyTool into *d (see decideCallInto).
+func (l *Law) denyToolInto(d *Decision, cs *compiledState, run *RunState, p *prepared) {
+	*d = Decision{Verdict: Deny, Rule: RuleToolNotAllowed, AllowedTools: cs.allowedList, NextEvents: emptyList, Tool: p.info.canon}
 	d.Effects.CountIteration = run.Active && !cs.final &&
 		p.info.kind != kControl && p.info.kind != kMeta && p.info.kind != kTask
 	var ss suggList
@@ -1485,7 +1552,8 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 		if l.suggestionsInto(&ss, cs, run, p); ss.n > 0 {
 			if l.autoImplicit {
 				if auto, ok := l.implicit(cs, run, p, RuleToolNotAllowed, &ss); ok {
-					return auto
+					*d = auto
+					return
 				}
 			}
 		} else {
@@ -1497,14 +1565,13 @@ func (l *Law) denyTool(cs *compiledState, run *RunState, p *prepared) Decision {
 	if !ss.dynamic {
 		if cl := cs.lessons.load(key); cl != nil && cl.tool == p.info.canon {
 			d.Reason, d.NextEvents = cl.reason, cl.next
-			return d
+			return
 		}
 	}
-	l.lesson(&d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", nil, true, &ss, h, far)
+	l.lesson(d, cs, RuleToolNotAllowed, p.info.canon+" is not allowed here", nil, true, &ss, h, far)
 	if !ss.dynamic {
 		cs.lessons.store(key, &cachedLesson{key, p.info.canon, d.Reason, d.NextEvents})
 	}
-	return d
 }
 
 // lessonCache is a phase's kept lessons: a map that is never changed once
