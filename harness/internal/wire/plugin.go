@@ -284,12 +284,60 @@ func (p *Plugin) controlOp(tool string) (string, bool) {
 
 // ToolCall converts a ToolBefore input into the runtime's view of the call.
 func (p *Plugin) ToolCall(in *PluginInput, project string) runtime.ToolCall {
+	input := in.Args
+	if p.Harness == policy.Pi {
+		input = piPathAsRead(in.Tool, input)
+	}
 	return runtime.ToolCall{
 		Session: p.SessionKey(in.Session),
-		Call: policy.ToolCall{Harness: p.Harness, Tool: in.Tool, Input: in.Args, Cwd: in.Cwd,
+		Call: policy.ToolCall{Harness: p.Harness, Tool: in.Tool, Input: input, Cwd: in.Cwd,
 			ProjectDir: project, ToolUseID: in.CallID},
 		Actor: p.Actor(),
 	}
+}
+
+// piPathTools are Pi's tools that read their "path" through its
+// expandPath (path-utils.js).
+var piPathTools = map[string]bool{"read": true, "write": true, "edit": true, "ls": true, "find": true, "grep": true}
+
+// piPathAsRead returns a Pi tool's arguments with its "path" as Pi reads
+// it: a leading "@" (Pi's file mention) dropped and Unicode spaces turned
+// into spaces, as expandPath does before it resolves the path, so that
+// the law decides on the file the tool opens ({"path":"@~/.ssh/id_rsa"}
+// reads ~/.ssh/id_rsa). Other arguments and other tools are unchanged;
+// the arguments Pi runs with are never rewritten.
+func piPathAsRead(tool string, args json.RawMessage) json.RawMessage {
+	if !piPathTools[tool] || !bytes.Contains(args, []byte(`"path"`)) {
+		return args
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args
+	}
+	var path string
+	if json.Unmarshal(m["path"], &path) != nil {
+		return args
+	}
+	read := strings.TrimPrefix(path, "@")
+	read = strings.Map(func(r rune) rune {
+		if r == 0xa0 || r >= 0x2000 && r <= 0x200a || r == 0x202f || r == 0x205f || r == 0x3000 {
+			return ' '
+		}
+		return r
+	}, read)
+	if read == path {
+		return args
+	}
+	b, err := json.Marshal(read)
+	if err != nil {
+		return args
+	}
+	m["path"] = b
+	out, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return out
 }
 
 // ToolResult converts a ToolAfter input into the runtime's record of the
