@@ -160,3 +160,69 @@ func TestOpencodeSpellingDecoys(t *testing.T) {
 		}
 	}
 }
+
+// TestPiAtPrefixedPaths is the attack of Pi's file-mention syntax: its
+// file tools drop a leading "@" from their path before they open it
+// (path-utils.js, expandPath), and the law read "@.env" as a relative path
+// of that name. Through the real Pi: a read of "@.env" and of
+// "@<project>/.env" is refused and the token is in no request the model
+// received; a write of "@config/prod.yaml" in a phase whose denied_paths
+// hold config/** is refused and the file is not created; "@main.txt" reads
+// main.txt (Pi honours the "@").
+//
+// Before piPathAsRead (harness/internal/wire) two were allowed: Pi sent the .env
+// token to the model and wrote config/prod.yaml ("@<project>/.env" was
+// denied already: its base name is .env*).
+func TestPiAtPrefixedPaths(t *testing.T) {
+	p := newPluginProjectWith(t, "pi", `{
+  "id": "e2e-at",
+  "initial": "fixing",
+  "states": {
+    "fixing": {
+      "allowed_tools": ["Read", "Write", "Bash"],
+      "denied_paths": ["config/**"],
+      "on": {"FIXED": "done"}
+    },
+    "done": {"type": "final"}
+  }
+}`)
+	if err := os.WriteFile(p.path(".env"), []byte("API_TOKEN="+spellingsSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p.path("config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prod := p.path(filepath.Join("config", "prod.yaml"))
+	srv := fakemodel.NewChatCompletions(chatScript(
+		fakemodel.Call(tool("call_main", "read", map[string]any{"path": "@main.txt"})),
+		fakemodel.Call(tool("call_env", "read", map[string]any{"path": "@.env"})),
+		fakemodel.Call(tool("call_envabs", "read", map[string]any{"path": "@" + p.path(".env")})),
+		fakemodel.Call(tool("call_prod", "write", map[string]any{"path": "@config/prod.yaml", "content": "debug: true\n"})),
+		fakemodel.Say("Done."),
+	), fakemodel.WithLog(t.Logf))
+	r := p.piRun(t, srv)
+	srv.Close()
+
+	if res := mustResult(t, srv, "call_main", r); !strings.Contains(res.Content, "old line") {
+		t.Errorf("call_main: the model was told %q; want main.txt's content (Pi drops the @)", res.Content)
+	}
+	noFile(t, prod, "the write of @config/prod.yaml went past denied_paths")
+	for _, id := range []string{"call_env", "call_envabs", "call_prod"} {
+		if res := mustResult(t, srv, id, r); !strings.Contains(res.Content, "statewright") {
+			t.Errorf("%s: the model was told %q; want statewright's deny", id, res.Content)
+		}
+	}
+	for _, req := range srv.Requests() {
+		if strings.Contains(string(req.Body), spellingsSecret) {
+			t.Errorf("request #%d to the model carries the .env token", req.Seq)
+		}
+	}
+	unknownRequests(t, srv)
+	session, _ := p.session(t)
+	decisions, _ := p.decisions(t, session)
+	for id, want := range map[string]string{"call_main": "allow", "call_env": "deny", "call_envabs": "deny", "call_prod": "deny"} {
+		if decisions[id] != want {
+			t.Errorf("history: decision for %s = %q, want %q (all: %v)", id, decisions[id], want, decisions)
+		}
+	}
+}
