@@ -822,12 +822,27 @@ func (b *batch) head(ctx context.Context, chain string) (store.Head, error) {
 	return h, nil
 }
 
-// writeHeads writes the heads the batch moved.
+// writeHeads writes the heads the batch moved: a plain UPDATE of a chain's
+// row (nearly every write: the chain already has a head), else an INSERT
+// of a new chain's first head. The statements' effect is an upsert's,
+// without the insert attempt and constraint check an ON CONFLICT upsert
+// makes first on every call; nothing else writes heads inside the batch's
+// transaction, so no row can appear between the two.
 func (b *batch) writeHeads(ctx context.Context) error {
 	for chain := range b.dirty {
 		h := b.heads[chain]
-		if _, err := b.w.exec(ctx, `INSERT INTO heads (chain, seq, hash) VALUES (?, ?, ?)
-			ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`, chain, h.Seq, h.Hash); err != nil {
+		res, err := b.w.exec(ctx, "UPDATE heads SET seq = ?, hash = ? WHERE chain = ?", h.Seq, h.Hash, chain)
+		if err != nil {
+			return mapErr("write the chain heads", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return mapErr("write the chain heads", err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := b.w.exec(ctx, "INSERT INTO heads (chain, seq, hash) VALUES (?, ?, ?)", chain, h.Seq, h.Hash); err != nil {
 			return mapErr("write the chain heads", err)
 		}
 	}
