@@ -161,6 +161,11 @@ func Open(path string) *File { return &File{path: path} }
 // Path returns the file's path.
 func (f *File) Path() string { return f.path }
 
+// stampOf is what refresh compares to see whether the file changed.
+func stampOf(st os.FileInfo) fileStamp {
+	return fileStamp{size: st.Size(), mtime: st.ModTime(), ino: inode(st)}
+}
+
 // refresh re-reads the file when it changed since the last read. A missing
 // file holds no tokens.
 func (f *File) refresh() error {
@@ -172,7 +177,7 @@ func (f *File) refresh() error {
 	if err != nil {
 		return fmt.Errorf("tokens: stat %s: %w", f.path, err)
 	}
-	stamp := fileStamp{size: st.Size(), mtime: st.ModTime(), ino: inode(st)}
+	stamp := stampOf(st)
 	if f.loaded && stamp == f.stamp {
 		return nil
 	}
@@ -202,10 +207,19 @@ func (f *File) Verify(token string) (Token, error) {
 	if token == "" {
 		return Token{}, ErrNoToken
 	}
+	// The file is stat'ed on every call, as refresh does, but outside the
+	// lock, so that callers do not queue behind each other's system call:
+	// when the loaded file is the one this stat sees, its tokens are
+	// current as of the stat; anything else (a changed or missing file, a
+	// stat that failed, nothing loaded yet) goes through refresh, which
+	// stats again under the lock and reads the file or fails.
+	st, statErr := os.Stat(f.path)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.refresh(); err != nil {
-		return Token{}, err
+	if statErr != nil || !f.loaded || stampOf(st) != f.stamp {
+		if err := f.refresh(); err != nil {
+			return Token{}, err
+		}
 	}
 	h := Hash(token)
 	t, ok := f.byHash[h]

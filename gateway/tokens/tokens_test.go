@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -112,5 +114,82 @@ func TestParseRole(t *testing.T) {
 	}
 	if _, err := ParseRole("admin"); err == nil {
 		t.Error("admin accepted")
+	}
+}
+
+// TestVerifySeesEveryChange holds Verify's stat outside the lock to
+// refresh's definition: a handle that only verifies sees every change
+// another handle (another process) makes, as soon as that change is made.
+// After a revocation returns, no Verify that starts later lets the token
+// in, however many verify at once; a file that stops being a token file
+// fails every Verify (the caller denies), and a removed file holds no
+// tokens.
+func TestVerifySeesEveryChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	f, g := Open(path), Open(path)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for round := 0; round < 20; round++ {
+		tok, tt, err := f.Create(Hook, "h", "", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Verify(tok); err != nil {
+			t.Fatalf("round %d: a new token: %v", round, err)
+		}
+		var revoked atomic.Bool
+		var wg sync.WaitGroup
+		errs := make(chan string, 64)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 200; i++ {
+					after := revoked.Load()
+					_, err := g.Verify(tok)
+					if after && err == nil {
+						errs <- "a token revoked before Verify started was let in"
+						return
+					}
+					if err != nil && !errors.Is(err, ErrBadToken) {
+						errs <- err.Error()
+						return
+					}
+				}
+			}()
+		}
+		if _, err := f.Revoke(tt.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		revoked.Store(true)
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Fatalf("round %d: %s", round, e)
+		}
+		if _, err := g.Verify(tok); !errors.Is(err, ErrBadToken) {
+			t.Fatalf("round %d: after the revocation: %v", round, err)
+		}
+	}
+	live, _, err := f.Create(Hook, "live", "", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Verify(live); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Verify(live); err == nil || errors.Is(err, ErrBadToken) {
+		t.Fatalf("a file that is no token file: %v, want a read error", err)
+	}
+	if _, err := g.Verify(live); err == nil {
+		t.Fatal("a file that is no token file: the second Verify let the token in")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Verify(live); !errors.Is(err, ErrBadToken) {
+		t.Fatalf("a removed file: %v, want ErrBadToken", err)
 	}
 }
