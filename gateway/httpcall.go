@@ -117,7 +117,7 @@ func (m *Manager) postCall(ctx context.Context, u *upstream, cs *mcp.ClientSessi
 	if err != nil {
 		if ctx.Err() != nil {
 			// The upstream may have the call (no answer came in time).
-			pc.cancelled(id, ctx.Err())
+			go pc.cancelled(id, ctx.Err())
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("sending \"tools/call\": %w", err)
@@ -137,7 +137,7 @@ func (m *Manager) postCall(ctx context.Context, u *upstream, cs *mcp.ClientSessi
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			pc.cancelled(id, ctx.Err())
+			go pc.cancelled(id, ctx.Err())
 			return nil, ctx.Err()
 		}
 		return nil, err
@@ -517,7 +517,9 @@ func (pc *postConn) handle(ctx context.Context, req *jsonrpc.Request) {
 const codeUnsupportedMethod = -31001
 
 // cancelled tells the upstream the call id was cancelled, as the SDK's
-// client does when the call's context ends.
+// client does when the call's context ends: on a goroutine of its own,
+// off the call's return path (an upstream that does not take it must not
+// hold the call up to 5 s longer; the SDK's client sends it so too).
 func (pc *postConn) cancelled(id string, cause error) {
 	p, err := json.Marshal(map[string]any{"requestId": id, "reason": cause.Error()})
 	if err != nil {

@@ -101,3 +101,67 @@ func TestCallRedirectElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestCallCancelNotHeld: a cancelled call returns without waiting for the
+// upstream to take its notifications/cancelled, on both paths (the SDK's
+// client sends it off the caller's return path): an upstream that holds
+// that POST does not hold the call, nor its recorded outcome.
+func TestCallCancelNotHeld(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "holds-cancel", Version: "1"}, nil)
+	called := make(chan struct{}, 1)
+	stop := make(chan struct{}) // closed before the server is
+	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		called <- struct{}{}
+		select {
+		case <-ctx.Done():
+		case <-stop:
+		}
+		return nil, nil, ctx.Err()
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	arrived := make(chan struct{}, 1)
+	outcome := make(chan string, 1)
+	var release chan struct{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if r.Method == http.MethodPost && bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+			select {
+			case arrived <- struct{}{}:
+			default: // not the test's
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			select {
+			case <-release:
+				outcome <- "held until the call returned"
+			case <-r.Context().Done():
+				outcome <- "given up by the gateway before the call returned"
+			}
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) })
+	for _, sdk := range []bool{true, false} {
+		release = make(chan struct{})
+		m := startManager(t, srv.URL, sdk)
+		m.cfg.Upstreams[0].Timeout = Duration(time.Minute)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-called; cancel() }()
+		if _, err := m.Call(ctx, Route{Upstream: &m.cfg.Upstreams[0], Name: "slow"}, nil, nil, nil); err == nil {
+			t.Fatalf("sdk %v: a cancelled call succeeded", sdk)
+		}
+		close(release)
+		select {
+		case <-arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("sdk %v: no notifications/cancelled reached the upstream", sdk)
+		}
+		if o := <-outcome; o != "held until the call returned" {
+			t.Errorf("sdk %v: the cancel notification was %s: the call waited for it", sdk, o)
+		}
+	}
+}
