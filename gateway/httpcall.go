@@ -84,7 +84,7 @@ func (m *Manager) postCall(ctx context.Context, u *upstream, cs *mcp.ClientSessi
 			return ""
 		}
 		tok := "sw-" + strconv.FormatInt(m.nextToken.Add(1), 10)
-		m.progress.Store(tok, progressTarget{ss: ss, token: progressToken})
+		m.progress.Store(tok, progressTarget{ss: ss, token: progressToken, cs: cs})
 		return tok
 	})
 	if tok, ok := body.token(); ok {
@@ -485,7 +485,7 @@ func (pc *postConn) handle(ctx context.Context, req *jsonrpc.Request) {
 		case "notifications/progress":
 			var p mcp.ProgressNotificationParams
 			if json.Unmarshal(req.Params, &p) == nil {
-				pc.m.forwardProgress(ctx, &mcp.ProgressNotificationClientRequest{Params: &p})
+				pc.m.forwardProgress(ctx, &mcp.ProgressNotificationClientRequest{Session: pc.cs, Params: &p})
 			}
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 			go pc.u.refresh(context.Background())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -162,6 +163,84 @@ func TestCallCancelNotHeld(t *testing.T) {
 		}
 		if o := <-outcome; o != "held until the call returned" {
 			t.Errorf("sdk %v: the cancel notification was %s: the call waited for it", sdk, o)
+		}
+	}
+}
+
+// TestProgressOnlyFromItsUpstream: an upstream cannot send progress into
+// another upstream's call (the gateway's progress tokens are sequential,
+// so easily guessed): on both paths, progress is forwarded only from the
+// upstream the token's call went to.
+func TestProgressOnlyFromItsUpstream(t *testing.T) {
+	hostile := hostileUpstream(t, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for i := 1; i <= 20; i++ {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"sw-%d\",\"progress\":1,\"message\":\"injected\"}}\n\n", i)
+		}
+		io.WriteString(w, `data: {"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"done"}]}}`+"\n\n")
+	})
+	release := make(chan struct{})
+	victim := mcp.NewServer(&mcp.Implementation{Name: "victim", Version: "1"}, nil)
+	mcp.AddTool(victim, &mcp.Tool{Name: "wait"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "legit"}); err != nil {
+			return nil, nil, err
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "waited"}}}, nil, nil
+	})
+	vsrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return victim }, nil))
+	t.Cleanup(vsrv.Close)
+	for _, sdk := range []bool{true, false} {
+		release = make(chan struct{})
+		cfg := &Config{Timeout: Duration(10 * time.Second), Upstreams: []Upstream{{Name: "hostile", URL: hostile}, {Name: "victim", URL: vsrv.URL}}}
+		if err := cfg.Check(); err != nil {
+			t.Fatal(err)
+		}
+		m := NewManager(cfg, t.TempDir(), nil)
+		m.sdkCalls = sdk
+		if err := m.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		// The client whose call to the victim carries a progress token.
+		var injected, legit atomic.Int32
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := mcp.NewServer(&mcp.Implementation{Name: "gw", Version: "1"}, nil).Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				if r.Params.Message == "injected" {
+					injected.Add(1)
+				} else {
+					legit.Add(1)
+				}
+			}}).Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		done := make(chan error, 1)
+		go func() {
+			_, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[1], Name: "wait"}, nil, ss, "mine")
+			done <- err
+		}()
+		waitFor(t, func() bool { return legit.Load() == 1 }, "the victim's own progress")
+		if res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil); err != nil || text(res) != "done" {
+			t.Fatalf("sdk %v: the hostile upstream's call: %v %v", sdk, res, err)
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatalf("sdk %v: the victim's call: %v", sdk, err)
+		}
+		if n := injected.Load(); n != 0 {
+			t.Errorf("sdk %v: %d progress notifications from another upstream reached the client's call", sdk, n)
 		}
 	}
 }

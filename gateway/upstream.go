@@ -85,10 +85,13 @@ type promptEntry struct {
 	route  Route
 }
 
-// progressTarget is a client request whose progress an upstream reports.
+// progressTarget is a client request whose progress an upstream reports:
+// only cs, the upstream session its call went to, may report it (the
+// gateway's tokens are sequential: another upstream could guess them).
 type progressTarget struct {
 	ss    *mcp.ServerSession
 	token any
+	cs    *mcp.ClientSession
 }
 
 // upstream is one running upstream.
@@ -661,7 +664,7 @@ func (m *Manager) callOn(ctx context.Context, u *upstream, cs *mcp.ClientSession
 	}
 	if ss != nil && progressToken != nil {
 		tok := "sw-" + strconv.FormatInt(m.nextToken.Add(1), 10)
-		m.progress.Store(tok, progressTarget{ss: ss, token: progressToken})
+		m.progress.Store(tok, progressTarget{ss: ss, token: progressToken, cs: cs})
 		defer m.progress.Delete(tok)
 		params.Meta = mcp.Meta{"progressToken": tok}
 	}
@@ -748,7 +751,8 @@ func (m *Manager) ReadResource(ctx context.Context, uri string) (*mcp.ReadResour
 }
 
 // forwardProgress relays an upstream's progress to the client request it
-// belongs to, under the client's own token.
+// belongs to, under the client's own token, when it comes from the upstream
+// session that request's call went to (req.Session).
 func (m *Manager) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 	tok := fmt.Sprint(req.Params.ProgressToken)
 	v, ok := m.progress.Load(tok)
@@ -756,6 +760,9 @@ func (m *Manager) forwardProgress(ctx context.Context, req *mcp.ProgressNotifica
 		return
 	}
 	t := v.(progressTarget)
+	if t.cs != req.Session {
+		return
+	}
 	p := *req.Params
 	p.ProgressToken = t.token
 	p.Meta = nil
