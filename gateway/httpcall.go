@@ -325,11 +325,14 @@ const drainWait = 500 * time.Millisecond
 // connection is kept, then ends its request (cancel). A server closes a
 // call's stream after the answer, so this takes no time; one that keeps
 // it open after drainWait has its stream cut (and its connection closed)
-// once, and from then on its streams are read to their end in the
-// background, within the upstream's timeout.
+// once, and from then on its streams are cut as soon as their answer is
+// read, as the SDK's client ends a call's stream when the call returns
+// (read in the background instead, each would hold a connection and a
+// goroutine for the upstream's timeout, 60 s by default).
 func (pc *postConn) drainStream(resp *http.Response, cancel context.CancelFunc) {
 	if pc.u.lingers.Load() {
-		go drain(resp, cancel, time.Duration(pc.u.cfg.Timeout))
+		resp.Body.Close()
+		cancel()
 		return
 	}
 	if !drain(resp, cancel, drainWait) {

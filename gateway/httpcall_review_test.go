@@ -244,3 +244,56 @@ func TestProgressOnlyFromItsUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestPostCallLingeringStreamsNotHeld: once an upstream is known to keep
+// each call's stream open after the answer, the gateway does not keep
+// those streams (a connection and a goroutine each) open for the call's
+// timeout after the call returned: the SDK's client ends a call's stream
+// when the call returns, and so does the gateway.
+func TestPostCallLingeringStreamsNotHeld(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "lingering", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "here"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	release := make(chan struct{})
+	var open atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Body != nil {
+			body, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+		if r.Method != http.MethodPost || !bytes.Contains(body, []byte(`"method":"tools/call"`)) {
+			return
+		}
+		open.Add(1) // the answer is written; the stream stays open
+		defer open.Add(-1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	cfg := &Config{Timeout: Duration(time.Hour), Upstreams: []Upstream{{Name: "up", URL: srv.URL}}}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(cfg, t.TempDir(), nil)
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	for i := range 5 {
+		res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
+		if err != nil || text(res) != "here" {
+			t.Fatalf("call %d: %v %v", i, res, err)
+		}
+	}
+	if m.posted.Load() != 5 {
+		t.Fatalf("%d calls posted, want 5", m.posted.Load())
+	}
+	waitFor(t, func() bool { return open.Load() == 0 }, "the streams of the returned calls to be closed")
+}
