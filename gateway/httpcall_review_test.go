@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/statewright-go/statewright/store"
 )
 
 // hostileUpstream is a go-sdk server whose tools/call POSTs are answered
@@ -296,4 +298,85 @@ func TestPostCallLingeringStreamsNotHeld(t *testing.T) {
 		t.Fatalf("%d calls posted, want 5", m.posted.Load())
 	}
 	waitFor(t, func() bool { return open.Load() == 0 }, "the streams of the returned calls to be closed")
+}
+
+// TestPostCallOutcomeRecorded: for each way a posted call ends (an answer,
+// an error result, an answer too large, the timeout, the session gone),
+// the store records one result whose failure is what the client was told.
+func TestPostCallOutcomeRecorded(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "outcomes", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}, IsError: in.Text == "fail"}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	for _, name := range []string{"tool_000", "tool_001"} { // answered below
+		mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "not the test's"}}}, nil, nil
+		})
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		json.Unmarshal(body, &msg)
+		switch msg.Params.Name {
+		case "tool_000": // the session is gone
+			http.Error(w, "no such session", http.StatusNotFound)
+			return
+		case "tool_001": // an answer in one event too large
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"content":[{"type":"text","text":"`+
+				strings.Repeat("a", mcp.DefaultMaxEventSize)+`"}]}}`+"\n\n")
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cs, _, _, st := newGatewayFull(t, srv.URL, gatewaySetup{})
+	ctx := context.Background()
+	for i, c := range []struct {
+		tool       string
+		args       map[string]any
+		wantFailed bool
+	}{
+		{"up__echo", map[string]any{"text": "ok"}, false},
+		{"up__echo", map[string]any{"text": "fail"}, true},
+		{"up__tool_001", map[string]any{}, true},
+		{"up__slow", map[string]any{}, true},
+		{"up__tool_000", map[string]any{}, true},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatalf("%s: %v", c.tool, err)
+		}
+		if res.IsError != c.wantFailed {
+			t.Errorf("%s %v: the client was told failed=%v (%s), want %v", c.tool, c.args, res.IsError, text(res), c.wantFailed)
+		}
+		var evs []store.Event
+		waitFor(t, func() bool {
+			evs, err = st.Events(ctx, store.EventFilter{SessionKey: "claude-code:t", Kinds: []store.EventKind{store.KindResult}})
+			return err == nil && len(evs) == i+1
+		}, "the call's result to be recorded")
+		e := evs[i]
+		var d struct {
+			Failed bool `json:"failed"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if e.Tool != c.tool || d.Failed != res.IsError {
+			t.Errorf("%s %v: recorded %s failed=%v; the client was told failed=%v", c.tool, c.args, e.Tool, d.Failed, res.IsError)
+		}
+	}
 }
