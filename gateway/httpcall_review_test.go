@@ -380,3 +380,58 @@ func TestPostCallOutcomeRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestPostCallVersionGate: the gateway posts a call itself exactly on a
+// session of the versions whose transport it speaks (2025-03-26 to
+// 2025-11-25); a session of another version goes through the SDK's
+// client. Either way the call is answered.
+func TestPostCallVersionGate(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "versions", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "here"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	for version, posted := range map[string]bool{"2024-11-05": false, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true} {
+		var headers atomic.Value // the tools/call's MCP-Protocol-Version
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				body, _ := io.ReadAll(r.Body)
+				var msg struct {
+					Method string `json:"method"`
+				}
+				json.Unmarshal(body, &msg)
+				switch msg.Method {
+				case "initialize": // the client asks for this version
+					var m map[string]any
+					json.Unmarshal(body, &m)
+					m["params"].(map[string]any)["protocolVersion"] = version
+					body, _ = json.Marshal(m)
+				case "tools/call":
+					headers.Store(r.Header.Get("Mcp-Protocol-Version") + " " + r.Header.Get("Mcp-Session-Id"))
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				r.ContentLength = int64(len(body))
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		m := startManager(t, srv.URL, false)
+		cs, err := m.ups[0].session()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := cs.InitializeResult().ProtocolVersion; v != version {
+			t.Fatalf("negotiated %s, want %s", v, version)
+		}
+		res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
+		if err != nil || text(res) != "here" {
+			t.Fatalf("%s: %v %v", version, res, err)
+		}
+		if got := m.posted.Load() == 1; got != posted {
+			t.Errorf("%s: posted by the gateway %v, want %v", version, got, posted)
+		}
+		if h, want := headers.Load(), version+" "+cs.ID(); h != want {
+			t.Errorf("%s: the call's version and session headers %q, want %q", version, h, want)
+		}
+	}
+}
