@@ -435,3 +435,63 @@ func TestPostCallVersionGate(t *testing.T) {
 		}
 	}
 }
+
+// TestPostCallAttribution: what an upstream sends for a call that is not
+// the call's one answer (a response for another id before it, a second
+// answer, an answer in a body for another id, a batch, a repeated key) is
+// never taken for the call's answer, and the posted path ends each case
+// as the SDK's client does.
+func TestPostCallAttribution(t *testing.T) {
+	answer := func(id, text string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
+	}
+	sse := func(w http.ResponseWriter, events ...string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range events {
+			io.WriteString(w, "data: "+e+"\n\n")
+		}
+	}
+	cases := []struct {
+		name string
+		send func(w http.ResponseWriter, id string)
+		want string // the answer's text, or "error"
+	}{
+		{"another id first", func(w http.ResponseWriter, id string) {
+			sse(w, answer(`"statewright-999999"`, "wrong"), answer(`999999`, "wrong"), answer(id, "right"))
+		}, "right"},
+		{"two answers", func(w http.ResponseWriter, id string) { sse(w, answer(id, "right"), answer(id, "second")) }, "right"},
+		{"a body for another id", func(w http.ResponseWriter, id string) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer(`"statewright-999999"`, "wrong"))
+		}, "error"},
+		{"a batch", func(w http.ResponseWriter, id string) { sse(w, "["+answer(id, "wrong")+"]") }, "error"},
+		{"the id repeated", func(w http.ResponseWriter, id string) {
+			sse(w, `{"jsonrpc":"2.0","id":"statewright-999999","id":`+id+`,"result":{"content":[{"type":"text","text":"last id"}]}}`,
+				answer(id, "right"))
+		}, ""},
+		{"the result repeated", func(w http.ResponseWriter, id string) {
+			sse(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"content":[{"type":"text","text":"first"}]},"result":{"content":[{"type":"text","text":"last"}]}}`)
+		}, ""},
+	}
+	for _, c := range cases {
+		got := map[bool]string{}
+		url := hostileUpstream(t, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) { c.send(w, string(id)) })
+		for _, sdk := range []bool{true, false} {
+			m := startManager(t, url, sdk)
+			// (an SDK call waits for an answer that never comes until the
+			// upstream's timeout)
+			res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
+			if err != nil {
+				got[sdk] = "error"
+			} else {
+				got[sdk] = text(res)
+			}
+		}
+		if c.want != "" && got[false] != c.want {
+			t.Errorf("%s: posted %q, want %q", c.name, got[false], c.want)
+		}
+		if got[false] != got[true] {
+			t.Errorf("%s: posted %q, SDK %q", c.name, got[false], got[true])
+		}
+	}
+}
