@@ -32,9 +32,12 @@ import (
 // reading from the start meets twice makes it unsure: the whole reading
 // decides.
 type lazyFlat struct {
-	s  string
-	i  int // where the scan from the start stands
-	st lazyState
+	s string
+	i int // where the scan from the start stands
+	// st is the state of the reading from the start, bst of the reading
+	// from the end (below; one word for both: prepared's size).
+	st  lazyState
+	bst backState
 	// far is i+1 when the value at i was found longer than lazyAhead:
 	// step does not read it again from the start until the end is read.
 	far  int
@@ -46,7 +49,6 @@ type lazyFlat struct {
 	// The reading from the end: back are the values of the flat keys it
 	// met (the last of each; end 0: not met), b the index of the ',' or
 	// '}' after the next member it reads, obj the object's '{'.
-	bst    backState
 	b, obj int
 	back   [24]lazySpan
 	// The newline count of linesOver, kept between its calls (one per
