@@ -80,9 +80,37 @@ type prepared struct {
 func (p *prepared) input() (map[string]any, error) {
 	if !p.decoded {
 		p.decoded = true
-		p.m, p.inputErr = decodeInput(p.call.Input)
+		if c := p.call.Decoded; c != nil {
+			p.m, p.inputErr = c.decode(p.call.Input)
+		} else {
+			p.m, p.inputErr = decodeInput(p.call.Input)
+		}
 	}
 	return p.m, p.inputErr
+}
+
+// DecodedInput is a tool input decoded once for the decisions of one call
+// (ToolCall.Decoded). The zero value is ready; it is safe for concurrent
+// use.
+type DecodedInput struct {
+	once sync.Once
+	src  []byte // a copy of the input decoded
+	m    map[string]any
+	err  error
+}
+
+// decode returns input decoded (decodeInput): what the first decode kept
+// when input is the same bytes, else a decoding of its own. The map it
+// returns is shared by the call's decisions, which only read it.
+func (c *DecodedInput) decode(input json.RawMessage) (map[string]any, error) {
+	c.once.Do(func() {
+		c.src = bytes.Clone(input)
+		c.m, c.err = decodeInput(input)
+	})
+	if bytes.Equal(c.src, input) {
+		return c.m, c.err
+	}
+	return decodeInput(input)
 }
 
 // shellCall analyses the call's command once.

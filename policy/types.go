@@ -312,6 +312,12 @@ type ToolCall struct {
 	// The runtime sets it on the agent's host; nil decides on the paths as
 	// written (ResolvedPaths, else lexically).
 	Resolver Resolver `json:"-"`
+	// Decoded, when set, keeps the tool input as the first decision of
+	// this call that needed it decoded it, for the call's later decisions
+	// (the runtime decides each call twice: once outside its store
+	// transaction, once inside). A decision takes it only while Input is
+	// byte for byte the input it was decoded from, and only reads it.
+	Decoded *DecodedInput `json:"-"`
 
 	// win marks a Windows-shaped call whose directories are in slash form
 	// (winpath.go).

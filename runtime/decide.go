@@ -236,6 +236,11 @@ func (s *Service) decide(ctx context.Context, call ToolCall) (DecideResult, erro
 	// resolves them into the call's resolver, and the law in the
 	// transaction finds them there.
 	inputDigest(&call)
+	// The tool input is decoded once, by whichever decision needs it
+	// first, for both (policy.ToolCall.Decoded).
+	if call.Call.Decoded == nil {
+		call.Call.Decoded = &policy.DecodedInput{}
+	}
 	if call.Call.Resolver != nil {
 		if law, err := s.dormantLaw(); err == nil {
 			law.Decide(nil, &call.Call)
