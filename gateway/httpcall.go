@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -548,8 +548,13 @@ func (pc *postConn) notify(ctx context.Context, data []byte) {
 	resp.Body.Close()
 }
 
-// mediaType is a Content-Type's media type, lower case.
+// mediaType is a Content-Type's media type, lower case, or "" for a
+// malformed one: as the SDK's client reads it (mime.ParseMediaType), so
+// an answer it would refuse is refused here too.
 func mediaType(ct string) string {
-	ct, _, _ = strings.Cut(ct, ";")
-	return strings.ToLower(strings.TrimSpace(ct))
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ""
+	}
+	return mt
 }

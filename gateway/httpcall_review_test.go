@@ -495,3 +495,32 @@ func TestPostCallAttribution(t *testing.T) {
 		}
 	}
 }
+
+// TestPostCallContentType: the posted path takes an answer under exactly
+// the content types the SDK's client takes (mime.ParseMediaType's media
+// type), and refuses the others as the SDK does.
+func TestPostCallContentType(t *testing.T) {
+	for _, ct := range []string{"text/event-stream", "Text/Event-Stream; charset=utf-8", "text/event-stream; charset", "text/event-stream;;",
+		"application/json", "application/json; charset=utf-8", "application/json; =x", "text/plain", ""} {
+		url := hostileUpstream(t, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", ct)
+			a := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"taken"}]}}`
+			if strings.Contains(strings.ToLower(ct), "event-stream") {
+				a = "data: " + a + "\n\n"
+			}
+			io.WriteString(w, a)
+		})
+		got := map[bool]string{}
+		for _, sdk := range []bool{true, false} {
+			m := startManager(t, url, sdk)
+			res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
+			got[sdk] = "error"
+			if err == nil {
+				got[sdk] = text(res)
+			}
+		}
+		if got[false] != got[true] {
+			t.Errorf("Content-Type %q: posted %q, SDK %q", ct, got[false], got[true])
+		}
+	}
+}
