@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -521,6 +522,39 @@ func TestPostCallContentType(t *testing.T) {
 		}
 		if got[false] != got[true] {
 			t.Errorf("Content-Type %q: posted %q, SDK %q", ct, got[false], got[true])
+		}
+	}
+}
+
+// TestPostCallResumed: a call whose stream the upstream closes before the
+// answer (SEP-1699, a real go-sdk server with an event store) gets its
+// answer on the stream resumed from its last event id, on both paths.
+func TestPostCallResumed(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "resumable", Version: "1"}, nil)
+	var closed atomic.Int32
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if req.Extra == nil || req.Extra.CloseSSEStream == nil {
+			return nil, nil, errors.New("no stream to close")
+		}
+		req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 10 * time.Millisecond})
+		closed.Add(1)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "after the resume"}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	t.Cleanup(srv.Close)
+	for _, sdk := range []bool{true, false} {
+		m := startManager(t, srv.URL, sdk)
+		before := closed.Load()
+		res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
+		if err != nil || text(res) != "after the resume" {
+			t.Fatalf("sdk %v: %v %v", sdk, res, err)
+		}
+		if closed.Load() != before+1 {
+			t.Fatalf("sdk %v: the upstream did not close the call's stream", sdk)
+		}
+		if !sdk && m.posted.Load() != 1 {
+			t.Fatalf("the call was not posted by the gateway")
 		}
 	}
 }
