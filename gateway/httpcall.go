@@ -125,6 +125,11 @@ func (m *Manager) postCall(ctx context.Context, u *upstream, cs *mcp.ClientSessi
 	if err := pc.check(resp); err != nil {
 		return nil, err
 	}
+	if sid := resp.Header.Get(headerSessionID); pc.session != "" && sid != "" && sid != pc.session {
+		// Not this session's answer: the SDK's client refuses it so.
+		resp.Body.Close()
+		return nil, fmt.Errorf("sending \"tools/call\": mismatching session IDs %q and %q", pc.session, sid)
+	}
 	var result *jsonrpc.Response
 	switch ct := mediaType(resp.Header.Get("Content-Type")); ct {
 	case "application/json":

@@ -558,3 +558,20 @@ func TestPostCallResumed(t *testing.T) {
 		}
 	}
 }
+
+// TestPostCallOtherSession: an answer that comes with another session's
+// id (Mcp-Session-Id) is refused on both paths, as the SDK's client
+// refuses it: it is not this session's answer.
+func TestPostCallOtherSession(t *testing.T) {
+	url := hostileUpstream(t, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		w.Header().Set("Mcp-Session-Id", "another-session")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"taken"}]}}`)
+	})
+	for _, sdk := range []bool{true, false} {
+		m := startManager(t, url, sdk)
+		if res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil); err == nil {
+			t.Errorf("sdk %v: an answer under another session's id was taken: %q", sdk, text(res))
+		}
+	}
+}
