@@ -475,6 +475,14 @@ func (u *upstream) connect(ctx context.Context) error {
 		return fmt.Errorf("gateway: list upstream %q: %w%s", u.cfg.Name, err, u.stderrNote())
 	}
 	u.mu.Lock()
+	if u.m.closed.Load() {
+		// Close ran during this (re)start and took u.cs before it was
+		// set (Close marks the manager closed before it locks u.mu):
+		// this session is no one's to close but ours.
+		u.mu.Unlock()
+		cs.Close()
+		return fmt.Errorf("gateway: upstream %q: the gateway is closing", u.cfg.Name)
+	}
 	u.cs, u.hc, u.up, u.lastErr = cs, hc, true, nil
 	u.mu.Unlock()
 	go u.watch(cs)
