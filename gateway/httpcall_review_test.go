@@ -575,3 +575,21 @@ func TestPostCallOtherSession(t *testing.T) {
 		}
 	}
 }
+
+// TestCallJSONBodyTooLarge: an answer sent as one JSON body larger than
+// one event may be (mcp.DefaultMaxEventSize) is refused on both paths,
+// instead of read into memory without a bound.
+func TestCallJSONBodyTooLarge(t *testing.T) {
+	big := strings.Repeat("a", mcp.DefaultMaxEventSize)
+	url := hostileUpstream(t, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"`+big+`"}]}}`)
+	})
+	for _, sdk := range []bool{true, false} {
+		m := startManager(t, url, sdk)
+		res, err := m.Call(context.Background(), Route{Upstream: &m.cfg.Upstreams[0], Name: "echo"}, nil, nil, nil)
+		if err == nil {
+			t.Errorf("sdk %v: an answer of more than %d bytes was handed on (%d bytes of text)", sdk, mcp.DefaultMaxEventSize, len(text(res)))
+		}
+	}
+}

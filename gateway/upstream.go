@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -434,16 +435,37 @@ type headerTransport struct {
 	next http.RoundTripper
 }
 
-// RoundTrip adds the headers and sends the request.
+// RoundTrip adds the headers and sends the request. A JSON body in the
+// response is bounded to maxEventSize, one event's bound on a stream (the
+// SDK's client and postCall read a JSON answer whole).
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.hdr) == 0 {
-		return h.next.RoundTrip(r)
+	if len(h.hdr) != 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.hdr {
+			r.Header[k] = v
+		}
 	}
-	r = r.Clone(r.Context())
-	for k, v := range h.hdr {
-		r.Header[k] = v
+	resp, err := h.next.RoundTrip(r)
+	if err == nil && mediaType(resp.Header.Get("Content-Type")) == "application/json" {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxEventSize}
 	}
-	return h.next.RoundTrip(r)
+	return resp, err
+}
+
+// boundedBody is a response body that fails once more than left bytes
+// are read from it.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+// Read reads on, failing past the bound.
+func (b *boundedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n, fmt.Errorf("a JSON body of more than %d bytes", maxEventSize)
+	}
+	return n, err
 }
 
 // connect starts the upstream and lists its features.
