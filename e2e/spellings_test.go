@@ -43,33 +43,61 @@ const spellingsSecret = "sk-e2e-9f3c1a77d2b84e05"
 // both calls on file_path: Pi overwrote .pi/extensions/statewright.ts and
 // sent the secret to the model.
 func TestPiSpellingDecoys(t *testing.T) {
-	p := newPluginProjectWith(t, "pi", spellingsWorkflow)
-	ext := p.path(filepath.Join(".pi", "extensions", "statewright.ts"))
+	spellingDecoys(t, "pi", "path", filepath.Join(".pi", "extensions", "statewright.ts"))
+}
+
+// TestOpencodeSpellingDecoys is TestPiSpellingDecoys through the real
+// opencode: its write and read tools act on filePath, the law read
+// file_path first. The decoy write aimed at statewright's opencode plugin
+// is refused and the plugin unchanged on disk; the decoy read of .env is
+// refused and its token is in no request the model received; the same
+// tools with one spelling work.
+func TestOpencodeSpellingDecoys(t *testing.T) {
+	spellingDecoys(t, "opencode", "filePath", filepath.Join(".opencode", "plugins", "statewright.ts"))
+}
+
+// spellingDecoys runs the decoy attack through the real harness h (pi or
+// opencode), whose write and read tools act on key: a write naming ok.txt
+// as file_path and statewright's own file own (relative to the project)
+// as key, and a read naming main.txt as file_path and .env as key, beside
+// the same tools with key alone. It checks the disk, what the model was
+// told and the store.
+func spellingDecoys(t *testing.T, h, key, own string) {
+	p := newPluginProjectWith(t, h, spellingsWorkflow)
+	ext := p.path(own)
 	before, err := os.ReadFile(ext)
 	if err != nil {
-		t.Fatalf("the extension init installs: %v", err)
+		t.Fatalf("the file init installs for %s: %v", h, err)
 	}
 	if err := os.WriteFile(p.path(".env"), []byte("API_TOKEN="+spellingsSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ok := p.path("ok.txt")
 	srv := fakemodel.NewChatCompletions(chatScript(
-		fakemodel.Call(tool("call_ok", "write", map[string]any{"path": ok, "content": "fine\n"})),
+		fakemodel.Call(tool("call_ok", "write", map[string]any{key: ok, "content": "fine\n"})),
 		fakemodel.Call(tool("call_write", "write", map[string]any{
-			"file_path": ok, "path": ext, "content": "// statewright switched off\n"})),
-		fakemodel.Call(tool("call_read", "read", map[string]any{"file_path": p.path("main.txt"), "path": p.path(".env")})),
-		fakemodel.Call(tool("call_readok", "read", map[string]any{"path": p.path("main.txt")})),
+			"file_path": ok, key: ext, "content": "// statewright switched off\n"})),
+		fakemodel.Call(tool("call_read", "read", map[string]any{"file_path": p.path("main.txt"), key: p.path(".env")})),
+		fakemodel.Call(tool("call_readok", "read", map[string]any{key: p.path("main.txt")})),
 		fakemodel.Say("Done."),
 	), fakemodel.WithLog(t.Logf))
-	r := p.piRun(t, srv)
+	var r *Run
+	switch h {
+	case "pi":
+		r = p.piRun(t, srv)
+	case "opencode":
+		r = p.opencodeRun(t, srv)
+	default:
+		t.Fatalf("no driver for harness %q", h)
+	}
 	srv.Close()
 
 	// The disk: the allowed write landed, the decoy write did not.
 	if b, _ := os.ReadFile(ok); string(b) != "fine\n" {
-		t.Errorf("ok.txt = %q; want the allowed write's \"fine\\n\" (did Pi run the calls?)\n%s", b, r)
+		t.Errorf("ok.txt = %q; want the allowed write's \"fine\\n\" (did %s run the calls?)\n%s", b, h, r)
 	}
 	if after, _ := os.ReadFile(ext); string(after) != string(before) {
-		t.Errorf("the decoy write changed statewright's Pi extension to %q", after)
+		t.Errorf("the decoy write changed statewright's %s to %q", own, after)
 	}
 	// What the model was told: the decoys denied by statewright, the
 	// allowed read's content, and nowhere the secret.
@@ -89,66 +117,6 @@ func TestPiSpellingDecoys(t *testing.T) {
 	unknownRequests(t, srv)
 
 	// The store: the decoys recorded as denied, the rest allowed.
-	session, state := p.session(t)
-	if state != "fixing" {
-		t.Errorf("the run is in %q; want fixing", state)
-	}
-	decisions, _ := p.decisions(t, session)
-	for id, want := range map[string]string{"call_ok": "allow", "call_write": "deny", "call_read": "deny", "call_readok": "allow"} {
-		if decisions[id] != want {
-			t.Errorf("history: decision for %s = %q, want %q (all: %v)", id, decisions[id], want, decisions)
-		}
-	}
-}
-
-// TestOpencodeSpellingDecoys is TestPiSpellingDecoys through the real
-// opencode: its write and read tools act on filePath, the law read
-// file_path first. The decoy write aimed at statewright's opencode plugin
-// is refused and the plugin unchanged on disk; the decoy read of .env is
-// refused and its token is in no request the model received; the same
-// tools with one spelling work.
-func TestOpencodeSpellingDecoys(t *testing.T) {
-	p := newPluginProjectWith(t, "opencode", spellingsWorkflow)
-	plugin := p.path(filepath.Join(".opencode", "plugins", "statewright.ts"))
-	before, err := os.ReadFile(plugin)
-	if err != nil {
-		t.Fatalf("the plugin init installs: %v", err)
-	}
-	if err := os.WriteFile(p.path(".env"), []byte("API_TOKEN="+spellingsSecret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ok := p.path("ok.txt")
-	srv := fakemodel.NewChatCompletions(chatScript(
-		fakemodel.Call(tool("call_ok", "write", map[string]any{"filePath": ok, "content": "fine\n"})),
-		fakemodel.Call(tool("call_write", "write", map[string]any{
-			"file_path": ok, "filePath": plugin, "content": "// statewright switched off\n"})),
-		fakemodel.Call(tool("call_read", "read", map[string]any{"file_path": p.path("main.txt"), "filePath": p.path(".env")})),
-		fakemodel.Call(tool("call_readok", "read", map[string]any{"filePath": p.path("main.txt")})),
-		fakemodel.Say("Done."),
-	), fakemodel.WithLog(t.Logf))
-	r := p.opencodeRun(t, srv)
-	srv.Close()
-
-	if b, _ := os.ReadFile(ok); string(b) != "fine\n" {
-		t.Errorf("ok.txt = %q; want the allowed write's \"fine\\n\" (did opencode run the calls?)\n%s", b, r)
-	}
-	if after, _ := os.ReadFile(plugin); string(after) != string(before) {
-		t.Errorf("the decoy write changed statewright's opencode plugin to %q", after)
-	}
-	for _, id := range []string{"call_write", "call_read"} {
-		if res := mustResult(t, srv, id, r); !strings.Contains(res.Content, "statewright") || !strings.Contains(res.Content, "twice") {
-			t.Errorf("%s: the model was told %q; want statewright's deny of a field given twice", id, res.Content)
-		}
-	}
-	if res := mustResult(t, srv, "call_readok", r); !strings.Contains(res.Content, "old line") {
-		t.Errorf("call_readok: the model was told %q; want main.txt's content", res.Content)
-	}
-	for _, req := range srv.Requests() {
-		if strings.Contains(string(req.Body), spellingsSecret) {
-			t.Errorf("request #%d to the model carries the .env token", req.Seq)
-		}
-	}
-	unknownRequests(t, srv)
 	session, state := p.session(t)
 	if state != "fixing" {
 		t.Errorf("the run is in %q; want fixing", state)
