@@ -75,10 +75,7 @@ func TestMCPRelativeSecrets(t *testing.T) {
 	law := compileSource(t, []byte(`{"id":"m","initial":"w","states":{
  "w":{"allowed_tools":["mcp__x__*"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "m.json", corpusOptions)
 	run := &RunState{Active: true, State: "w"}
-	for _, c := range []struct {
-		tool, in string
-		allow    bool
-	}{
+	checkMCPCases(t, law, run, "/repo", "/repo", []mcpCase{
 		{"mcp__x__read_text_file", `{"path":".env"}`, false},
 		{"mcp__x__read_text_file", `{"path":"config/.env.production"}`, false},
 		{"mcp__x__read_text_file", `{"path":"src/../.env"}`, false},
@@ -88,12 +85,7 @@ func TestMCPRelativeSecrets(t *testing.T) {
 		{"mcp__x__read_text_file", `{"path":"src/a.go"}`, true},
 		{"mcp__x__read_text_file", `{"path":".env.example"}`, true},
 		{"mcp__x__echo", `{"message":"hello, world","n":2}`, true},
-	} {
-		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: []byte(c.in), Cwd: "/repo", ProjectDir: "/repo"})
-		if (d.Verdict == Allow) != c.allow {
-			t.Errorf("%s %.80s: %s %s %.160s", c.tool, c.in, d.Verdict, d.Rule, d.Reason)
-		}
-	}
+	})
 }
 
 // TestMCPRelativeToProject: an MCP server resolves a relative path against
@@ -108,22 +100,14 @@ func TestMCPRelativeToProject(t *testing.T) {
  "w":{"allowed_tools":["mcp__x__*"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "m.json",
 		Options{Host: &Host{Home: "/home/u", ProjectDir: "/home/u/proj"}})
 	run := &RunState{Active: true, State: "w"}
-	for _, c := range []struct {
-		tool, in string
-		allow    bool
-	}{
+	checkMCPCases(t, law, run, "/home/u/proj/src", "/home/u/proj", []mcpCase{
 		{"mcp__x__read_text_file", `{"path":"../../.ssh/id_rsa"}`, false},
 		{"mcp__x__read_text_file", `{"path":"../.ssh/id_rsa"}`, false},
 		{"mcp__x__read_multiple_files", `{"paths":["a.go","../.aws/credentials"]}`, false},
 		{"mcp__x__write_file", `{"path":"../.bashrc","content":"x"}`, false},
 		{"mcp__x__read_text_file", `{"path":"../README.md"}`, true},
 		{"mcp__x__read_text_file", `{"path":"a.go"}`, true},
-	} {
-		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: []byte(c.in), Cwd: "/home/u/proj/src", ProjectDir: "/home/u/proj"})
-		if (d.Verdict == Allow) != c.allow {
-			t.Errorf("%s %.80s: %s %s %.160s", c.tool, c.in, d.Verdict, d.Rule, d.Reason)
-		}
-	}
+	})
 }
 
 // TestMCPRelativeAnywhere: an MCP server may resolve a relative path
@@ -138,18 +122,29 @@ func TestMCPRelativeAnywhere(t *testing.T) {
  "w":{"allowed_tools":["mcp__x__*"],"on":{"D":"d"}},"d":{"type":"final"}}}`), "m.json",
 		Options{Host: &Host{Home: "/home/u", ProjectDir: "/home/u/proj"}})
 	run := &RunState{Active: true, State: "w"}
-	for _, c := range []struct {
-		tool, in string
-		allow    bool
-	}{
+	checkMCPCases(t, law, run, "/home/u/proj", "/home/u/proj", []mcpCase{
 		{"mcp__x__read_text_file", `{"path":"u/.ssh/id_rsa"}`, false},
 		{"mcp__x__read_multiple_files", `{"paths":["a.go","u/.aws/credentials"]}`, false},
 		{"mcp__x__read_text_file", `{"path":"x/../u/.gnupg/private-keys-v1.d/k.key"}`, false},
 		{"mcp__x__read_text_file", `{"path":"u/proj/src/a.go"}`, true},
 		{"mcp__x__read_text_file", `{"path":"u/.ssh.example"}`, true},
 		{"mcp__x__echo", `{"message":"hello, world"}`, true},
-	} {
-		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: []byte(c.in), Cwd: "/home/u/proj", ProjectDir: "/home/u/proj"})
+	})
+}
+
+// mcpCase is an MCP tool call and whether the law allows it.
+type mcpCase struct {
+	tool, in string
+	allow    bool
+}
+
+// checkMCPCases decides each case's call in run, with the working and
+// project directories given, and reports each verdict that is not the
+// case's.
+func checkMCPCases(t *testing.T, law *Law, run *RunState, cwd, project string, cases []mcpCase) {
+	t.Helper()
+	for _, c := range cases {
+		d := law.Decide(run, &ToolCall{Tool: c.tool, Input: []byte(c.in), Cwd: cwd, ProjectDir: project})
 		if (d.Verdict == Allow) != c.allow {
 			t.Errorf("%s %.80s: %s %s %.160s", c.tool, c.in, d.Verdict, d.Rule, d.Reason)
 		}
